@@ -1,0 +1,78 @@
+/*
+ * vramtrace public C API.
+ *
+ * A program may include this header and call these functions whether or not libvramtrace.so is
+ * loaded: each inline function below looks the library's exported entry point up at run time
+ * (dlsym on RTLD_DEFAULT) and returns VRAMTRACE_ERROR_NOT_LOADED when it is absent. Link with -ldl
+ * on glibc older than 2.34. Python users can reach the same exported symbols with ctypes:
+ *     ctypes.CDLL(None).vramtrace_dump(b"/tmp/snap.json")
+ *
+ * Units: bytes for sizes, nanoseconds for times. All functions are thread-safe. None of them may be
+ * called from a signal handler.
+ */
+#ifndef VRAMTRACE_VRAMTRACE_H
+#define VRAMTRACE_VRAMTRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Return codes. */
+#define VRAMTRACE_OK 0
+#define VRAMTRACE_ERROR_NOT_LOADED (-1)   /* libvramtrace.so is not in this process */
+#define VRAMTRACE_ERROR_IO (-2)           /* the snapshot could not be written (details on stderr) */
+#define VRAMTRACE_ERROR_INVALID (-3)      /* a bad argument (NULL where one is required) */
+#define VRAMTRACE_ERROR_DISABLED (-4)     /* tracking was turned off after an internal failure */
+
+/* Device ordinal used for pinned host memory (cudaMallocHost, cudaHostAlloc, cuMemHostAlloc, ...). */
+#define VRAMTRACE_HOST_DEVICE (-1)
+
+/* Counters of one device, as tracked by vramtrace since the process started. They cover only the
+ * memory that passed through an intercepted entry point (not the CUDA context, loaded modules, ...). */
+typedef struct vramtrace_device_stats {
+    int32_t device;                 /* CUDA device ordinal, or VRAMTRACE_HOST_DEVICE */
+    uint32_t reserved_;             /* padding, always 0 */
+    uint64_t current_bytes;         /* bytes live now */
+    uint64_t peak_bytes;            /* highest current_bytes seen */
+    uint64_t allocation_count;      /* successful allocations */
+    uint64_t free_count;            /* frees of tracked allocations */
+    uint64_t total_allocated_bytes; /* sum of sizes ever allocated */
+    uint64_t total_freed_bytes;     /* sum of sizes ever freed */
+} vramtrace_device_stats;
+
+#if defined(VRAMTRACE_BUILDING_LIBRARY)
+/* The exported definitions, implemented in lib/core/public_api.cpp. */
+int vramtrace_dump(const char *path);
+int vramtrace_stats(vramtrace_device_stats *out, int capacity);
+#else
+#include <dlfcn.h>
+
+static inline void *vramtrace_lookup_(const char *name) { return dlsym(RTLD_DEFAULT, name); }
+
+/* Write a snapshot now. path: the file to write (written to a temporary name, then renamed, mode
+ * 0600), or NULL for the configured VRAMTRACE_OUTPUT. Returns VRAMTRACE_OK or a VRAMTRACE_ERROR_*. */
+static inline int vramtrace_dump(const char *path) {
+    typedef int (*fn_t)(const char *);
+    fn_t fn = (fn_t)vramtrace_lookup_("vramtrace_dump");
+    return fn ? fn(path) : VRAMTRACE_ERROR_NOT_LOADED;
+}
+
+/* Fill out[0..capacity) with the counters of each device seen so far, in ascending ordinal order
+ * (the host, -1, first when pinned memory was used). Returns the number of devices seen (which may
+ * exceed capacity: call again with a larger array), or a VRAMTRACE_ERROR_*. out may be NULL when
+ * capacity is 0. */
+static inline int vramtrace_stats(vramtrace_device_stats *out, int capacity) {
+    typedef int (*fn_t)(vramtrace_device_stats *, int);
+    fn_t fn = (fn_t)vramtrace_lookup_("vramtrace_stats");
+    return fn ? fn(out, capacity) : VRAMTRACE_ERROR_NOT_LOADED;
+}
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* VRAMTRACE_VRAMTRACE_H */

@@ -1,0 +1,30 @@
+// Memory for the tracker's own structures, taken straight from the kernel (mmap) so that the hot
+// path never enters the host program's malloc (which may itself be interposed, or locked in a
+// forked child) and so that nothing is freed by static destructors at exit.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+namespace vramtrace {
+
+// Zero-filled pages, or nullptr when the kernel refuses. Never freed by the tracker.
+void *map_zeroed(size_t bytes);
+void unmap(void *p, size_t bytes); // only for a mapping that lost a publication race
+
+// A lock-free bump allocator over mmap'd chunks, for small immutable objects (depot nodes).
+class BumpArena {
+public:
+    explicit BumpArena(size_t chunk_bytes = 1u << 20) : chunk_bytes_(chunk_bytes) {}
+    void *allocate(size_t bytes, size_t align = alignof(std::max_align_t)); // nullptr when out of memory
+    uint64_t mapped_bytes() const { return mapped_.load(std::memory_order_relaxed); }
+
+private:
+    struct Chunk;
+    size_t chunk_bytes_;
+    std::atomic<Chunk *> current_{nullptr};
+    std::atomic<uint64_t> mapped_{0};
+};
+
+} // namespace vramtrace

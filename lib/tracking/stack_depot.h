@@ -1,0 +1,61 @@
+// The lock-free stack depot: interns call stacks (arrays of raw return addresses) and hands out a
+// small integer id per unique stack, so that each live allocation stores 4 bytes instead of a stack.
+//
+// Shape: a fixed array of buckets, each the head of a singly linked list of immutable nodes pushed
+// with CAS. Nodes live in an append-only arena (mmap, never freed). Lookup compares the whole stack
+// (depth and every frame), never the hash alone, so colliding stacks get distinct ids. Ids are dense
+// (1, 2, 3, ...) and resolve back to the node through a two-level directory.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+namespace vramtrace {
+
+struct StackView {
+    const uintptr_t *frames = nullptr; // innermost (leaf) first
+    uint32_t depth = 0;
+};
+
+class StackDepot {
+public:
+    using HashFn = uint64_t (*)(const uintptr_t *frames, uint32_t depth);
+    static uint64_t default_hash(const uintptr_t *frames, uint32_t depth);
+
+    static constexpr uint32_t kMaxDepth = 256;
+
+    // bucket_bits: 2^n buckets. hash: replaceable so tests can force collisions.
+    explicit StackDepot(unsigned bucket_bits = 18, HashFn hash = &default_hash);
+    StackDepot(const StackDepot &) = delete;
+    StackDepot &operator=(const StackDepot &) = delete;
+
+    // Returns the id of this stack, adding it when new. depth == 0 gives 0 ("no stack").
+    // Returns 0 and counts a drop when memory for a new node cannot be mapped. depth is clamped
+    // to kMaxDepth.
+    uint32_t intern(const uintptr_t *frames, uint32_t depth);
+
+    // The frames of an id returned by intern(); an empty view for 0 or an unknown id.
+    StackView get(uint32_t id) const;
+
+    uint32_t size() const;      // number of unique stacks interned
+    uint64_t dropped() const;   // stacks that could not be stored
+    uint64_t mapped_bytes() const;
+
+    struct Node;
+
+private:
+    uint32_t publish_id(Node *node);
+
+    unsigned bucket_bits_;
+    HashFn hash_;
+    std::atomic<Node *> *buckets_ = nullptr;      // 2^bucket_bits heads
+    static constexpr unsigned kDirChunkLog2 = 16; // ids per directory chunk
+    static constexpr unsigned kDirChunks = 1u << 16;
+    std::atomic<std::atomic<Node *> *> *directory_ = nullptr; // id -> node, chunked
+    std::atomic<uint32_t> next_id_{1};
+    std::atomic<uint64_t> dropped_{0};
+    std::atomic<uint64_t> mapped_{0};
+};
+
+} // namespace vramtrace
