@@ -1,0 +1,415 @@
+// The runtime entry points of the stand-in cudart. Each one reaches the driver only through the
+// table filled by cudart::driver() (pointers from cuGetProcAddress), never by calling a cu* symbol.
+#include "cudart_internal.h"
+
+#include <mutex>
+
+namespace cudart {
+namespace {
+
+constexpr int kMaxDevices = 64;
+
+thread_local int tl_device = -1;
+std::mutex g_primary_mu;
+CUcontext g_primary[kMaxDevices] = {};  // retained primary contexts, one per device
+
+}  // namespace
+
+int thread_device() { return tl_device; }
+void set_thread_device(int dev) { tl_device = dev; }
+
+cudaError_t primary_context(const DriverTable* t, int dev, CUcontext* ctx) {
+  if (dev < 0 || dev >= kMaxDevices) return cudaErrorInvalidDevice;
+  std::lock_guard<std::mutex> lock(g_primary_mu);
+  if (g_primary[dev] == nullptr) {
+    CUcontext c = nullptr;
+    CUresult r = t->primaryCtxRetain(&c, dev);
+    if (r != CUDA_SUCCESS) return map_error(r);
+    g_primary[dev] = c;
+  }
+  *ctx = g_primary[dev];
+  return cudaSuccess;
+}
+
+cudaError_t release_primary_context(const DriverTable* t, int dev) {
+  if (dev < 0 || dev >= kMaxDevices) return cudaErrorInvalidDevice;
+  std::lock_guard<std::mutex> lock(g_primary_mu);
+  if (g_primary[dev] == nullptr) return cudaSuccess;
+  CUcontext current = nullptr;
+  if (t->ctxGetCurrent(&current) == CUDA_SUCCESS && current == g_primary[dev]) t->ctxSetCurrent(nullptr);
+  g_primary[dev] = nullptr;
+  if (t->primaryCtxRelease == nullptr) return cudaErrorCallRequiresNewerDriver;
+  return map_error(t->primaryCtxRelease(dev));
+}
+
+cudaError_t ensure_context(const DriverTable** table) {
+  const DriverTable* t = nullptr;
+  if (cudaError_t err = driver(&t); err != cudaSuccess) return err;
+  CUcontext current = nullptr;
+  if (CUresult r = t->ctxGetCurrent(&current); r != CUDA_SUCCESS) return map_error(r);
+  if (current == nullptr) {
+    const int dev = tl_device < 0 ? 0 : tl_device;
+    CUcontext ctx = nullptr;
+    if (cudaError_t err = primary_context(t, dev, &ctx); err != cudaSuccess) return err;
+    if (CUresult r = t->ctxSetCurrent(ctx); r != CUDA_SUCCESS) return map_error(r);
+  }
+  *table = t;
+  return cudaSuccess;
+}
+
+}  // namespace cudart
+
+// Shorthands for the bodies below (all of them end in cudart::set_last_error).
+#define CUDART_FAIL(err) return cudart::set_last_error(err)
+#define CUDART_TRY(expr)                                   \
+  do {                                                     \
+    if (cudaError_t e_ = (expr); e_ != cudaSuccess) CUDART_FAIL(e_); \
+  } while (0)
+#define CUDART_DRIVER(slot, ...)                                            \
+  do {                                                                      \
+    if (t->slot == nullptr) CUDART_FAIL(cudaErrorCallRequiresNewerDriver);  \
+    if (CUresult r_ = t->slot(__VA_ARGS__); r_ != CUDA_SUCCESS) CUDART_FAIL(cudart::map_error(r_)); \
+  } while (0)
+
+// ---- device memory ----
+
+STANDIN_CUDART_API cudaError_t CUDARTAPI cudaMalloc(void** devPtr, size_t size) {
+  const cudart::DriverTable* t = nullptr;
+  CUDART_TRY(cudart::ensure_context(&t));
+  if (devPtr == nullptr) CUDART_FAIL(cudaErrorInvalidValue);
+  if (size == 0) {
+    *devPtr = nullptr;
+    return cudaSuccess;
+  }
+  CUdeviceptr d = 0;
+  CUDART_DRIVER(memAlloc, &d, size);
+  *devPtr = reinterpret_cast<void*>(d);
+  return cudaSuccess;
+}
+
+STANDIN_CUDART_API cudaError_t CUDARTAPI cudaFree(void* devPtr) {
+  const cudart::DriverTable* t = nullptr;
+  CUDART_TRY(cudart::ensure_context(&t));
+  if (devPtr == nullptr) return cudaSuccess;
+  CUDART_DRIVER(memFree, reinterpret_cast<CUdeviceptr>(devPtr));
+  return cudaSuccess;
+}
+
+STANDIN_CUDART_API cudaError_t CUDARTAPI cudaMallocAsync(void** devPtr, size_t size, cudaStream_t hStream) {
+  const cudart::DriverTable* t = nullptr;
+  CUDART_TRY(cudart::ensure_context(&t));
+  if (devPtr == nullptr) CUDART_FAIL(cudaErrorInvalidValue);
+  if (size == 0) {
+    *devPtr = nullptr;
+    return cudaSuccess;
+  }
+  CUdeviceptr d = 0;
+  CUDART_DRIVER(memAllocAsync, &d, size, hStream);
+  *devPtr = reinterpret_cast<void*>(d);
+  return cudaSuccess;
+}
+
+STANDIN_CUDART_API cudaError_t CUDARTAPI cudaMallocAsync_ptsz(void** devPtr, size_t size, cudaStream_t hStream) {
+  const cudart::DriverTable* t = nullptr;
+  CUDART_TRY(cudart::ensure_context(&t));
+  if (devPtr == nullptr) CUDART_FAIL(cudaErrorInvalidValue);
+  if (size == 0) {
+    *devPtr = nullptr;
+    return cudaSuccess;
+  }
+  CUdeviceptr d = 0;
+  CUDART_DRIVER(memAllocAsync_ptsz, &d, size, hStream);
+  *devPtr = reinterpret_cast<void*>(d);
+  return cudaSuccess;
+}
+
+STANDIN_CUDART_API cudaError_t CUDARTAPI cudaFreeAsync(void* devPtr, cudaStream_t hStream) {
+  const cudart::DriverTable* t = nullptr;
+  CUDART_TRY(cudart::ensure_context(&t));
+  CUDART_DRIVER(memFreeAsync, reinterpret_cast<CUdeviceptr>(devPtr), hStream);
+  return cudaSuccess;
+}
+
+STANDIN_CUDART_API cudaError_t CUDARTAPI cudaFreeAsync_ptsz(void* devPtr, cudaStream_t hStream) {
+  const cudart::DriverTable* t = nullptr;
+  CUDART_TRY(cudart::ensure_context(&t));
+  CUDART_DRIVER(memFreeAsync_ptsz, reinterpret_cast<CUdeviceptr>(devPtr), hStream);
+  return cudaSuccess;
+}
+
+STANDIN_CUDART_API cudaError_t CUDARTAPI cudaMallocManaged(void** devPtr, size_t size, unsigned int flags) {
+  const cudart::DriverTable* t = nullptr;
+  CUDART_TRY(cudart::ensure_context(&t));
+  if (devPtr == nullptr || size == 0) CUDART_FAIL(cudaErrorInvalidValue);
+  CUdeviceptr d = 0;
+  CUDART_DRIVER(memAllocManaged, &d, size, flags);
+  *devPtr = reinterpret_cast<void*>(d);
+  return cudaSuccess;
+}
+
+// ---- page-locked host memory ----
+
+STANDIN_CUDART_API cudaError_t CUDARTAPI cudaMallocHost(void** ptr, size_t size) {
+  const cudart::DriverTable* t = nullptr;
+  CUDART_TRY(cudart::ensure_context(&t));
+  if (ptr == nullptr) CUDART_FAIL(cudaErrorInvalidValue);
+  if (size == 0) {
+    *ptr = nullptr;
+    return cudaSuccess;
+  }
+  void* p = nullptr;
+  CUDART_DRIVER(memAllocHost, &p, size);
+  *ptr = p;
+  return cudaSuccess;
+}
+
+STANDIN_CUDART_API cudaError_t CUDARTAPI cudaHostAlloc(void** pHost, size_t size, unsigned int flags) {
+  const cudart::DriverTable* t = nullptr;
+  CUDART_TRY(cudart::ensure_context(&t));
+  if (pHost == nullptr) CUDART_FAIL(cudaErrorInvalidValue);
+  if (size == 0) {
+    *pHost = nullptr;
+    return cudaSuccess;
+  }
+  void* p = nullptr;
+  CUDART_DRIVER(memHostAlloc, &p, size, flags);
+  *pHost = p;
+  return cudaSuccess;
+}
+
+STANDIN_CUDART_API cudaError_t CUDARTAPI cudaFreeHost(void* ptr) {
+  const cudart::DriverTable* t = nullptr;
+  CUDART_TRY(cudart::ensure_context(&t));
+  if (ptr == nullptr) return cudaSuccess;
+  CUDART_DRIVER(memFreeHost, ptr);
+  return cudaSuccess;
+}
+
+// ---- devices ----
+
+STANDIN_CUDART_API cudaError_t CUDARTAPI cudaGetDeviceCount(int* count) {
+  if (count == nullptr) CUDART_FAIL(cudaErrorInvalidValue);
+  const cudart::DriverTable* t = nullptr;
+  if (cudaError_t err = cudart::driver(&t); err != cudaSuccess) {
+    *count = 0;
+    CUDART_FAIL(err);
+  }
+  CUDART_DRIVER(deviceGetCount, count);
+  return cudaSuccess;
+}
+
+STANDIN_CUDART_API cudaError_t CUDARTAPI cudaSetDevice(int device) {
+  const cudart::DriverTable* t = nullptr;
+  CUDART_TRY(cudart::driver(&t));
+  int count = 0;
+  CUDART_DRIVER(deviceGetCount, &count);
+  if (device < 0 || device >= count) CUDART_FAIL(cudaErrorInvalidDevice);
+  CUcontext ctx = nullptr;
+  CUDART_TRY(cudart::primary_context(t, device, &ctx));
+  CUDART_DRIVER(ctxSetCurrent, ctx);
+  cudart::set_thread_device(device);
+  return cudaSuccess;
+}
+
+STANDIN_CUDART_API cudaError_t CUDARTAPI cudaGetDevice(int* device) {
+  if (device == nullptr) CUDART_FAIL(cudaErrorInvalidValue);
+  const cudart::DriverTable* t = nullptr;
+  CUDART_TRY(cudart::driver(&t));
+  CUcontext current = nullptr;
+  CUDART_DRIVER(ctxGetCurrent, &current);
+  if (current != nullptr) {
+    CUdevice d = 0;
+    CUDART_DRIVER(ctxGetDevice, &d);
+    *device = d;
+  } else {
+    *device = cudart::thread_device() < 0 ? 0 : cudart::thread_device();
+  }
+  return cudaSuccess;
+}
+
+STANDIN_CUDART_API cudaError_t CUDARTAPI cudaDeviceSynchronize(void) {
+  const cudart::DriverTable* t = nullptr;
+  CUDART_TRY(cudart::ensure_context(&t));
+  CUDART_DRIVER(ctxSynchronize);
+  return cudaSuccess;
+}
+
+STANDIN_CUDART_API cudaError_t CUDARTAPI cudaDeviceReset(void) {
+  const cudart::DriverTable* t = nullptr;
+  CUDART_TRY(cudart::driver(&t));
+  int dev = cudart::thread_device() < 0 ? 0 : cudart::thread_device();
+  CUcontext current = nullptr;
+  if (t->ctxGetCurrent(&current) == CUDA_SUCCESS && current != nullptr) {
+    CUdevice d = 0;
+    if (t->ctxGetDevice(&d) == CUDA_SUCCESS) dev = d;
+  }
+  CUDART_TRY(cudart::release_primary_context(t, dev));
+  return cudaSuccess;
+}
+
+STANDIN_CUDART_API cudaError_t CUDARTAPI cudaMemGetInfo(size_t* free, size_t* total) {
+  const cudart::DriverTable* t = nullptr;
+  CUDART_TRY(cudart::ensure_context(&t));
+  CUDART_DRIVER(memGetInfo, free, total);
+  return cudaSuccess;
+}
+
+// ---- copies and sets (unified addressing: one driver call whatever the direction) ----
+
+STANDIN_CUDART_API cudaError_t CUDARTAPI cudaMemcpy(void* dst, const void* src, size_t count, enum cudaMemcpyKind kind) {
+  if (kind < cudaMemcpyHostToHost || kind > cudaMemcpyDefault) CUDART_FAIL(cudaErrorInvalidMemcpyDirection);
+  const cudart::DriverTable* t = nullptr;
+  CUDART_TRY(cudart::ensure_context(&t));
+  CUDART_DRIVER(memcpy, reinterpret_cast<CUdeviceptr>(dst), reinterpret_cast<CUdeviceptr>(src), count);
+  return cudaSuccess;
+}
+
+STANDIN_CUDART_API cudaError_t CUDARTAPI cudaMemcpy_ptds(void* dst, const void* src, size_t count,
+                                                         enum cudaMemcpyKind kind) {
+  if (kind < cudaMemcpyHostToHost || kind > cudaMemcpyDefault) CUDART_FAIL(cudaErrorInvalidMemcpyDirection);
+  const cudart::DriverTable* t = nullptr;
+  CUDART_TRY(cudart::ensure_context(&t));
+  CUDART_DRIVER(memcpy_ptds, reinterpret_cast<CUdeviceptr>(dst), reinterpret_cast<CUdeviceptr>(src), count);
+  return cudaSuccess;
+}
+
+STANDIN_CUDART_API cudaError_t CUDARTAPI cudaMemset(void* devPtr, int value, size_t count) {
+  const cudart::DriverTable* t = nullptr;
+  CUDART_TRY(cudart::ensure_context(&t));
+  CUDART_DRIVER(memsetD8, reinterpret_cast<CUdeviceptr>(devPtr), static_cast<unsigned char>(value), count);
+  return cudaSuccess;
+}
+
+STANDIN_CUDART_API cudaError_t CUDARTAPI cudaMemset_ptds(void* devPtr, int value, size_t count) {
+  const cudart::DriverTable* t = nullptr;
+  CUDART_TRY(cudart::ensure_context(&t));
+  CUDART_DRIVER(memsetD8_ptds, reinterpret_cast<CUdeviceptr>(devPtr), static_cast<unsigned char>(value), count);
+  return cudaSuccess;
+}
+
+// ---- streams ----
+
+STANDIN_CUDART_API cudaError_t CUDARTAPI cudaStreamCreate(cudaStream_t* pStream) {
+  if (pStream == nullptr) CUDART_FAIL(cudaErrorInvalidValue);
+  const cudart::DriverTable* t = nullptr;
+  CUDART_TRY(cudart::ensure_context(&t));
+  CUDART_DRIVER(streamCreate, pStream, 0u);
+  return cudaSuccess;
+}
+
+STANDIN_CUDART_API cudaError_t CUDARTAPI cudaStreamDestroy(cudaStream_t stream) {
+  const cudart::DriverTable* t = nullptr;
+  CUDART_TRY(cudart::ensure_context(&t));
+  CUDART_DRIVER(streamDestroy, stream);
+  return cudaSuccess;
+}
+
+STANDIN_CUDART_API cudaError_t CUDARTAPI cudaStreamSynchronize(cudaStream_t stream) {
+  const cudart::DriverTable* t = nullptr;
+  CUDART_TRY(cudart::ensure_context(&t));
+  CUDART_DRIVER(streamSynchronize, stream);
+  return cudaSuccess;
+}
+
+STANDIN_CUDART_API cudaError_t CUDARTAPI cudaStreamSynchronize_ptsz(cudaStream_t stream) {
+  const cudart::DriverTable* t = nullptr;
+  CUDART_TRY(cudart::ensure_context(&t));
+  CUDART_DRIVER(streamSynchronize_ptsz, stream);
+  return cudaSuccess;
+}
+
+// ---- errors and versions ----
+
+STANDIN_CUDART_API cudaError_t CUDARTAPI cudaGetLastError(void) { return cudart::take_last_error(); }
+
+STANDIN_CUDART_API cudaError_t CUDARTAPI cudaPeekAtLastError(void) { return cudart::peek_last_error(); }
+
+STANDIN_CUDART_API cudaError_t CUDARTAPI cudaRuntimeGetVersion(int* runtimeVersion) {
+  if (runtimeVersion == nullptr) CUDART_FAIL(cudaErrorInvalidValue);
+  *runtimeVersion = CUDART_VERSION;
+  return cudaSuccess;
+}
+
+STANDIN_CUDART_API cudaError_t CUDARTAPI cudaDriverGetVersion(int* driverVersion) {
+  if (driverVersion == nullptr) CUDART_FAIL(cudaErrorInvalidValue);
+  const cudart::DriverTable* t = nullptr;
+  if (cudaError_t err = cudart::driver(&t); err != cudaSuccess) {
+    // No usable driver: version 0, as cudart reports it.
+    if (err == cudaErrorInsufficientDriver || err == cudaErrorStubLibrary) {
+      *driverVersion = 0;
+      return cudaSuccess;
+    }
+    CUDART_FAIL(err);
+  }
+  CUDART_DRIVER(driverGetVersion, driverVersion);
+  return cudaSuccess;
+}
+
+// ---- driver entry points: through the stored cuGetProcAddress pointer, like cudart ----
+
+namespace cudart {
+
+cudaError_t driver_entry_point(const char* symbol, void** funcPtr, unsigned int cudaVersion,
+                               unsigned long long flags, cudaDriverEntryPointQueryResult* driverStatus) {
+  if (symbol == nullptr || funcPtr == nullptr) return cudaErrorInvalidValue;
+  const DriverTable* t = nullptr;
+  if (cudaError_t err = driver(&t); err != cudaSuccess) return err;
+  CUdriverProcAddressQueryResult status = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+  CUresult r = t->getProcAddress(symbol, funcPtr, static_cast<int>(cudaVersion), flags, &status);
+  if (driverStatus != nullptr) {
+    switch (status) {
+      case CU_GET_PROC_ADDRESS_SUCCESS: *driverStatus = cudaDriverEntryPointSuccess; break;
+      case CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT: *driverStatus = cudaDriverEntryPointVersionNotSufficent; break;
+      default: *driverStatus = cudaDriverEntryPointSymbolNotFound; break;
+    }
+  }
+  return map_error(r);
+}
+
+}  // namespace cudart
+
+STANDIN_CUDART_API cudaError_t CUDARTAPI cudaGetDriverEntryPointByVersion(
+    const char* symbol, void** funcPtr, unsigned int cudaVersion, unsigned long long flags,
+    enum cudaDriverEntryPointQueryResult* driverStatus) {
+  return cudart::set_last_error(cudart::driver_entry_point(symbol, funcPtr, cudaVersion, flags, driverStatus));
+}
+
+STANDIN_CUDART_API cudaError_t CUDARTAPI cudaGetDriverEntryPointByVersion_ptsz(
+    const char* symbol, void** funcPtr, unsigned int cudaVersion, unsigned long long flags,
+    enum cudaDriverEntryPointQueryResult* driverStatus) {
+  if (flags == cudaEnableDefault) flags = cudaEnablePerThreadDefaultStream;
+  return cudart::set_last_error(cudart::driver_entry_point(symbol, funcPtr, cudaVersion, flags, driverStatus));
+}
+
+// Deprecated in 13.0: the version is this runtime's own (CUDART_VERSION).
+STANDIN_CUDART_API cudaError_t CUDARTAPI cudaGetDriverEntryPoint(const char* symbol, void** funcPtr,
+                                                                 unsigned long long flags,
+                                                                 enum cudaDriverEntryPointQueryResult* driverStatus) {
+  return cudart::set_last_error(cudart::driver_entry_point(symbol, funcPtr, CUDART_VERSION, flags, driverStatus));
+}
+
+STANDIN_CUDART_API cudaError_t CUDARTAPI cudaGetDriverEntryPoint_ptsz(const char* symbol, void** funcPtr,
+                                                                      unsigned long long flags,
+                                                                      enum cudaDriverEntryPointQueryResult* driverStatus) {
+  if (flags == cudaEnableDefault) flags = cudaEnablePerThreadDefaultStream;
+  return cudart::set_last_error(cudart::driver_entry_point(symbol, funcPtr, CUDART_VERSION, flags, driverStatus));
+}
+
+// ---- registration hooks nvcc emits into every .cu translation unit ----
+// Accepted and ignored (the stand-in runs no kernels), so that a host-only program built with
+// `nvcc -cudart shared` also runs on this runtime (LD_LIBRARY_PATH=<build>/standin).
+
+namespace cudart {
+namespace {
+void* g_fatbin_handle = nullptr;
+}  // namespace
+}  // namespace cudart
+
+STANDIN_CUDART_API void** CUDARTAPI __cudaRegisterFatBinary(void* fatCubin) {
+  (void)fatCubin;
+  return &cudart::g_fatbin_handle;
+}
+
+STANDIN_CUDART_API void CUDARTAPI __cudaRegisterFatBinaryEnd(void** fatCubinHandle) { (void)fatCubinHandle; }
+
+STANDIN_CUDART_API void CUDARTAPI __cudaUnregisterFatBinary(void** fatCubinHandle) { (void)fatCubinHandle; }
