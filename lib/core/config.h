@@ -1,0 +1,24 @@
+// Settings read once from the environment at start. Every variable is documented in
+// docs/configuration.md; garbage in any of them gives one warning and the default.
+#pragma once
+
+#include <cstdint>
+
+namespace vramtrace {
+
+struct Config {
+    bool disabled = false;          // VRAMTRACE_DISABLE=1: forward everything, record nothing
+    bool summary = true;            // VRAMTRACE_SUMMARY=0: no summary on stderr at exit
+    bool debug = false;             // VRAMTRACE_DEBUG=1: say which layers are installed
+    uint32_t stack_depth = 32;      // VRAMTRACE_STACK_DEPTH: frames kept per stack, 0..256
+    bool hook_exports = true;       // VRAMTRACE_HOOK_EXPORTS=0: exported cuda*/cu* record nothing
+    bool hook_dlsym = true;         // VRAMTRACE_HOOK_DLSYM=0: dlsym hands out no driver wrappers
+    bool hook_procaddress = true;   // VRAMTRACE_HOOK_PROCADDRESS=0: no cuGetProcAddress substitution
+    const char *output = "vramtrace-%p.json"; // VRAMTRACE_OUTPUT; %p pid, %h host, %% a percent sign
+};
+
+// The settings in force. Zero-initialised defaults until load_config() runs.
+const Config &config();
+void load_config(); // reads the environment; called once from init
+
+} // namespace vramtrace

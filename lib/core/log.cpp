@@ -1,0 +1,61 @@
+#include "core/log.h"
+
+#include <cerrno>
+#include <cstdarg>
+#include <cstdio>
+#include <unistd.h>
+
+#include "core/config.h"
+
+namespace vramtrace {
+namespace {
+
+void emit(const char *prefix, const char *fmt, va_list ap) {
+    int saved = errno;
+    char buf[1024];
+    int n = snprintf(buf, sizeof buf, "vramtrace: %s", prefix);
+    int m = vsnprintf(buf + n, sizeof buf - n - 1, fmt, ap);
+    if (m < 0) m = 0;
+    size_t len = static_cast<size_t>(n) + (static_cast<size_t>(m) < sizeof buf - n - 1 ? m : sizeof buf - n - 2);
+    buf[len++] = '\n';
+    log_raw(buf, len);
+    errno = saved;
+}
+
+} // namespace
+
+void log_raw(const char *text, unsigned long length) {
+    int saved = errno;
+    while (length > 0) {
+        ssize_t w = write(STDERR_FILENO, text, length);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) break;
+        text += w;
+        length -= static_cast<unsigned long>(w);
+    }
+    errno = saved;
+}
+
+void log_line(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    emit("", fmt, ap);
+    va_end(ap);
+}
+
+void log_warning(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    emit("warning: ", fmt, ap);
+    va_end(ap);
+}
+
+void log_debug(const char *fmt, ...) {
+    if (!config().debug) return;
+    va_list ap;
+    va_start(ap, fmt);
+    emit("debug: ", fmt, ap);
+    va_end(ap);
+}
+
+} // namespace vramtrace

@@ -1,0 +1,41 @@
+// The process-wide tracker: the live table, the stack depot and the per-device counters, built in
+// static storage that is never destroyed (CUDA's own exit handlers still free memory after static
+// destructors have run), plus the operations the hooks perform on them.
+#pragma once
+
+#include <cstdint>
+
+#include "tracking/allocation_record.h"
+#include "tracking/device_counters.h"
+#include "tracking/live_table.h"
+#include "tracking/stack_depot.h"
+
+namespace vramtrace {
+
+struct Tracker {
+    LiveTable table;
+    StackDepot depot;
+    DeviceCounters counters;
+    uint64_t start_wall_ns = 0;
+};
+
+// The tracker, or nullptr while it is not ready (before init, or after an internal failure turned
+// tracking off). Initialises on first use from any thread without blocking: a thread that finds
+// another one initialising gets nullptr and forwards its call untracked.
+Tracker *tracker();
+void initialize();   // idempotent; the library constructor calls it
+void disable_tracking(const char *why); // says why once on stderr; calls are forwarded from then on
+
+// Whether this process has touched CUDA (an intercepted call or a driver look-up). A process that
+// never does writes no report and prints nothing.
+void note_cuda_seen();
+bool cuda_seen();
+
+// Hot-path operations used by the hooks (lib/interception/hook_scope.h).
+uint32_t capture_and_intern_stack(Tracker &t);
+void record_allocation(Tracker &t, const AllocationRecord &record);
+bool take_allocation(Tracker &t, uint64_t address, AllocationRecord *out); // erase before the free
+void restore_allocation(Tracker &t, const AllocationRecord &record);     // the real free failed
+void account_free(Tracker &t, const AllocationRecord &record);            // the real free succeeded
+
+} // namespace vramtrace

@@ -1,0 +1,46 @@
+// Generated from hooks.def: the bodies of every plain allocation and free row. Rows with special
+// behaviour (VT_DRIVER_CUSTOM) are written by hand elsewhere.
+#include <type_traits>
+
+#include "interception/hook_scope.h"
+
+namespace vramtrace::hooks {
+namespace {
+
+template <class T> uint64_t to_u64(T value) {
+    if constexpr (std::is_pointer_v<T>)
+        return reinterpret_cast<uint64_t>(value);
+    else
+        return static_cast<uint64_t>(value);
+}
+
+// The pointer written to an out-parameter (void ** or CUdeviceptr *), 0 when out is null.
+template <class T> uint64_t read_out(T *out) { return out ? to_u64(*out) : 0; }
+
+} // namespace
+
+#define VT_ALLOC_BODY(ret, fail, name, kind, params, args, out, size, stream)                       \
+    ret name(Reach reach, VT_EXPAND params) {                                                      \
+        auto real = VT_REAL(name);                                                                 \
+        if (real == nullptr) return fail;                                                          \
+        return tracked_alloc(reach, {ApiId::name, MemoryKind::kind, to_u64(size), to_u64(stream)}, \
+                             [&] { return real args; }, [&] { return read_out(out); });            \
+    }
+#define VT_FREE_BODY(ret, fail, name, params, args, ptr)                                           \
+    ret name(Reach reach, VT_EXPAND params) {                                                      \
+        auto real = VT_REAL(name);                                                                 \
+        if (real == nullptr) return fail;                                                          \
+        return tracked_free(reach, to_u64(ptr), [&] { return real args; });                        \
+    }
+
+#define VT_RUNTIME_ALLOC(name, kind, params, args, out, size, stream) \
+    VT_ALLOC_BODY(cudaError_t, cuda::kRuntimeUnknown, name, kind, params, args, out, size, stream)
+#define VT_RUNTIME_FREE(name, params, args, ptr) \
+    VT_FREE_BODY(cudaError_t, cuda::kRuntimeUnknown, name, params, args, ptr)
+#define VT_DRIVER_ALLOC(name, kind, params, args, out, size, stream) \
+    VT_ALLOC_BODY(CUresult, cuda::kDriverUnknown, name, kind, params, args, out, size, stream)
+#define VT_DRIVER_FREE(name, params, args, ptr) \
+    VT_FREE_BODY(CUresult, cuda::kDriverUnknown, name, params, args, ptr)
+#include "interception/hooks.def"
+
+} // namespace vramtrace::hooks

@@ -1,0 +1,89 @@
+// What every allocation and free hook does, in one place:
+//   guard -> capture stack -> (free: take the record out of the table) -> real call ->
+//   (alloc success: insert / failed free: put the record back) -> return the real result untouched.
+// errno is what the real call left. Nothing here holds a lock while the real function runs.
+#pragma once
+
+#include <cerrno>
+
+#include "core/clock.h"
+#include "core/config.h"
+#include "core/tracker.h"
+#include "core/thread_state.h"
+#include "interception/hook_table.h"
+#include "interception/real_functions.h"
+
+namespace vramtrace {
+
+// Whether a hook reached this way should record: the layer's switch is on, tracking is ready, and
+// this thread is not already inside another intercepted call (the outermost API is the one recorded).
+inline Tracker *tracker_for(Reach reach) {
+    if (ReentrancyGuard::inside()) return nullptr;
+    if (reach == Reach::Export && !config().hook_exports) return nullptr;
+    return tracker();
+}
+
+struct AllocRequest {
+    ApiId api;
+    MemoryKind kind;
+    uint64_t size;
+    uint64_t stream;
+};
+
+// call: () -> int, the real function with the caller's arguments.
+// address: () -> uint64_t, reads the out-parameter after a successful call.
+template <class Call, class Address>
+int tracked_alloc(Reach reach, const AllocRequest &req, Call &&call, Address &&address) {
+    Tracker *t = tracker_for(reach);
+    if (t == nullptr) return call();
+    note_cuda_seen();
+    ReentrancyGuard guard;
+    int saved_errno = errno;
+    uint32_t stack = capture_and_intern_stack(*t);
+    errno = saved_errno;
+    int rc = call();
+    int call_errno = errno;
+    if (rc == cuda::kSuccess) {
+        uint64_t ptr = address();
+        if (ptr != 0) {
+            AllocationRecord r;
+            r.address = ptr;
+            r.size = req.size;
+            r.stream = req.stream;
+            r.time_ns = monotonic_ns();
+            r.stack_id = stack;
+            r.thread_id = current_tid();
+            r.kind = req.kind;
+            r.api = static_cast<uint8_t>(req.api);
+            r.device = req.kind == MemoryKind::HostPinned ? kHostDevice
+                                                          : static_cast<int16_t>(current_device_ordinal());
+            record_allocation(*t, r);
+        }
+    }
+    errno = call_errno;
+    return rc;
+}
+
+// The record is taken out before the real free so that another thread that gets the same address
+// back from the driver right after can insert it; it is put back if the real free fails. A pointer
+// we never saw (or 0) goes to the driver untouched, and its result comes back untouched.
+template <class Call> int tracked_free(Reach reach, uint64_t address, Call &&call) {
+    Tracker *t = tracker_for(reach);
+    if (t == nullptr || address == 0) return call();
+    note_cuda_seen();
+    ReentrancyGuard guard;
+    AllocationRecord record;
+    bool known = take_allocation(*t, address, &record);
+    int rc = call();
+    if (known) {
+        int call_errno = errno;
+        if (rc == cuda::kSuccess)
+            account_free(*t, record);
+        else
+            restore_allocation(*t, record);
+        errno = call_errno;
+    }
+    return rc;
+}
+
+} // namespace vramtrace

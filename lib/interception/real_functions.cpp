@@ -1,0 +1,103 @@
+#include "interception/real_functions.h"
+
+#include <atomic>
+#include <dlfcn.h>
+
+#include "core/log.h"
+#include "tracking/allocation_record.h"
+
+namespace vramtrace {
+namespace {
+
+std::atomic<void *> g_real_dlsym{nullptr};
+std::atomic<void *> g_real[kApiCount];
+std::atomic<void *> g_driver_handle{nullptr};
+std::atomic<void *> g_cu_ctx_get_device{nullptr};
+std::atomic<int> g_driver_version{0};
+
+bool is_pseudo_handle(void *h) { return h == RTLD_NEXT || h == RTLD_DEFAULT; }
+
+} // namespace
+
+DlsymFn real_dlsym() {
+    void *p = g_real_dlsym.load(std::memory_order_acquire);
+    if (p == nullptr) {
+        // dlvsym is not interposed by us, so this reaches glibc. Prefer the current version; glibc
+        // before 2.34 only has the old one. Both are the same function in glibc >= 2.34.
+        p = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
+        if (p == nullptr) p = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
+        g_real_dlsym.store(p, std::memory_order_release);
+    }
+    return reinterpret_cast<DlsymFn>(p);
+}
+
+void note_driver_handle(void *handle) {
+    if (handle == nullptr || is_pseudo_handle(handle)) return;
+    void *expected = nullptr;
+    g_driver_handle.compare_exchange_strong(expected, handle, std::memory_order_acq_rel);
+}
+
+void *driver_handle() {
+    void *h = g_driver_handle.load(std::memory_order_acquire);
+    if (h != nullptr) return h;
+    // Only find a driver that is already loaded: loading libcuda on our own would change the process.
+    h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+    if (h != nullptr) note_driver_handle(h);
+    return g_driver_handle.load(std::memory_order_acquire);
+}
+
+void *driver_symbol(const char *name) {
+    void *h = driver_handle();
+    return h ? real_dlsym()(h, name) : nullptr;
+}
+
+void *find_real(ApiId id) {
+    int i = static_cast<int>(id);
+    void *p = g_real[i].load(std::memory_order_acquire);
+    if (p != nullptr) return p;
+    const HookInfo &info = hook_info(id);
+    DlsymFn dl = real_dlsym();
+    if (dl == nullptr) return nullptr;
+    if (info.family == HookFamily::Driver) {
+        void *h = driver_handle();
+        p = h ? dl(h, info.name) : dl(RTLD_NEXT, info.name);
+    } else {
+        p = dl(RTLD_NEXT, info.name);
+    }
+    if (p == info.exported || p == info.handout) p = nullptr; // never forward to ourselves
+    // Absence is not cached: the library that defines it may be loaded later.
+    if (p != nullptr) g_real[i].store(p, std::memory_order_release);
+    return p;
+}
+
+void *real_function(ApiId id) {
+    void *p = find_real(id);
+    if (p == nullptr)
+        log_warning("cannot find the real %s; the call fails with error 999 (unknown)", hook_info(id).name);
+    return p;
+}
+
+int current_device_ordinal() {
+    void *p = g_cu_ctx_get_device.load(std::memory_order_acquire);
+    if (p == nullptr) {
+        p = driver_symbol("cuCtxGetDevice");
+        if (p == nullptr) return kUnknownDevice;
+        g_cu_ctx_get_device.store(p, std::memory_order_release);
+    }
+    int device = kUnknownDevice;
+    auto get = reinterpret_cast<CUresult (*)(int *)>(p);
+    if (get(&device) != cuda::kSuccess) return kUnknownDevice;
+    return device;
+}
+
+int driver_version() {
+    int v = g_driver_version.load(std::memory_order_relaxed);
+    if (v != 0) return v;
+    auto get = reinterpret_cast<CUresult (*)(int *)>(driver_symbol("cuDriverGetVersion"));
+    if (get != nullptr && get(&v) == cuda::kSuccess) g_driver_version.store(v, std::memory_order_relaxed);
+    return g_driver_version.load(std::memory_order_relaxed);
+}
+
+int cached_driver_version() { return g_driver_version.load(std::memory_order_relaxed); }
+
+} // namespace vramtrace

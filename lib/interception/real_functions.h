@@ -1,0 +1,42 @@
+// Where the real CUDA functions and the real dlsym come from.
+//
+// - real_dlsym(): glibc's dlsym, found with dlvsym(RTLD_NEXT, "dlsym", ...) since our own exported
+//   dlsym hides it from an ordinary look-up.
+// - Runtime rows of hooks.def resolve with real_dlsym(RTLD_NEXT, name): the next definition after
+//   this library, i.e. the program's libcudart.
+// - Driver rows resolve in the driver's handle: the one cudart itself passed to dlsym, else the
+//   already-loaded libcuda.so.1 (dlopen with RTLD_NOLOAD never loads it on our initiative).
+// Slots are filled lazily and idempotently (plain atomic stores of the same value), so no thread
+// ever waits for another.
+#pragma once
+
+#include "hook_table.h"
+
+namespace vramtrace {
+
+using DlsymFn = void *(*)(void *, const char *);
+DlsymFn real_dlsym();
+
+// The real function of a row, or nullptr when it cannot be found (yet).
+void *find_real(ApiId id);
+// The same for a call that must be forwarded: says on stderr when it cannot be found.
+void *real_function(ApiId id);
+
+template <ApiId Id, class Fn> inline Fn real() {
+    return reinterpret_cast<Fn>(real_function(Id));
+}
+#define VT_REAL(name) ::vramtrace::real<::vramtrace::ApiId::name, ::vramtrace::fn::name>()
+
+// Remembers the handle a program used to look up a driver symbol (a dlopen'ed libcuda).
+void note_driver_handle(void *handle);
+// The driver's handle, or nullptr when libcuda is not loaded.
+void *driver_handle();
+// Looks up any symbol of the loaded driver (not only wrapped ones), nullptr when absent.
+void *driver_symbol(const char *name);
+
+// Helpers that ask the driver; never called while holding any lock.
+int current_device_ordinal();   // cuCtxGetDevice of the calling thread, kUnknownDevice when none
+int driver_version();            // cuDriverGetVersion, 0 when not known (cached)
+int cached_driver_version();     // the cached value only: makes no CUDA call
+
+} // namespace vramtrace
