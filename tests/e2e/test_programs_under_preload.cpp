@@ -1,0 +1,107 @@
+// Example programs run under the preload library on the stand-in driver: the snapshot at exit must
+// list exactly what each program says it left live (size, API, device, call site file:line), and the
+// program's stdout and exit status must be what they are without the library.
+#include <catch2/catch.hpp>
+
+#include "harness.h"
+
+using namespace e2e;
+
+namespace {
+
+struct Traced {
+    RunResult plain, traced;
+    nlohmann::json snapshot;
+    std::string dir;
+};
+
+Traced run_both(const std::string &program, std::vector<std::string> args = {},
+                std::map<std::string, std::string> env = {}) {
+    Traced t;
+    std::vector<std::string> argv = {bin_dir() + "/" + program};
+    argv.insert(argv.end(), args.begin(), args.end());
+    t.plain = run(argv, {false, env, ""});
+    t.dir = make_temp_dir(program);
+    env["VRAMTRACE_OUTPUT"] = t.dir + "/snap-%p.json";
+    t.traced = run(argv, {true, env, t.dir});
+    for (const std::string &name : list_dir(t.dir))
+        if (name.rfind("snap-", 0) == 0) t.snapshot = load_json(t.dir + "/" + name);
+    return t;
+}
+
+void check_exact_leaks(const Traced &t, bool static_cudart) {
+    INFO("stderr of the traced run:\n" << t.traced.err);
+    REQUIRE(t.plain.exit_code == 0);
+    CHECK(t.traced.exit_code == t.plain.exit_code);
+    CHECK(t.traced.out == t.plain.out);
+    REQUIRE_FALSE(t.snapshot.is_null());
+    auto expected = parse_expectations(t.plain.out);
+    REQUIRE_FALSE(expected.empty());
+    auto live = live_allocations(t.snapshot);
+    INFO(describe(expected, live));
+    CHECK(same_live_set(expected, live, static_cudart));
+}
+
+} // namespace
+
+TEST_CASE("shared cudart: the snapshot lists exactly the leaked allocations with their call sites") {
+    Traced t = run_both("leaky_pipeline");
+    check_exact_leaks(t, false);
+    // The summary on stderr names the leaks, every line prefixed.
+    CHECK(t.traced.err.find("vramtrace: ") != std::string::npos);
+    for (size_t pos = 0; pos < t.traced.err.size();) {
+        size_t end = t.traced.err.find('\n', pos);
+        std::string line = t.traced.err.substr(pos, end - pos);
+        INFO(line);
+        CHECK(line.rfind("vramtrace: ", 0) == 0);
+        if (end == std::string::npos) break;
+        pos = end + 1;
+    }
+}
+
+TEST_CASE("static cudart: allocations are seen at the driver through cuGetProcAddress") {
+    Traced t = run_both("leaky_pipeline_static");
+    check_exact_leaks(t, true);
+}
+
+TEST_CASE("a program linked with -lcuda is seen through the exported driver symbols") {
+    Traced t = run_both("standin_prog_driver_link");
+    check_exact_leaks(t, false);
+}
+
+TEST_CASE("a program that dlsym's the driver directly is seen through the dlsym hook") {
+    Traced t = run_both("standin_prog_dlsym");
+    check_exact_leaks(t, false);
+}
+
+TEST_CASE("many threads allocating and freeing: exact leaks, one per thread") {
+    Traced t = run_both("standin_prog_threads", {"8", "2000"});
+    check_exact_leaks(t, false);
+    auto live = live_allocations(t.snapshot);
+    CHECK(live.size() == 8);
+    // Every allocation made was counted once, every free once.
+    const auto &dev0 = t.snapshot.at("devices").at(0);
+    CHECK(dev0.at("allocation_count").get<uint64_t>() - dev0.at("free_count").get<uint64_t>() == 8);
+}
+
+TEST_CASE("out of memory is passed through untouched") {
+    Traced t = run_both("standin_prog_oom");
+    INFO(t.traced.err);
+    CHECK(t.plain.exit_code == 0);
+    CHECK(t.traced.exit_code == 0);
+    CHECK(t.traced.out == t.plain.out);
+}
+
+TEST_CASE("a process that never touches CUDA writes nothing and prints nothing") {
+    Traced t = run_both("standin_prog_no_cuda");
+    CHECK(t.traced.exit_code == 0);
+    CHECK(t.traced.err.empty());
+    CHECK(t.traced.out == t.plain.out);
+    CHECK(list_dir(t.dir).empty());
+}
+
+TEST_CASE("VRAMTRACE_SUMMARY=0 keeps stderr quiet but still writes the snapshot") {
+    Traced t = run_both("leaky_pipeline", {}, {{"VRAMTRACE_SUMMARY", "0"}});
+    CHECK(t.traced.err.empty());
+    CHECK_FALSE(t.snapshot.is_null());
+}
