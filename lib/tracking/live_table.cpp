@@ -1,1 +1,391 @@
-// placeholder: being written
+// The lock-free live-allocation table (see live_table.h for the shape).
+//
+// Layout of one level (a single anonymous mapping, never unmapped once published):
+//
+//   [Level header][keys: 2^n x 8 bytes][slots: 2^n x 48 bytes][probe bounds: 2^n / 8 bytes]
+//
+// Keys are kept apart from the records so that a probe reads eight keys per cache line; an erase of
+// an unknown address (common: frees of memory allocated before we were loaded) touches keys only.
+// Probes are linear. Besides the level's longest probe, each group of 8 consecutive home slots keeps
+// the longest probe made by an insert homed in it (one byte, only grows, raised before the key is
+// published); lookups stop there. After long churn nearly every slot has been used, so lookups can
+// no longer stop at an EMPTY slot and the per-group bound is what keeps a miss short: typically a
+// fraction of the level-wide maximum, which is the tail of the whole level's history.
+//
+// Key states. A slot only moves along EMPTY -> PENDING -> address -> ERASING -> TOMBSTONE -> PENDING
+// -> ..., so a slot that has left EMPTY never returns to it and a probe may stop at the first EMPTY.
+//   EMPTY      never used
+//   PENDING    claimed by an insert that is writing the record; skipped by everybody else
+//   address    live; the record is complete (published with a release store of the key)
+//   ERASING    claimed by the erase that won the CAS from `address`; it is copying the record out
+//   TOMBSTONE  free again; inserts reuse it, probes continue past it
+//
+// Records are written only by the inserter that holds PENDING, and read by the eraser that holds
+// ERASING, so neither can see a half-written record. find() and for_each() read without claiming:
+// each record carries a sequence number (odd while being written) and a reader accepts a copy only
+// when the sequence was even and unchanged around the copy (a seqlock whose writer never waits and
+// whose reader gives up rather than retries). All record words are atomics, so the protocol is
+// free of data races in the C++ model and under ThreadSanitizer.
+#include "tracking/live_table.h"
+
+#include <new>
+
+#include "tracking/raw_memory.h"
+
+namespace vramtrace {
+
+namespace {
+
+constexpr uint64_t kEmpty = 0;
+constexpr uint64_t kTombstone = ~uint64_t{0};
+constexpr uint64_t kPending = ~uint64_t{0} - 1;
+constexpr uint64_t kErasing = ~uint64_t{0} - 2;
+
+// Addresses in [kErasing, 2^64) cannot be user pointers (top of the kernel half).
+inline bool is_address(uint64_t k) { return k != kEmpty && k < kErasing; }
+
+constexpr unsigned kMinLog2 = 3;
+constexpr uint64_t kGroup = 8; // home slots sharing one probe bound
+constexpr unsigned kMaxLog2 = 40; // 2^40 slots is far past any mapping the kernel would give
+
+// Addresses are aligned (256 B for cudaMalloc, pages for pinned memory): spread every bit over the
+// top bits, which pick the home slot.
+inline uint64_t hash_address(uint64_t a) {
+    a ^= a >> 31;
+    a *= 0x7fb5d329728ea185ull;
+    a ^= a >> 27;
+    a *= 0x81dadef4bc2dd44dull;
+    a ^= a >> 33;
+    return a;
+}
+
+size_t round_up(size_t v, size_t a) { return (v + a - 1) & ~(a - 1); }
+
+} // namespace
+
+// One record, as six atomic words.
+//   w[0] = seq << 32 | api << 24 | kind << 16 | uint16(device)   (seq odd while being written)
+//   w[1] = address, w[2] = size, w[3] = stream, w[4] = time_ns, w[5] = thread_id << 32 | stack_id
+struct LiveTable::Slot {
+    std::atomic<uint64_t> w[6];
+};
+static_assert(sizeof(LiveTable::Slot) == 48);
+static_assert(LiveTable::kProbeLimit <= 255, "probe bounds are stored in one byte");
+
+struct LiveTable::Level {
+    // Immutable once published.
+    unsigned index;
+    unsigned log2;
+    uint64_t mask;
+    size_t map_bytes;
+    std::atomic<uint64_t> *keys;
+    LiveTable::Slot *slots;
+    std::atomic<uint8_t> *bounds; // per group of kGroup home slots
+    // Written on every insert/erase in this level; kept off the line holding the fields above.
+    alignas(64) std::atomic<uint64_t> live;
+    // Longest insert probe (slots, home included) ever made in this level. Only grows.
+    alignas(64) std::atomic<uint32_t> max_probe;
+
+    uint64_t home(uint64_t hash) const { return hash >> (64 - log2); }
+    std::atomic<uint8_t> &bound(uint64_t home) { return bounds[home / kGroup]; }
+    const std::atomic<uint8_t> &bound(uint64_t home) const { return bounds[home / kGroup]; }
+};
+
+namespace {
+
+// Called by the slot's exclusive owner (PENDING). The odd sequence is stored before any record word
+// (the record words are release stores), so a reader that sees any of these words sees the odd
+// sequence, or a later one, when it re-reads w[0].
+void write_record(LiveTable::Slot &s, const AllocationRecord &r) {
+    const uint64_t seq = s.w[0].load(std::memory_order_relaxed) >> 32;
+    s.w[0].store(((seq + 1) & 0xffffffffu) << 32, std::memory_order_relaxed);
+    s.w[1].store(r.address, std::memory_order_release);
+    s.w[2].store(r.size, std::memory_order_release);
+    s.w[3].store(r.stream, std::memory_order_release);
+    s.w[4].store(r.time_ns, std::memory_order_release);
+    s.w[5].store(uint64_t{r.thread_id} << 32 | r.stack_id, std::memory_order_release);
+    const uint64_t low = uint64_t{r.api} << 24 | uint64_t{static_cast<uint8_t>(r.kind)} << 16 |
+                         uint64_t{static_cast<uint16_t>(r.device)};
+    s.w[0].store(((seq + 2) & 0xffffffffu) << 32 | low, std::memory_order_release);
+}
+
+void decode(uint64_t w0, uint64_t w1, uint64_t w2, uint64_t w3, uint64_t w4, uint64_t w5,
+            AllocationRecord *out) {
+    out->address = w1;
+    out->size = w2;
+    out->stream = w3;
+    out->time_ns = w4;
+    out->stack_id = static_cast<uint32_t>(w5);
+    out->thread_id = static_cast<uint32_t>(w5 >> 32);
+    out->device = static_cast<int16_t>(static_cast<uint16_t>(w0));
+    out->kind = static_cast<MemoryKind>(static_cast<uint8_t>(w0 >> 16));
+    out->api = static_cast<uint8_t>(w0 >> 24);
+}
+
+// Called by the slot's exclusive owner (ERASING): nobody writes the record meanwhile.
+void read_owned(const LiveTable::Slot &s, AllocationRecord *out) {
+    decode(s.w[0].load(std::memory_order_relaxed), s.w[1].load(std::memory_order_relaxed),
+           s.w[2].load(std::memory_order_relaxed), s.w[3].load(std::memory_order_relaxed),
+           s.w[4].load(std::memory_order_relaxed), s.w[5].load(std::memory_order_relaxed), out);
+}
+
+// Reader without ownership. Returns false (never waits) when a writer was active around the copy.
+bool read_shared(const LiveTable::Slot &s, AllocationRecord *out) {
+    const uint64_t a = s.w[0].load(std::memory_order_acquire);
+    if ((a >> 32) & 1)
+        return false;
+    const uint64_t w1 = s.w[1].load(std::memory_order_acquire);
+    const uint64_t w2 = s.w[2].load(std::memory_order_acquire);
+    const uint64_t w3 = s.w[3].load(std::memory_order_acquire);
+    const uint64_t w4 = s.w[4].load(std::memory_order_acquire);
+    const uint64_t w5 = s.w[5].load(std::memory_order_acquire);
+    if (s.w[0].load(std::memory_order_relaxed) != a)
+        return false;
+    decode(a, w1, w2, w3, w4, w5, out);
+    return true;
+}
+
+} // namespace
+
+LiveTable::LiveTable(unsigned initial_capacity_log2) {
+    unsigned l = initial_capacity_log2;
+    if (l < kMinLog2)
+        l = kMinLog2;
+    if (l > kMaxLog2)
+        l = kMaxLog2;
+    initial_log2_ = l;
+    add_level(nullptr); // may fail; insert() retries
+}
+
+unsigned LiveTable::published_levels() const {
+    unsigned n = level_count_.load(std::memory_order_acquire);
+    while (n < kMaxLevels && levels_[n].load(std::memory_order_acquire) != nullptr)
+        ++n;
+    return n;
+}
+
+LiveTable::Level *LiveTable::newest_level() const {
+    const unsigned n = published_levels();
+    return n == 0 ? nullptr : levels_[n - 1].load(std::memory_order_acquire);
+}
+
+// Returns level `after->index + 1` (level 0 for nullptr), mapping and publishing it if nobody has.
+// nullptr when it cannot be mapped or the chain is at its end.
+LiveTable::Level *LiveTable::add_level(Level *after) {
+    const unsigned idx = after == nullptr ? 0 : after->index + 1;
+    if (idx >= kMaxLevels)
+        return nullptr;
+    Level *cur = levels_[idx].load(std::memory_order_acquire);
+    if (cur != nullptr)
+        return cur;
+    const unsigned log2 = initial_log2_ + idx;
+    if (log2 > kMaxLog2)
+        return nullptr;
+
+    const size_t cap = size_t{1} << log2;
+    const size_t header = round_up(sizeof(Level), 64);
+    const size_t keys_bytes = cap * sizeof(std::atomic<uint64_t>);
+    const size_t slots_bytes = cap * sizeof(Slot);
+    const size_t bytes = round_up(header + keys_bytes + slots_bytes + cap / kGroup, 4096);
+    void *m = map_zeroed(bytes);
+    if (m == nullptr)
+        return nullptr;
+    // Zero-filled memory is a valid initial state for the atomics below (all EMPTY, seq 0); the
+    // placement-new only begins their lifetime.
+    auto *base = static_cast<unsigned char *>(m);
+    Level *level = new (m) Level;
+    level->index = idx;
+    level->log2 = log2;
+    level->mask = cap - 1;
+    level->map_bytes = bytes;
+    level->keys = reinterpret_cast<std::atomic<uint64_t> *>(base + header);
+    level->slots = reinterpret_cast<Slot *>(base + header + keys_bytes);
+    level->bounds = reinterpret_cast<std::atomic<uint8_t> *>(base + header + keys_bytes + slots_bytes);
+    level->live.store(0, std::memory_order_relaxed);
+    level->max_probe.store(0, std::memory_order_relaxed);
+
+    Level *expected = nullptr;
+    if (!levels_[idx].compare_exchange_strong(expected, level, std::memory_order_acq_rel,
+                                              std::memory_order_acquire)) {
+        unmap(m, bytes); // never visible to anyone
+        return expected;
+    }
+    unsigned hint = level_count_.load(std::memory_order_relaxed);
+    while (hint < idx + 1 &&
+           !level_count_.compare_exchange_weak(hint, idx + 1, std::memory_order_release,
+                                               std::memory_order_relaxed)) {
+    }
+    return level;
+}
+
+bool LiveTable::insert_into(Level *level, const AllocationRecord &record, uint64_t hash) {
+    const uint64_t home = level->home(hash);
+    const uint32_t limit = level->mask + 1 < kProbeLimit ? static_cast<uint32_t>(level->mask + 1) : kProbeLimit;
+    for (uint32_t d = 0; d < limit; ++d) {
+        const uint64_t i = (home + d) & level->mask;
+        std::atomic<uint64_t> &key = level->keys[i];
+        uint64_t k = key.load(std::memory_order_relaxed);
+        while (k == kEmpty || k == kTombstone) {
+            // A failed CAS means another thread changed this slot: re-examine it with the new value.
+            if (!key.compare_exchange_weak(k, kPending, std::memory_order_acquire, std::memory_order_relaxed))
+                continue;
+            // Both bounds are raised before the key is published: an erase or find that comes after
+            // this insert (the only kind that must find it) reads them after our release store.
+            std::atomic<uint8_t> &gb = level->bound(home);
+            uint8_t g = gb.load(std::memory_order_relaxed);
+            while (g < d + 1 &&
+                   !gb.compare_exchange_weak(g, static_cast<uint8_t>(d + 1), std::memory_order_relaxed,
+                                             std::memory_order_relaxed)) {
+            }
+            uint32_t mp = level->max_probe.load(std::memory_order_relaxed);
+            while (mp < d + 1 &&
+                   !level->max_probe.compare_exchange_weak(mp, d + 1, std::memory_order_relaxed,
+                                                           std::memory_order_relaxed)) {
+            }
+            level->live.fetch_add(1, std::memory_order_relaxed);
+            write_record(level->slots[i], record);
+            key.store(record.address, std::memory_order_release);
+            return true;
+        }
+    }
+    return false;
+}
+
+bool LiveTable::insert(const AllocationRecord &record) {
+    if (!is_address(record.address)) {
+        dropped_.fetch_add(1, std::memory_order_relaxed);
+        return false;
+    }
+    const uint64_t hash = hash_address(record.address);
+    Level *level = newest_level();
+    if (level == nullptr)
+        level = add_level(nullptr);
+    while (level != nullptr) {
+        const uint64_t cap = level->mask + 1;
+        if (level->live.load(std::memory_order_relaxed) >= cap / 2) {
+            if (Level *next = add_level(level)) {
+                level = next;
+                continue;
+            }
+            // No memory for a bigger level: keep filling this one while probes stay short.
+        }
+        if (insert_into(level, record, hash))
+            return true;
+        level = add_level(level);
+    }
+    dropped_.fetch_add(1, std::memory_order_relaxed);
+    return false;
+}
+
+bool LiveTable::erase(uint64_t address, AllocationRecord *out) {
+    if (!is_address(address))
+        return false;
+    const uint64_t hash = hash_address(address);
+    for (unsigned n = published_levels(); n-- > 0;) {
+        Level *level = levels_[n].load(std::memory_order_acquire);
+        // A level whose counter is 0 holds nothing that was inserted before this call (an insert
+        // counts itself before publishing its key).
+        if (level->live.load(std::memory_order_relaxed) == 0)
+            continue;
+        const uint64_t home = level->home(hash);
+        const uint32_t probes = level->bound(home).load(std::memory_order_relaxed);
+        for (uint32_t d = 0; d < probes; ++d) {
+            const uint64_t i = (home + d) & level->mask;
+            std::atomic<uint64_t> &key = level->keys[i];
+            uint64_t k = key.load(std::memory_order_relaxed);
+            if (k == address) {
+                if (!key.compare_exchange_strong(k, kErasing, std::memory_order_acquire,
+                                                 std::memory_order_relaxed))
+                    return false; // a concurrent erase of the same address won
+                if (out != nullptr)
+                    read_owned(level->slots[i], out);
+                level->live.fetch_sub(1, std::memory_order_relaxed);
+                key.store(kTombstone, std::memory_order_release);
+                return true;
+            }
+            if (k == kEmpty)
+                break;
+        }
+    }
+    return false;
+}
+
+bool LiveTable::find(uint64_t address, AllocationRecord *out) const {
+    if (!is_address(address))
+        return false;
+    const uint64_t hash = hash_address(address);
+    for (unsigned n = published_levels(); n-- > 0;) {
+        const Level *level = levels_[n].load(std::memory_order_acquire);
+        if (level->live.load(std::memory_order_relaxed) == 0)
+            continue;
+        const uint64_t home = level->home(hash);
+        const uint32_t probes = level->bound(home).load(std::memory_order_relaxed);
+        for (uint32_t d = 0; d < probes; ++d) {
+            const uint64_t i = (home + d) & level->mask;
+            const uint64_t k = level->keys[i].load(std::memory_order_acquire);
+            if (k == address) {
+                AllocationRecord r;
+                // A failed or foreign copy means the entry was erased while we looked.
+                if (!read_shared(level->slots[i], &r) || r.address != address)
+                    return false;
+                if (out != nullptr)
+                    *out = r;
+                return true;
+            }
+            if (k == kEmpty)
+                break;
+        }
+    }
+    return false;
+}
+
+void LiveTable::visit_level(const Level *level, void (*cb)(const AllocationRecord &, void *), void *ctx) const {
+    for (uint64_t i = 0; i <= level->mask; ++i) {
+        const uint64_t k = level->keys[i].load(std::memory_order_acquire);
+        if (!is_address(k))
+            continue;
+        AllocationRecord r;
+        if (read_shared(level->slots[i], &r) && r.address == k)
+            cb(r, ctx);
+    }
+}
+
+void LiveTable::for_each_impl(void (*cb)(const AllocationRecord &, void *), void *ctx) const {
+    const unsigned n = published_levels();
+    for (unsigned j = 0; j < n; ++j) {
+        const Level *level = levels_[j].load(std::memory_order_acquire);
+        if (level->live.load(std::memory_order_relaxed) != 0)
+            visit_level(level, cb, ctx);
+    }
+}
+
+uint64_t LiveTable::live_count() const {
+    uint64_t total = 0;
+    const unsigned n = published_levels();
+    for (unsigned j = 0; j < n; ++j)
+        total += levels_[j].load(std::memory_order_acquire)->live.load(std::memory_order_relaxed);
+    return total;
+}
+
+uint64_t LiveTable::mapped_bytes() const {
+    uint64_t total = 0;
+    const unsigned n = published_levels();
+    for (unsigned j = 0; j < n; ++j)
+        total += levels_[j].load(std::memory_order_acquire)->map_bytes;
+    return total;
+}
+
+unsigned LiveTable::levels() const { return published_levels(); }
+
+uint32_t LiveTable::longest_probe() const {
+    uint32_t longest = 0;
+    const unsigned n = published_levels();
+    for (unsigned j = 0; j < n; ++j) {
+        const uint32_t p = levels_[j].load(std::memory_order_acquire)->max_probe.load(std::memory_order_relaxed);
+        if (p > longest)
+            longest = p;
+    }
+    return longest;
+}
+
+} // namespace vramtrace

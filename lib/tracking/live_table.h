@@ -27,7 +27,8 @@ public:
     LiveTable &operator=(const LiveTable &) = delete;
 
     // Adds a record (record.address must not be 0). Returns false only when no memory could be
-    // mapped for a new level; the record is then dropped and counted in dropped().
+    // mapped for a new level; the record is then dropped and counted in dropped(). (An address that
+    // no pointer can have, 0 or one of the three highest values, is refused the same way.)
     bool insert(const AllocationRecord &record);
 
     // Removes the record for address and copies it to *out (when out is not null).
@@ -42,26 +43,38 @@ public:
     // record is always complete.
     template <class Fn> void for_each(Fn &&fn) const;
 
-    uint64_t live_count() const { return live_.load(std::memory_order_relaxed); }
+    // Exact when no insert or erase is in flight (a sum of per-level counters).
+    uint64_t live_count() const;
     uint64_t dropped() const { return dropped_.load(std::memory_order_relaxed); }
     // Bytes mapped for the table itself (for the performance docs: tracker memory per allocation).
     uint64_t mapped_bytes() const;
 
+    // Diagnostics (tests, performance docs): levels published so far, and the longest insert probe
+    // (in slots, 1 = home slot) recorded by any level. An erase or find reads at most
+    // longest_probe() keys per level (usually far fewer: each group of 8 home slots has its own bound).
+    unsigned levels() const;
+    uint32_t longest_probe() const;
+
     static constexpr unsigned kMaxLevels = 40;
+    // An insert that would probe further than this in the newest level goes to a new level instead.
+    static constexpr uint32_t kProbeLimit = 128;
 
     struct Slot;
     struct Level;
 
 private:
+    unsigned published_levels() const;
     Level *newest_level() const;
     Level *add_level(Level *after);
-    bool visit_level(const Level *level, void (*cb)(const AllocationRecord &, void *), void *ctx) const;
+    bool insert_into(Level *level, const AllocationRecord &record, uint64_t hash);
+    void visit_level(const Level *level, void (*cb)(const AllocationRecord &, void *), void *ctx) const;
     void for_each_impl(void (*cb)(const AllocationRecord &, void *), void *ctx) const;
 
+    // Level i (2^(initial_log2_ + i) slots) is published once, by CAS, and never removed; published
+    // levels always form a prefix of this array. level_count_ is a hint (it may lag by a level).
     std::atomic<Level *> levels_[kMaxLevels] = {};
     std::atomic<unsigned> level_count_{0};
     unsigned initial_log2_;
-    std::atomic<uint64_t> live_{0};
     std::atomic<uint64_t> dropped_{0};
 };
 

@@ -11,6 +11,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "raw_memory.h"
+
 namespace vramtrace {
 
 struct StackView {
@@ -32,7 +34,8 @@ public:
 
     // Returns the id of this stack, adding it when new. depth == 0 gives 0 ("no stack").
     // Returns 0 and counts a drop when memory for a new node cannot be mapped. depth is clamped
-    // to kMaxDepth.
+    // to kMaxDepth. Threads interning the same new stack at the same time all get the same id: a
+    // stack is stored once, and ids have no gaps (size() ids are 1 .. size()).
     uint32_t intern(const uintptr_t *frames, uint32_t depth);
 
     // The frames of an id returned by intern(); an empty view for 0 or an unknown id.
@@ -46,6 +49,9 @@ public:
 
 private:
     uint32_t publish_id(Node *node);
+    std::atomic<Node *> *directory_cell(uint32_t id, bool map_if_missing);
+    const Node *find_in_list(const Node *from, const Node *stop, uint64_t hash, const uintptr_t *frames,
+                             uint32_t depth) const;
 
     unsigned bucket_bits_;
     HashFn hash_;
@@ -55,7 +61,8 @@ private:
     std::atomic<std::atomic<Node *> *> *directory_ = nullptr; // id -> node, chunked
     std::atomic<uint32_t> next_id_{1};
     std::atomic<uint64_t> dropped_{0};
-    std::atomic<uint64_t> mapped_{0};
+    std::atomic<uint64_t> mapped_{0};  // buckets, directory root and chunks (the arena counts its own)
+    BumpArena arena_;                 // nodes
 };
 
 } // namespace vramtrace
