@@ -27,7 +27,8 @@ std::vector<std::string> traced_apis(const std::string &program, std::map<std::s
     REQUIRE(r.exit_code == 0);
     std::vector<std::string> apis;
     if (!file_exists(dir + "/snap.json")) return apis;
-    for (const auto &a : load_json(dir + "/snap.json").at("allocations")) apis.push_back(a.at("api"));
+    nlohmann::json snapshot = load_json(dir + "/snap.json"); // kept alive for the loop
+    for (const auto &a : snapshot.at("allocations")) apis.push_back(a.at("api"));
     std::sort(apis.begin(), apis.end());
     return apis;
 }
