@@ -1,1 +1,52 @@
-// placeholder: being written
+#include "reporting/call_site.h"
+
+#include <string_view>
+
+namespace vramtrace {
+
+namespace {
+
+std::string_view basename_of(std::string_view path) {
+    size_t slash = path.rfind('/');
+    return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
+
+bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
+
+bool upper(char c) { return c >= 'A' && c <= 'Z'; }
+
+// "prefix" followed by an upper-case letter: cudaMalloc, cuMemAlloc_v2.
+bool prefix_then_upper(std::string_view s, std::string_view prefix) {
+    return s.size() > prefix.size() && starts_with(s, prefix) && upper(s[prefix.size()]);
+}
+
+} // namespace
+
+FrameOwner classify_frame(const report::Snapshot &snapshot, const report::Frame &frame) {
+    if (frame.module >= 0 && static_cast<size_t>(frame.module) < snapshot.modules.size()) {
+        std::string_view name = basename_of(snapshot.modules[static_cast<size_t>(frame.module)].path);
+        if (starts_with(name, "libvramtrace")) return FrameOwner::Vramtrace;
+        if (starts_with(name, "libcudart")) return FrameOwner::CudaRuntime;
+        if (starts_with(name, "libcuda.")) return FrameOwner::CudaDriver;
+    }
+    std::string_view fn = frame.function;
+    if (starts_with(fn, "cudart::") || starts_with(fn, "__cudart") || prefix_then_upper(fn, "cuda"))
+        return FrameOwner::CudaRuntime;
+    if (prefix_then_upper(fn, "cu")) return FrameOwner::CudaDriver;
+    return FrameOwner::User;
+}
+
+int find_call_site(const report::Snapshot &snapshot, const report::Stack &stack) {
+    for (size_t i = 0; i < stack.frames.size(); ++i) {
+        uint32_t f = stack.frames[i];
+        if (f >= snapshot.frames.size()) return static_cast<int>(i);
+        if (classify_frame(snapshot, snapshot.frames[f]) == FrameOwner::User) return static_cast<int>(i);
+    }
+    return -1;
+}
+
+void assign_call_sites(report::Snapshot &snapshot) {
+    for (report::Stack &s : snapshot.stacks) s.call_site = find_call_site(snapshot, s);
+}
+
+} // namespace vramtrace

@@ -1,1 +1,908 @@
-// placeholder: being written
+#include "reporting/symbolizer.h"
+
+#include <algorithm>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <new>
+#include <unordered_map>
+#include <utility>
+
+#include <cxxabi.h>
+#include <dlfcn.h>
+#include <elf.h>
+#include <fcntl.h>
+#include <link.h>
+#include <sys/auxv.h>
+#include <unistd.h>
+
+// The elfutils headers give libdw's types and prototypes only; every function is reached through
+// dlsym. Without the headers (or with -DVT_NO_LIBDW) the build still works, with libdw support
+// compiled out.
+#if !defined(VT_NO_LIBDW) && __has_include(<elfutils/libdwfl.h>) && __has_include(<dwarf.h>)
+#define VT_HAVE_LIBDW_HEADERS 1
+#include <dwarf.h>
+#include <elfutils/libdwfl.h>
+#else
+#define VT_HAVE_LIBDW_HEADERS 0
+#endif
+
+namespace vramtrace::symbolize {
+
+// ---------------------------------------------------------------------------------------------
+// Small helpers
+
+std::string demangle(const char *name) {
+    if (!name) return {};
+    std::string plain(name);
+    size_t at = plain.find('@');
+    if (at != std::string::npos && at > 0) plain.resize(at);
+    if (plain.size() > 2 && plain[0] == '_' && plain[1] == 'Z') {
+        int status = 0;
+        char *out = abi::__cxa_demangle(plain.c_str(), nullptr, nullptr, &status);
+        if (out) {
+            std::string result = (status == 0) ? std::string(out) : plain;
+            free(out);
+            return result;
+        }
+    }
+    return plain;
+}
+
+namespace {
+
+std::string directory_of(const std::string &path) {
+    size_t slash = path.rfind('/');
+    if (slash == std::string::npos) return ".";
+    if (slash == 0) return "/";
+    return path.substr(0, slash);
+}
+
+bool readable(const std::string &path) { return access(path.c_str(), R_OK) == 0; }
+
+// A separate debug file for path, found locally only: by build id under /usr/lib/debug, then by
+// .gnu_debuglink name beside the file, in .debug/ beside it and under /usr/lib/debug/<dir>. A
+// candidate with a build id different from the module's is skipped.
+std::string find_debug_file(const std::string &path, const std::string &build_id,
+                            const std::string &debuglink) {
+    std::vector<std::string> candidates;
+    if (build_id.size() > 2)
+        candidates.push_back("/usr/lib/debug/.build-id/" + build_id.substr(0, 2) + "/" +
+                             build_id.substr(2) + ".debug");
+    if (!debuglink.empty() && debuglink.find('/') == std::string::npos) {
+        std::string dir = directory_of(path);
+        candidates.push_back(dir + "/" + debuglink);
+        candidates.push_back(dir + "/.debug/" + debuglink);
+        candidates.push_back("/usr/lib/debug" + (dir == "/" ? std::string() : dir) + "/" + debuglink);
+    }
+    for (const std::string &c : candidates) {
+        if (c == path || !readable(c)) continue;
+        if (!build_id.empty()) {
+            std::string id = read_build_id_from_file(c);
+            if (!id.empty() && id != build_id) continue;
+        }
+        return c;
+    }
+    return {};
+}
+
+// ---------------------------------------------------------------------------------------------
+// ELF symbol tables (our own reader: .symtab, else .dynsym)
+
+const Elf64_Ehdr *elf_header(const uint8_t *data, size_t size) {
+    if (!data || size < sizeof(Elf64_Ehdr)) return nullptr;
+    auto *eh = reinterpret_cast<const Elf64_Ehdr *>(data);
+    if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_ident[EI_CLASS] != ELFCLASS64) return nullptr;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (eh->e_ident[EI_DATA] != ELFDATA2LSB) return nullptr;
+#else
+    if (eh->e_ident[EI_DATA] != ELFDATA2MSB) return nullptr;
+#endif
+    return eh;
+}
+
+// Section headers of an image, bounds-checked; empty span when absent or malformed.
+struct Sections {
+    const uint8_t *base = nullptr;
+    size_t entsize = 0;
+    size_t count = 0;
+    const Elf64_Shdr &operator[](size_t i) const {
+        return *reinterpret_cast<const Elf64_Shdr *>(base + i * entsize);
+    }
+};
+
+Sections section_headers(const uint8_t *data, size_t size) {
+    Sections s;
+    const Elf64_Ehdr *eh = elf_header(data, size);
+    if (!eh || eh->e_shoff == 0 || eh->e_shentsize < sizeof(Elf64_Shdr) || eh->e_shoff > size) return s;
+    size_t count = eh->e_shnum;
+    if (count == 0 && size - eh->e_shoff >= sizeof(Elf64_Shdr)) // >= SHN_LORESERVE sections
+        count = reinterpret_cast<const Elf64_Shdr *>(data + eh->e_shoff)->sh_size;
+    if (count == 0 || count > (size - eh->e_shoff) / eh->e_shentsize || eh->e_shoff % 8 != 0) return s;
+    s.base = data + eh->e_shoff;
+    s.entsize = eh->e_shentsize;
+    s.count = count;
+    return s;
+}
+
+// The .gnu_debuglink file name of an image, empty when none.
+std::string debuglink_of(const uint8_t *data, size_t size) {
+    Sections sh = section_headers(data, size);
+    if (!sh.count) return {};
+    const Elf64_Ehdr *eh = elf_header(data, size);
+    size_t shstrndx = eh->e_shstrndx;
+    if (shstrndx == SHN_XINDEX) shstrndx = sh[0].sh_link;
+    if (shstrndx >= sh.count) return {};
+    const Elf64_Shdr &names = sh[shstrndx];
+    if (names.sh_offset > size || names.sh_size > size - names.sh_offset) return {};
+    const char *strs = reinterpret_cast<const char *>(data + names.sh_offset);
+    for (size_t i = 1; i < sh.count; ++i) {
+        const Elf64_Shdr &s = sh[i];
+        if (s.sh_type != SHT_PROGBITS || s.sh_name >= names.sh_size) continue;
+        const char *n = strs + s.sh_name;
+        if (!memchr(n, 0, names.sh_size - s.sh_name) || strcmp(n, ".gnu_debuglink") != 0) continue;
+        if (s.sh_offset > size || s.sh_size > size - s.sh_offset || s.sh_size == 0) return {};
+        const char *link = reinterpret_cast<const char *>(data + s.sh_offset);
+        size_t len = strnlen(link, s.sh_size);
+        if (len == 0 || len == s.sh_size) return {};
+        return std::string(link, len);
+    }
+    return {};
+}
+
+class SymbolTable {
+public:
+    // Loads the first section of type `type` (SHT_SYMTAB or SHT_DYNSYM) with at least one function.
+    bool load(const uint8_t *data, size_t size, uint32_t type) {
+        syms_.clear();
+        exec_sections_.clear();
+        Sections sh = section_headers(data, size);
+        if (!sh.count) return false;
+        for (size_t i = 0; i < sh.count; ++i) {
+            const Elf64_Shdr &s = sh[i];
+            if (s.sh_type != type || s.sh_entsize < sizeof(Elf64_Sym) || s.sh_link >= sh.count) continue;
+            if (s.sh_offset > size || s.sh_size > size - s.sh_offset || s.sh_offset % 8 != 0) continue;
+            const Elf64_Shdr &str = sh[s.sh_link];
+            if (str.sh_type != SHT_STRTAB || str.sh_offset > size || str.sh_size > size - str.sh_offset)
+                continue;
+            strtab_ = reinterpret_cast<const char *>(data + str.sh_offset);
+            strtab_size_ = str.sh_size;
+
+            exec_sections_.assign(sh.count, {0, 0});
+            for (size_t k = 0; k < sh.count; ++k)
+                if (sh[k].sh_flags & SHF_EXECINSTR)
+                    exec_sections_[k] = {sh[k].sh_addr, sh[k].sh_addr + sh[k].sh_size};
+
+            size_t n = s.sh_size / s.sh_entsize;
+            syms_.reserve(n / 2);
+            for (size_t k = 1; k < n; ++k) {
+                const auto *e = reinterpret_cast<const Elf64_Sym *>(data + s.sh_offset + k * s.sh_entsize);
+                unsigned st = ELF64_ST_TYPE(e->st_info);
+                if (st != STT_FUNC && st != STT_GNU_IFUNC) continue;
+                if (e->st_shndx == SHN_UNDEF || e->st_shndx >= SHN_LORESERVE || e->st_value == 0) continue;
+                if (e->st_name == 0 || e->st_name >= strtab_size_) continue;
+                if (e->st_shndx < exec_sections_.size() && exec_sections_[e->st_shndx].second == 0) continue;
+                syms_.push_back({e->st_value, e->st_size, static_cast<uint32_t>(e->st_name),
+                                 e->st_shndx, rank(*e)});
+            }
+            if (syms_.empty()) continue;
+            // One symbol per start address: the preferred alias (sized, global over weak over local,
+            // fewest leading underscores: "malloc" over "__libc_malloc").
+            std::sort(syms_.begin(), syms_.end(), [](const Sym &a, const Sym &b) {
+                if (a.start != b.start) return a.start < b.start;
+                if (a.rank != b.rank) return a.rank < b.rank;
+                return a.name < b.name;
+            });
+            syms_.erase(std::unique(syms_.begin(), syms_.end(),
+                                    [](const Sym &a, const Sym &b) { return a.start == b.start; }),
+                        syms_.end());
+            syms_.shrink_to_fit();
+            return true;
+        }
+        return false;
+    }
+
+    // Index of the function containing vaddr, -1 when none.
+    int find(uint64_t vaddr) const {
+        auto it = std::upper_bound(syms_.begin(), syms_.end(), vaddr,
+                                   [](uint64_t v, const Sym &s) { return v < s.start; });
+        if (it == syms_.begin()) return -1;
+        size_t last = static_cast<size_t>(it - syms_.begin()) - 1;
+        // A sized symbol containing vaddr; look back a little for one that encloses smaller ones.
+        for (size_t k = last, n = 0; n < 16; --k, ++n) {
+            const Sym &s = syms_[k];
+            if (s.size != 0 && vaddr - s.start < s.size) return static_cast<int>(k);
+            if (k == 0) break;
+        }
+        // An unsized symbol (hand-written assembly): the nearest one, within its section.
+        const Sym &s = syms_[last];
+        if (s.size == 0 && s.section < exec_sections_.size()) {
+            auto [lo, hi] = exec_sections_[s.section];
+            if (vaddr >= lo && vaddr < hi) return static_cast<int>(last);
+        }
+        return -1;
+    }
+
+    const char *name(int i) const { return strtab_ + syms_[static_cast<size_t>(i)].name; }
+    bool empty() const { return syms_.empty(); }
+
+private:
+    struct Sym {
+        uint64_t start;
+        uint64_t size;
+        uint32_t name;
+        uint16_t section;
+        uint16_t rank;
+    };
+
+    uint16_t rank(const Elf64_Sym &e) const {
+        unsigned bind = ELF64_ST_BIND(e.st_info);
+        unsigned b = bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : bind == STB_LOCAL ? 2 : 3;
+        const char *n = strtab_ + e.st_name;
+        size_t room = strtab_size_ - e.st_name;
+        unsigned underscores = 0;
+        while (underscores < room && underscores < 15 && n[underscores] == '_') ++underscores;
+        if (!memchr(n, 0, room)) b = 7; // unterminated name: last resort
+        return static_cast<uint16_t>((e.st_size == 0 ? 1u << 8 : 0u) | (b << 4) | underscores);
+    }
+
+    std::vector<Sym> syms_;
+    std::vector<std::pair<uint64_t, uint64_t>> exec_sections_; // per section index, executable only
+    const char *strtab_ = nullptr;
+    size_t strtab_size_ = 0;
+};
+
+// ---------------------------------------------------------------------------------------------
+// libdw, reached through dlsym only
+
+#if VT_HAVE_LIBDW_HEADERS
+
+struct LibdwApi {
+    void *handle = nullptr;
+    // file:line (required)
+    decltype(&::dwfl_begin) begin = nullptr;
+    decltype(&::dwfl_end) end = nullptr;
+    decltype(&::dwfl_report_begin) report_begin = nullptr;
+    decltype(&::dwfl_report_elf) report_elf = nullptr;
+    decltype(&::dwfl_report_end) report_end = nullptr;
+    decltype(&::dwfl_module_getsrc) module_getsrc = nullptr;
+    decltype(&::dwfl_lineinfo) lineinfo = nullptr;
+    // inlined functions (optional)
+    decltype(&::dwfl_module_addrdie) module_addrdie = nullptr;
+    decltype(&::dwarf_child) child = nullptr;
+    decltype(&::dwarf_siblingof) siblingof = nullptr;
+    decltype(&::dwarf_tag) tag = nullptr;
+    decltype(&::dwarf_ranges) ranges = nullptr;
+    decltype(&::dwarf_attr_integrate) attr_integrate = nullptr;
+    decltype(&::dwarf_formstring) formstring = nullptr;
+    decltype(&::dwarf_dieoffset) dieoffset = nullptr;
+
+    bool has_inline_api() const {
+        return module_addrdie && child && siblingof && tag && ranges && attr_integrate && formstring &&
+               dieoffset;
+    }
+};
+
+template <typename F> bool bind_symbol(void *handle, const char *name, F &out) {
+    out = reinterpret_cast<F>(dlsym(handle, name));
+    return out != nullptr;
+}
+
+// find_debuginfo: local files only (dwfl_standard_find_debuginfo would also ask debuginfod when
+// DEBUGINFOD_URLS is set, from inside someone else's process, at exit).
+int find_debuginfo_locally(Dwfl_Module *, void **, const char *, Dwarf_Addr, const char *file_name,
+                           const char *debuglink_file, GElf_Word, char **debuginfo_file_name) {
+    if (!file_name) return -1;
+    std::string path(file_name);
+    std::string found;
+    try {
+        found = find_debug_file(path, read_build_id_from_file(path), debuglink_file ? debuglink_file : "");
+    } catch (...) {
+        return -1;
+    }
+    if (found.empty()) return -1;
+    int fd = open(found.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    if (debuginfo_file_name) *debuginfo_file_name = strdup(found.c_str());
+    return fd;
+}
+
+const Dwfl_Callbacks kDwflCallbacks = {
+    nullptr,                 // find_elf: every module is reported with its file
+    &find_debuginfo_locally, // find_debuginfo
+    nullptr,                 // section_address: only ET_REL needs it
+    nullptr,                 // debuginfo_path
+};
+
+// Innermost function (subprogram or inlined subroutine) per address range of one compile unit,
+// built once by walking the unit's DIE tree: a partition of the unit's code into disjoint segments.
+struct CuIndex {
+    struct Segment {
+        uint64_t lo, hi; // ELF addresses (before bias)
+        uint32_t die;    // index into dies
+    };
+    std::vector<Dwarf_Die> dies;
+    std::vector<bool> inlined;
+    std::vector<Segment> segments;
+    std::unordered_map<uint32_t, std::string> names;
+
+    int find(uint64_t vaddr) const {
+        auto it = std::upper_bound(segments.begin(), segments.end(), vaddr,
+                                   [](uint64_t v, const Segment &s) { return v < s.lo; });
+        if (it == segments.begin()) return -1;
+        --it;
+        return vaddr < it->hi ? static_cast<int>(it->die) : -1;
+    }
+};
+
+struct Interval {
+    uint64_t lo, hi;
+    uint32_t depth;
+    uint32_t die;
+};
+
+bool descend_into(int tag) {
+    switch (tag) {
+    case DW_TAG_subprogram:
+    case DW_TAG_inlined_subroutine:
+    case DW_TAG_lexical_block:
+    case DW_TAG_namespace:
+    case DW_TAG_class_type:
+    case DW_TAG_structure_type:
+    case DW_TAG_union_type:
+    case DW_TAG_try_block:
+    case DW_TAG_catch_block:
+    case DW_TAG_module:
+        return true;
+    default:
+        return false;
+    }
+}
+
+void collect_functions(const LibdwApi &api, Dwarf_Die *parent, uint32_t depth, CuIndex &index,
+                       std::vector<Interval> &out) {
+    Dwarf_Die child;
+    if (api.child(parent, &child) != 0) return;
+    for (;;) {
+        int tag = api.tag(&child);
+        uint32_t d = depth;
+        if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine) {
+            uint32_t die = static_cast<uint32_t>(index.dies.size());
+            bool any = false;
+            Dwarf_Addr base = 0, lo = 0, hi = 0;
+            ptrdiff_t off = 0;
+            while ((off = api.ranges(&child, off, &base, &lo, &hi)) > 0)
+                if (hi > lo) {
+                    out.push_back({lo, hi, depth + 1, die});
+                    any = true;
+                }
+            if (any) {
+                index.dies.push_back(child);
+                index.inlined.push_back(tag == DW_TAG_inlined_subroutine);
+                d = depth + 1;
+            }
+        }
+        if (descend_into(tag) && depth < 512) collect_functions(api, &child, d, index, out);
+        Dwarf_Die next;
+        if (api.siblingof(&child, &next) != 0) break;
+        child = next;
+    }
+}
+
+void build_segments(std::vector<Interval> &iv, CuIndex &index) {
+    // Outer before inner: by start, then longer first, then shallower first.
+    std::sort(iv.begin(), iv.end(), [](const Interval &a, const Interval &b) {
+        if (a.lo != b.lo) return a.lo < b.lo;
+        if (a.hi != b.hi) return a.hi > b.hi;
+        return a.depth < b.depth;
+    });
+    std::vector<Interval> open;
+    uint64_t cursor = 0;
+    auto emit = [&](uint64_t lo, uint64_t hi, uint32_t die) {
+        if (hi > lo) index.segments.push_back({lo, hi, die});
+    };
+    auto close_until = [&](uint64_t limit) {
+        while (!open.empty() && open.back().hi <= limit) {
+            const Interval top = open.back();
+            open.pop_back();
+            if (top.hi > cursor) {
+                emit(cursor, top.hi, top.die);
+                cursor = top.hi;
+            }
+        }
+    };
+    for (const Interval &i : iv) {
+        close_until(i.lo);
+        if (!open.empty() && i.lo > cursor) emit(cursor, i.lo, open.back().die);
+        cursor = std::max(cursor, i.lo);
+        open.push_back(i);
+    }
+    close_until(UINT64_MAX);
+    index.segments.shrink_to_fit();
+}
+
+std::string die_name(const LibdwApi &api, Dwarf_Die *die) {
+    Dwarf_Attribute attr;
+    for (int at : {DW_AT_linkage_name, DW_AT_MIPS_linkage_name}) {
+        if (api.attr_integrate(die, at, &attr)) {
+            if (const char *s = api.formstring(&attr)) return demangle(s);
+        }
+    }
+    if (api.attr_integrate(die, DW_AT_name, &attr)) {
+        if (const char *s = api.formstring(&attr)) return s;
+    }
+    return {};
+}
+
+#endif // VT_HAVE_LIBDW_HEADERS
+
+// ---------------------------------------------------------------------------------------------
+// Per-module state
+
+struct ModuleState {
+    bool elf_tried = false;
+    bool file_usable = false; // the file on disk is the one loaded (build ids agree or unknown)
+    MappedFile file;
+    MappedFile debug_file;
+    SymbolTable symbols;
+    std::unordered_map<int, std::string> names; // symbol index -> demangled
+
+#if VT_HAVE_LIBDW_HEADERS
+    bool dwfl_tried = false;
+    Dwfl *dwfl = nullptr;
+    Dwfl_Module *dwfl_module = nullptr;
+    std::unordered_map<uint64_t, std::unique_ptr<CuIndex>> units; // by compile unit DIE offset
+    const LibdwApi *api = nullptr;
+#endif
+
+    ModuleState() = default;
+    ModuleState(const ModuleState &) = delete;
+    ModuleState &operator=(const ModuleState &) = delete;
+    ~ModuleState() {
+#if VT_HAVE_LIBDW_HEADERS
+        units.clear();
+        if (dwfl && api) api->end(dwfl);
+#endif
+    }
+};
+
+struct CacheEntry {
+    int module = -1;
+    std::string function;
+    std::string file;
+    uint32_t line = 0;
+};
+
+// dl_iterate_phdr's add/sub counters: they change whenever an object is loaded or unloaded.
+std::pair<unsigned long long, unsigned long long> load_counters() {
+    std::pair<unsigned long long, unsigned long long> c{0, 0};
+    dl_iterate_phdr(
+        [](struct dl_phdr_info *info, size_t size, void *data) -> int {
+            auto *out = static_cast<std::pair<unsigned long long, unsigned long long> *>(data);
+            if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs)
+                *out = {info->dlpi_adds, info->dlpi_subs};
+            return 1;
+        },
+        &c);
+    return c;
+}
+
+} // namespace
+
+std::string own_object_path() {
+    Dl_info info{};
+    if (dladdr(reinterpret_cast<void *>(&own_object_path), &info) && info.dli_fname &&
+        info.dli_fname[0] == '/')
+        return info.dli_fname;
+    // The main executable: glibc reports argv[0] (possibly relative) or nothing.
+    auto here = reinterpret_cast<uint64_t>(&own_object_path);
+    for (const LoadedModule &m : read_loaded_modules())
+        if (m.contains(here)) return m.vdso ? std::string() : m.path;
+    return {};
+}
+
+// ---------------------------------------------------------------------------------------------
+// Symbolizer
+
+struct Symbolizer::Impl {
+    SymbolizerOptions options;
+    bool live = true;
+
+    LibdwState libdw_state = LibdwState::NotTried;
+    std::string libdw_message;
+    bool notice_sent = false;
+#if VT_HAVE_LIBDW_HEADERS
+    LibdwApi api; // declared before `states`, whose destructors still call dwfl_end through it
+    bool inline_ok = false;
+#endif
+
+    std::vector<LoadedModule> modules;
+    std::vector<std::unique_ptr<ModuleState>> states; // parallel to modules
+    ModuleIndex index;
+    std::pair<unsigned long long, unsigned long long> counters{0, 0};
+    std::unordered_map<uint64_t, CacheEntry> cache; // by looked-up address (pc)
+    uint64_t generation = 0;                        // bumped whenever `modules` is renumbered
+
+    void set_modules(std::vector<LoadedModule> fresh) {
+        std::vector<std::unique_ptr<ModuleState>> kept(fresh.size());
+        for (size_t i = 0; i < fresh.size(); ++i)
+            for (size_t j = 0; j < modules.size(); ++j)
+                if (states[j] && modules[j].path == fresh[i].path && modules[j].base == fresh[i].base &&
+                    modules[j].build_id == fresh[i].build_id) {
+                    kept[i] = std::move(states[j]);
+                    break;
+                }
+        for (auto &s : kept)
+            if (!s) s = std::make_unique<ModuleState>();
+        modules = std::move(fresh);
+        states = std::move(kept);
+        index = ModuleIndex(modules);
+        cache.clear();
+        ++generation;
+    }
+
+    void refresh() {
+        counters = load_counters();
+        set_modules(read_loaded_modules());
+    }
+
+    void notice(const std::string &message) {
+        if (notice_sent || !options.notice) return;
+        notice_sent = true;
+        options.notice(options.notice_context, message.c_str());
+    }
+
+    void load_libdw() {
+        if (libdw_state != LibdwState::NotTried) return;
+        if (!options.use_libdw) {
+            libdw_state = LibdwState::Disabled;
+            libdw_message = "libdw disabled by option";
+            return;
+        }
+#if !VT_HAVE_LIBDW_HEADERS
+        libdw_state = LibdwState::NotCompiled;
+        libdw_message = "built without libdw support; frames get function names from ELF symbol "
+                        "tables but no file:line";
+        notice(libdw_message);
+        return;
+#else
+        std::vector<std::string> candidates;
+        const char *env = secure_getenv("VRAMTRACE_LIBDW");
+        if (!options.libdw_path.empty()) {
+            candidates.push_back(options.libdw_path);
+        } else if (env && *env) {
+            candidates.push_back(env);
+        } else {
+            std::string own = own_object_path();
+            if (!own.empty()) candidates.push_back(directory_of(own) + "/libdw.so.1");
+            candidates.push_back("libdw.so.1");
+        }
+        std::string errors;
+        for (const std::string &c : candidates) {
+            api.handle = dlopen(c.c_str(), RTLD_LOCAL | RTLD_LAZY);
+            if (api.handle) {
+                libdw_message = c;
+                break;
+            }
+            const char *e = dlerror();
+            if (!errors.empty()) errors += "; ";
+            errors += e ? e : c + ": cannot be loaded";
+        }
+        if (!api.handle) {
+            libdw_state = LibdwState::NotFound;
+            libdw_message = "libdw not loaded (" + errors +
+                            "); frames get function names from ELF symbol tables but no file:line";
+            notice(libdw_message);
+            return;
+        }
+        const char *missing = nullptr;
+        auto need = [&](const char *name, auto &slot) {
+            if (!bind_symbol(api.handle, name, slot) && !missing) missing = name;
+        };
+        need("dwfl_begin", api.begin);
+        need("dwfl_end", api.end);
+        need("dwfl_report_begin", api.report_begin);
+        need("dwfl_report_elf", api.report_elf);
+        need("dwfl_report_end", api.report_end);
+        need("dwfl_module_getsrc", api.module_getsrc);
+        need("dwfl_lineinfo", api.lineinfo);
+        if (missing) {
+            // The handle stays open: unloading a library at dump time (maybe at exit) gains nothing.
+            api = LibdwApi{};
+            libdw_state = LibdwState::Unusable;
+            libdw_message = "libdw at " + libdw_message + " lacks " + missing +
+                            "; frames get function names from ELF symbol tables but no file:line";
+            notice(libdw_message);
+            return;
+        }
+        bind_symbol(api.handle, "dwfl_module_addrdie", api.module_addrdie);
+        bind_symbol(api.handle, "dwarf_child", api.child);
+        bind_symbol(api.handle, "dwarf_siblingof", api.siblingof);
+        bind_symbol(api.handle, "dwarf_tag", api.tag);
+        bind_symbol(api.handle, "dwarf_ranges", api.ranges);
+        bind_symbol(api.handle, "dwarf_attr_integrate", api.attr_integrate);
+        bind_symbol(api.handle, "dwarf_formstring", api.formstring);
+        bind_symbol(api.handle, "dwarf_dieoffset", api.dieoffset);
+        inline_ok = options.inline_frames && api.has_inline_api();
+        libdw_state = LibdwState::Loaded;
+#endif
+    }
+
+    // The path to open for module i (the running executable through /proc/self/exe, which works
+    // even when the file was deleted or replaced since).
+    std::string open_path(const LoadedModule &m) const {
+        if (live && m.main_executable) return "/proc/self/exe";
+        return m.path;
+    }
+
+    void ensure_elf(const LoadedModule &m, ModuleState &s) {
+        if (s.elf_tried) return;
+        s.elf_tried = true;
+        const uint8_t *data = nullptr;
+        size_t size = 0;
+        if (m.vdso) {
+            auto ehdr = static_cast<uint64_t>(live ? getauxval(AT_SYSINFO_EHDR) : 0);
+            uint64_t end = 0;
+            for (const auto &seg : m.segments) end = std::max(end, seg.end);
+            if (!ehdr || end <= ehdr) return;
+            data = reinterpret_cast<const uint8_t *>(ehdr);
+            size = end - ehdr;
+        } else {
+            if (!s.file.open(open_path(m).c_str())) return;
+            data = s.file.data();
+            size = s.file.size();
+        }
+        if (!elf_header(data, size)) return;
+        if (!m.build_id.empty() && !m.vdso) {
+            std::string id = build_id_from_elf_image(data, size);
+            if (!id.empty() && id != m.build_id) {
+                s.file.reset(); // the file was replaced after it was loaded
+                return;
+            }
+        }
+        s.file_usable = true;
+        if (s.symbols.load(data, size, SHT_SYMTAB)) return;
+        if (!m.vdso) {
+            std::string debug = find_debug_file(m.path, m.build_id, debuglink_of(data, size));
+            if (!debug.empty() && s.debug_file.open(debug.c_str()) &&
+                s.symbols.load(s.debug_file.data(), s.debug_file.size(), SHT_SYMTAB))
+                return;
+            s.debug_file.reset();
+        }
+        s.symbols.load(data, size, SHT_DYNSYM);
+    }
+
+#if VT_HAVE_LIBDW_HEADERS
+    void ensure_dwfl(const LoadedModule &m, ModuleState &s) {
+        if (s.dwfl_tried) return;
+        s.dwfl_tried = true;
+        if (libdw_state != LibdwState::Loaded || m.vdso || !s.file_usable) return;
+        s.api = &api;
+        s.dwfl = api.begin(&kDwflCallbacks);
+        if (!s.dwfl) return;
+        std::string path = m.path;
+        // The running executable's path may be gone or hold another build by now.
+        if (live && m.main_executable && (!readable(path) || (!m.build_id.empty() &&
+                                                               read_build_id_from_file(path) != m.build_id)))
+            path = "/proc/self/exe";
+        std::string name = path.substr(path.rfind('/') + 1);
+        api.report_begin(s.dwfl);
+        s.dwfl_module = api.report_elf(s.dwfl, name.c_str(), path.c_str(), -1, m.base, true);
+        api.report_end(s.dwfl, nullptr, nullptr);
+        if (!s.dwfl_module) {
+            api.end(s.dwfl);
+            s.dwfl = nullptr;
+        }
+    }
+
+    // The innermost function DIE at pc (inlined subroutine or subprogram) and its name; empty when
+    // the unit has none there.
+    std::string dwarf_function(ModuleState &s, uint64_t pc, bool &inlined) {
+        inlined = false;
+        Dwarf_Addr bias = 0;
+        Dwarf_Die *cu = api.module_addrdie(s.dwfl_module, pc, &bias);
+        if (!cu) return {};
+        uint64_t key = api.dieoffset(cu);
+        auto &slot = s.units[key];
+        if (!slot) {
+            slot = std::make_unique<CuIndex>();
+            std::vector<Interval> intervals;
+            collect_functions(api, cu, 0, *slot, intervals);
+            build_segments(intervals, *slot);
+        }
+        CuIndex &unit = *slot;
+        int die = unit.find(pc - bias);
+        if (die < 0) return {};
+        inlined = unit.inlined[static_cast<size_t>(die)];
+        auto it = unit.names.find(static_cast<uint32_t>(die));
+        if (it == unit.names.end())
+            it = unit.names.emplace(static_cast<uint32_t>(die),
+                                    die_name(api, &unit.dies[static_cast<size_t>(die)])).first;
+        return it->second;
+    }
+#endif
+
+    const CacheEntry &resolve(uint64_t pc) {
+        auto found = cache.find(pc);
+        if (found != cache.end()) return found->second;
+
+        int mi = index.find(pc);
+        if (mi < 0 && live) {
+            // Something was loaded since the map was read: read it again (cheap check first).
+            if (load_counters() != counters) {
+                refresh();
+                mi = index.find(pc);
+            }
+        }
+        CacheEntry e;
+        e.module = mi;
+        if (mi >= 0) {
+            const LoadedModule &m = modules[static_cast<size_t>(mi)];
+            ModuleState &s = *states[static_cast<size_t>(mi)];
+            ensure_elf(m, s);
+            uint64_t vaddr = pc - m.base;
+            if (s.file_usable) {
+                int sym = s.symbols.find(vaddr);
+                if (sym >= 0) {
+                    auto it = s.names.find(sym);
+                    if (it == s.names.end()) it = s.names.emplace(sym, demangle(s.symbols.name(sym))).first;
+                    e.function = it->second;
+                }
+            }
+            if (options.use_libdw) load_libdw();
+#if VT_HAVE_LIBDW_HEADERS
+            if (libdw_state == LibdwState::Loaded) {
+                ensure_dwfl(m, s);
+                if (s.dwfl_module) {
+                    if (Dwfl_Line *line = api.module_getsrc(s.dwfl_module, pc)) {
+                        int lineno = 0, column = 0;
+                        Dwarf_Addr at = 0;
+                        const char *file = api.lineinfo(line, &at, &lineno, &column, nullptr, nullptr);
+                        if (file && lineno > 0) {
+                            e.file = file;
+                            e.line = static_cast<uint32_t>(lineno);
+                        }
+                    }
+                    // The innermost inlined function names the frame; a DWARF subprogram name is used
+                    // only where the symbol tables had none (symbol names keep clone suffixes).
+                    if (inline_ok) {
+                        bool inlined = false;
+                        std::string name = dwarf_function(s, pc, inlined);
+                        if (!name.empty() && (inlined || e.function.empty())) e.function = std::move(name);
+                    }
+                }
+            }
+#endif
+        }
+        if (e.function.empty() && live) {
+            Dl_info info{};
+            if (dladdr(reinterpret_cast<void *>(pc), &info) && info.dli_sname && info.dli_saddr)
+                e.function = demangle(info.dli_sname);
+        }
+        return cache.emplace(pc, std::move(e)).first->second;
+    }
+
+    SymbolizedAddress lookup(uint64_t address, AddressKind kind) {
+        uint64_t pc = (kind == AddressKind::Return && address > 0) ? address - 1 : address;
+        const CacheEntry &e = resolve(pc);
+        SymbolizedAddress r;
+        r.module = e.module;
+        if (e.module >= 0) r.module_offset = address - modules[static_cast<size_t>(e.module)].base;
+        r.function = e.function;
+        r.file = e.file;
+        r.line = e.line;
+        return r;
+    }
+};
+
+Symbolizer::Symbolizer(SymbolizerOptions options) : impl_(std::make_unique<Impl>()) {
+    impl_->options = std::move(options);
+    impl_->live = true;
+    impl_->refresh();
+}
+
+Symbolizer::Symbolizer(std::vector<LoadedModule> modules, SymbolizerOptions options)
+    : impl_(std::make_unique<Impl>()) {
+    impl_->options = std::move(options);
+    impl_->live = false;
+    for (LoadedModule &m : modules)
+        if (m.segments.empty() && !m.vdso) segments_from_file(m.path, m.base, m.segments);
+    impl_->set_modules(std::move(modules));
+}
+
+Symbolizer::~Symbolizer() = default;
+
+SymbolizedAddress Symbolizer::lookup(uint64_t address, AddressKind kind) {
+    try {
+        return impl_->lookup(address, kind);
+    } catch (...) {
+        return {};
+    }
+}
+
+void Symbolizer::symbolize(std::vector<report::Frame> &frames, std::vector<report::Module> &modules,
+                           AddressKind kind) {
+    try {
+        // Objects loaded or unloaded since the map was read (another dump, later): read it again.
+        if (impl_->live && load_counters() != impl_->counters) impl_->refresh();
+        std::unordered_map<int, int> out_index; // our module index -> index into `modules`
+        auto module_out = [&](int mi) -> int {
+            auto it = out_index.find(mi);
+            if (it != out_index.end()) return it->second;
+            const LoadedModule &m = impl_->modules[static_cast<size_t>(mi)];
+            int found = -1;
+            for (size_t k = 0; k < modules.size(); ++k)
+                if (modules[k].path == m.path && modules[k].base == m.base) {
+                    found = static_cast<int>(k);
+                    break;
+                }
+            if (found < 0) {
+                modules.push_back(report::Module{m.path, m.base, m.build_id});
+                found = static_cast<int>(modules.size() - 1);
+            }
+            out_index.emplace(mi, found);
+            return found;
+        };
+        uint64_t generation = impl_->generation;
+        for (report::Frame &f : frames) {
+            SymbolizedAddress r = impl_->lookup(f.address, kind);
+            // A refresh inside lookup() renumbers our modules; the mapping is rebuilt then.
+            if (impl_->generation != generation) {
+                out_index.clear();
+                generation = impl_->generation;
+            }
+            if (r.module >= 0 && static_cast<size_t>(r.module) < impl_->modules.size()) {
+                f.module = module_out(r.module);
+            } else {
+                f.module = -1;
+            }
+            f.module_offset = r.module_offset;
+            f.function = std::move(r.function);
+            f.file = std::move(r.file);
+            f.line = r.line;
+        }
+    } catch (...) {
+        // Out of memory at dump time: leave what is filled; the frames keep their addresses.
+    }
+}
+
+void Symbolizer::symbolize(report::Snapshot &snapshot) { symbolize(snapshot.frames, snapshot.modules); }
+
+void Symbolizer::refresh_modules() {
+    if (!impl_->live) return;
+    try {
+        impl_->refresh();
+    } catch (...) {
+    }
+}
+
+const std::vector<LoadedModule> &Symbolizer::modules() const { return impl_->modules; }
+
+LibdwState Symbolizer::libdw_state() {
+    try {
+        impl_->load_libdw();
+    } catch (...) {
+    }
+    return impl_->libdw_state;
+}
+
+const std::string &Symbolizer::libdw_message() const { return impl_->libdw_message; }
+
+} // namespace vramtrace::symbolize
+
+namespace vramtrace {
+
+void symbolize_snapshot_frames(report::Snapshot &snapshot, const symbolize::SymbolizerOptions &options) {
+    static std::mutex mutex;
+    static symbolize::Symbolizer *shared = nullptr; // never destroyed: dumps may run during exit
+    std::lock_guard<std::mutex> lock(mutex);
+    try {
+        if (!shared) shared = new symbolize::Symbolizer(options);
+        shared->symbolize(snapshot);
+    } catch (...) {
+        // Out of memory: the frames keep their addresses.
+    }
+}
+
+} // namespace vramtrace
