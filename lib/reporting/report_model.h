@@ -4,8 +4,11 @@
 // Schema and units: docs/snapshot-format.md.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 namespace vramtrace::report {
@@ -25,6 +28,8 @@ struct ProcessInfo {
     std::string reason;            // "exit", "api", ... (why the snapshot was written)
     std::string vramtrace_version;
     uint32_t stack_depth = 0;      // VRAMTRACE_STACK_DEPTH in force
+
+    bool operator==(const ProcessInfo &) const = default;
 };
 
 // Per-device counters; device -1 is host-pinned memory.
@@ -36,12 +41,16 @@ struct DeviceTotals {
     uint64_t free_count = 0;
     uint64_t total_allocated_bytes = 0;
     uint64_t total_freed_bytes = 0;
+
+    bool operator==(const DeviceTotals &) const = default;
 };
 
 struct Module {
     std::string path;
     uint64_t base = 0;      // load address (the ELF's l_addr, so address = base + offset)
     std::string build_id;   // hex of NT_GNU_BUILD_ID, empty when absent
+
+    bool operator==(const Module &) const = default;
 };
 
 struct Frame {
@@ -51,6 +60,8 @@ struct Frame {
     std::string function;       // demangled, empty when unknown
     std::string file;           // source file, empty when no debug info
     uint32_t line = 0;          // 0 when no debug info
+
+    bool operator==(const Frame &) const = default;
 };
 
 struct Stack {
@@ -58,6 +69,8 @@ struct Stack {
     std::vector<uint32_t> frames; // indices into Snapshot::frames, leaf first
     int call_site = -1;           // index into this->frames: first frame outside vramtrace, the CUDA
                                   // runtime and the driver; -1 when every frame is inside them
+
+    bool operator==(const Stack &) const = default;
 };
 
 struct Allocation {
@@ -70,6 +83,8 @@ struct Allocation {
     uint32_t thread_id = 0;
     uint64_t time_ns = 0;    // CLOCK_MONOTONIC ns
     uint32_t stack = 0;      // Stack::id, 0 = none
+
+    bool operator==(const Allocation &) const = default;
 };
 
 struct Snapshot {
@@ -83,7 +98,60 @@ struct Snapshot {
     std::vector<Stack> stacks;         // those referenced by allocations
     std::vector<Allocation> allocations;
 
+    // The stack with this id, or nullptr (id 0, or not in `stacks`). O(log n) when `stacks` is in
+    // ascending id order (as the library writes it), O(n) otherwise.
     const Stack *find_stack(uint32_t id) const;
+    // The call-site frame of a stack (frames[stack.frames[stack.call_site]]), or nullptr when the
+    // stack has no call site or an index is out of range.
+    const Frame *call_site_frame(const Stack &stack) const;
+    // The module a frame points into, or nullptr when unknown (-1 or out of range).
+    const Module *find_module(const Frame &frame) const;
+
+    bool operator==(const Snapshot &) const = default;
 };
+
+// ---- Helpers shared by the summary formatter (library and CLI) and the CLI commands. ----
+// None of them throws anything but std::bad_alloc.
+
+// Human-readable size in binary units, two decimals, rounded half up: "512 B", "1.50 KiB",
+// "3.00 MiB", "1.00 GiB", ... up to EiB.
+std::string format_bytes(uint64_t bytes);
+// The same followed by the exact count where it is not already exact: "3.00 MiB (3145728 B)";
+// below 1 KiB just "512 B".
+std::string format_bytes_exact(uint64_t bytes);
+// A duration: "850 ms", "5.25 s", "12 min 05 s", "3 h 07 min".
+std::string format_duration(uint64_t ns);
+// The device column: "cuda:N" for an ordinal, "host" for -1 (host-pinned), "unknown" for -2.
+std::string device_label(int device);
+// Lowercase hexadecimal with a 0x prefix and no padding: "0x7f3a00000000", "0x0".
+std::string hex_u64(uint64_t value);
+// The last component of a path ("/usr/lib/libcudart.so.13" -> "libcudart.so.13").
+std::string_view path_basename(std::string_view path);
+// A frame as one line of text:
+//   "make_buffer(unsigned long) at /src/train.cpp:42 (train)"  with file:line,
+//   "worker() (train+0x3000)"                                  without file:line,
+//   "?? (0x7fffe0001000)"                                      without function and module.
+std::string describe_frame(const Snapshot &snapshot, const Frame &frame);
+
+// Live allocations grouped by the call-site frame of their stack. Frames with file:line group by
+// (module path, file, line, function), so two return addresses on one source line are one call
+// site; frames without file:line group by (module path, module offset), or by address when the
+// module is unknown. Allocations whose stack is 0 or missing, and those whose stack has no call
+// site (every frame inside vramtrace, the CUDA runtime or the driver), form one group each.
+struct CallSiteGroup {
+    enum class Kind { Frame, NoStack, NoCallSite };
+    Kind kind = Kind::Frame;
+    int frame = -1;               // index into Snapshot::frames of a representative frame (Frame)
+    std::string key;              // unique per group and stable across runs: the tie-break
+    std::string location;         // display text (describe_frame, or a parenthesised note)
+    uint64_t live_bytes = 0;
+    uint64_t live_count = 0;
+    std::vector<std::string> apis;                     // ascending, unique
+    std::vector<int> devices;                          // ascending, unique
+    std::vector<std::pair<uint64_t, uint64_t>> sizes;  // (size, allocations): the most bytes
+                                                       // (size x allocations) first, then larger size
+};
+// Sorted by live bytes descending, then live count descending, then key ascending.
+std::vector<CallSiteGroup> group_live_by_call_site(const Snapshot &snapshot);
 
 } // namespace vramtrace::report

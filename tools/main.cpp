@@ -1,0 +1,61 @@
+// vramtrace: the command-line tool. Dispatches to one file per subcommand.
+#include <cstring>
+#include <string>
+#include <string_view>
+
+#include "cli.h"
+
+#ifndef VRAMTRACE_VERSION
+#define VRAMTRACE_VERSION "unknown"
+#endif
+
+namespace {
+
+constexpr const char *kUsage =
+    "usage: vramtrace <command> [options] [arguments]\n"
+    "\n"
+    "Traces CUDA memory allocations of a program through an LD_PRELOAD library and reads the\n"
+    "snapshots it writes.\n"
+    "\n"
+    "commands:\n"
+    "  run [--output PATH] [--no-summary] -- PROGRAM [ARGS...]\n"
+    "                          run PROGRAM with libvramtrace.so preloaded\n"
+    "  summary [--top N] SNAPSHOT\n"
+    "                          print the summary of a snapshot file\n"
+    "  help [COMMAND]          show this help, or a command's\n"
+    "\n"
+    "options:\n"
+    "  -h, --help              show this help\n"
+    "  -V, --version           show the version\n"
+    "\n"
+    "Exit status: 0 success, 1 bad input or output error, 2 usage error; `run` returns the\n"
+    "program's status (see 'vramtrace run --help').\n";
+
+int help(std::string_view command) {
+    using namespace vramtrace::cli;
+    if (command.empty()) return write_stdout(kUsage) ? kExitOk : kExitFailure;
+    if (command == "run") return write_stdout(kRunHelp) ? kExitOk : kExitFailure;
+    if (command == "summary") return write_stdout(kSummaryHelp) ? kExitOk : kExitFailure;
+    return usage_error("unknown command '" + std::string(command) + "'");
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+    using namespace vramtrace::cli;
+    setup_logging();
+    if (argc < 2) return usage_error("no command given");
+    std::string_view command = argv[1];
+    if (command == "-h" || command == "--help") return help({});
+    if (command == "help") {
+        if (argc > 3) return usage_error("help takes at most one command");
+        return help(argc == 3 ? std::string_view(argv[2]) : std::string_view());
+    }
+    if (command == "-V" || command == "--version") {
+        return write_stdout("vramtrace " VRAMTRACE_VERSION "\n") ? kExitOk : kExitFailure;
+    }
+    if (command == "run") return run_command(argc - 1, argv + 1);
+    if (command == "summary") return summary_command(argc - 1, argv + 1);
+    if (!command.empty() && command[0] == '-') return usage_error("unknown option '" + std::string(command) + "'");
+    return usage_error("unknown command '" + std::string(command) + "'");
+}
