@@ -105,6 +105,8 @@ report::Snapshot build_snapshot(const Tracker &t, const char *reason) {
         stack_index.emplace(r.stack_id, s.stacks.size());
         s.stacks.push_back(std::move(stack));
     }
+    std::sort(s.stacks.begin(), s.stacks.end(),
+              [](const report::Stack &a, const report::Stack &b) { return a.id < b.id; });
     symbolize::SymbolizerOptions options;
     options.notice = [](void *, const char *message) { log_warning("%s", message); };
     symbolize_snapshot_frames(s, options);
