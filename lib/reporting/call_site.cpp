@@ -30,7 +30,10 @@ FrameOwner classify_frame(const report::Snapshot &snapshot, const report::Frame 
         if (starts_with(name, "libcuda.")) return FrameOwner::CudaDriver;
     }
     std::string_view fn = frame.function;
-    if (starts_with(fn, "cudart::") || starts_with(fn, "__cudart") || prefix_then_upper(fn, "cuda"))
+    // NVIDIA's libcudart_static.a names its internal functions libcudart_static_<hash> (seen with
+    // CUDA 13.0 on the GPU machine).
+    if (starts_with(fn, "cudart::") || starts_with(fn, "__cudart") || starts_with(fn, "libcudart_static_") ||
+        prefix_then_upper(fn, "cuda"))
         return FrameOwner::CudaRuntime;
     if (prefix_then_upper(fn, "cu")) return FrameOwner::CudaDriver;
     return FrameOwner::User;

@@ -5,8 +5,9 @@
 // site):
 //   - vramtrace itself:  the frame's module basename starts with "libvramtrace";
 //   - the CUDA runtime:  module basename starts with "libcudart", or, for a cudart linked
-//                        statically into the program, the function name starts with "cudart::" or
-//                        "__cudart", or is "cuda" followed by an upper-case letter (cudaMalloc,
+//                        statically into the program, the function name starts with "cudart::",
+//                        "__cudart" or "libcudart_static_" (NVIDIA's static archive names its
+//                        internals so), or is "cuda" followed by an upper-case letter (cudaMalloc,
 //                        cudaMallocAsync, ...);
 //   - the CUDA driver:   module basename starts with "libcuda." (libcuda.so.1), or the function name
 //                        is "cu" followed by an upper-case letter (cuMemAlloc_v2, cuMemCreate, ...).

@@ -78,6 +78,11 @@ TEST_CASE("call site: a statically linked cudart inside the executable, by funct
     CHECK(classify_frame(b.s, b.s.frames[inner2]) == FrameOwner::CudaRuntime);
     CHECK(classify_frame(b.s, b.s.frames[api]) == FrameOwner::CudaRuntime);
 
+    // NVIDIA's libcudart_static.a (CUDA 13.0) names its internals by hash; frames seen on an H200.
+    uint32_t hashed = b.frame(Builder::kExe, "libcudart_static_5382377d5c772c9d197c0cda9fd9742ee6ad893c");
+    CHECK(classify_frame(b.s, b.s.frames[hashed]) == FrameOwner::CudaRuntime);
+    CHECK(find_call_site(b.s, b.stack({hook, hashed, api2, user})) == 3);
+
     // Names that only look alike are the user's: "cuda" / "cu" must be followed by an upper-case letter.
     uint32_t lower = b.frame(Builder::kExe, "cudamalloc_wrapper");
     uint32_t bare = b.frame(Builder::kExe, "cuda");
