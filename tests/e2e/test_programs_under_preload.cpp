@@ -105,3 +105,25 @@ TEST_CASE("VRAMTRACE_SUMMARY=0 keeps stderr quiet but still writes the snapshot"
     CHECK(t.traced.err.empty());
     CHECK_FALSE(t.snapshot.is_null());
 }
+
+TEST_CASE("failed frees reach the driver, return its result, and keep the allocation tracked") {
+    Traced t = run_both("standin_prog_bad_frees");
+    // The driver's own answers, the same traced and untraced (compared by check_exact_leaks).
+    CHECK(t.plain.out.find("free unknown: 1\n") != std::string::npos);
+    CHECK(t.plain.out.find("freehost of a device pointer: 1\n") != std::string::npos);
+    CHECK(t.plain.out.find("first free: 0\nsecond free: 1\nfree null: 0\n") != std::string::npos);
+    check_exact_leaks(t, false);
+    const auto &dev0 = t.snapshot.at("devices").at(0);
+    CHECK(dev0.at("allocation_count").get<uint64_t>() == 2);
+    CHECK(dev0.at("free_count").get<uint64_t>() == 1);
+    CHECK(dev0.at("current_bytes").get<uint64_t>() == (6u << 20));
+}
+
+TEST_CASE("garbage in VRAMTRACE_* variables: one warning each, defaults used, program unchanged") {
+    Traced t = run_both("leaky_pipeline", {}, {{"VRAMTRACE_STACK_DEPTH", "lots"}, {"VRAMTRACE_SUMMARY", "maybe"}});
+    check_exact_leaks(t, false);
+    CHECK(t.traced.err.find("vramtrace: warning: VRAMTRACE_STACK_DEPTH=\"lots\" is not a whole number") !=
+          std::string::npos);
+    CHECK(t.traced.err.find("vramtrace: warning: VRAMTRACE_SUMMARY=\"maybe\" is not a boolean") != std::string::npos);
+    CHECK(t.snapshot.at("process").at("stack_depth") == 32);
+}
