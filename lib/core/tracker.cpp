@@ -1,13 +1,18 @@
 #include "core/tracker.h"
 
 #include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <dlfcn.h>
 #include <new>
 #include <pthread.h>
+#include <sys/stat.h>
 
 #include "core/clock.h"
 #include "core/config.h"
 #include "core/log.h"
 #include "core/thread_state.h"
+#include "reporting/dumper.h"
 #include "tracking/stack_capture.h"
 
 namespace vramtrace {
@@ -16,10 +21,90 @@ thread_local ThreadState t_thread __attribute__((tls_model("initial-exec"))) = {
 
 namespace {
 
+constexpr size_t PATH_MAX_LEN = 4096;
+
 enum State : int { kNotStarted, kStarting, kReady, kDisabled };
 std::atomic<int> g_state{kNotStarted};
 std::atomic<bool> g_cuda_seen{false};
 alignas(Tracker) unsigned char g_storage[sizeof(Tracker)];
+
+// VRAMTRACE_FOLLOW=0: take this library out of LD_PRELOAD so that programs this process execs are
+// not traced (it is already loaded here; the loader read LD_PRELOAD before we ran). The other
+// entries are kept in their order. An entry is ours when it names the same file (device and inode)
+// as the library we were loaded from, or, for a bare name the loader searched for, the same base
+// name.
+void remove_self_from_ld_preload() {
+    const char *list = getenv("LD_PRELOAD");
+    if (list == nullptr) return;
+    Dl_info info{};
+    if (dladdr(reinterpret_cast<void *>(&remove_self_from_ld_preload), &info) == 0 || info.dli_fname == nullptr)
+        return;
+    const char *self = info.dli_fname;
+    const char *self_base = strrchr(self, '/') ? strrchr(self, '/') + 1 : self;
+    struct stat self_st {};
+    bool have_self_st = stat(self, &self_st) == 0;
+    static char kept[4096];
+    size_t used = 0;
+    bool removed = false;
+    char entry[PATH_MAX_LEN];
+    for (const char *p = list; *p;) {
+        size_t n = strcspn(p, ": ");
+        if (n > 0 && n < sizeof entry) {
+            memcpy(entry, p, n);
+            entry[n] = 0;
+            bool ours;
+            if (strchr(entry, '/') != nullptr) {
+                struct stat st {};
+                ours = have_self_st && stat(entry, &st) == 0 && st.st_dev == self_st.st_dev &&
+                       st.st_ino == self_st.st_ino;
+            } else {
+                ours = strcmp(entry, self_base) == 0;
+            }
+            if (ours) {
+                removed = true;
+            } else if (used + n + 2 < sizeof kept) {
+                if (used > 0) kept[used++] = ':';
+                memcpy(kept + used, entry, n);
+                used += n;
+            }
+        }
+        p += n;
+        if (*p) ++p;
+    }
+    if (!removed) return;
+    kept[used] = 0;
+    if (used == 0) unsetenv("LD_PRELOAD");
+    else setenv("LD_PRELOAD", kept, 1);
+    log_debug("VRAMTRACE_FOLLOW=0: removed %s from LD_PRELOAD; child programs are not traced", self);
+}
+
+// In the child of fork(): the child gets a fresh, empty tracker (see docs/reliability.md). The
+// parent's live allocations are not the child's: device memory is not usefully inherited across
+// fork (CUDA does not support using the parent's context in the child), and reporting them again
+// would show every parent allocation twice, once as the child's leak. The parent's table, depot
+// and counters stay mapped in the child (copy-on-write, never written again) and are simply
+// abandoned, so nothing another parent thread was doing at the moment of fork (a half-finished
+// insert, a depot push) can be seen by the child. Only the forking thread exists in the child; it
+// runs this before fork() returns, so no hook can run concurrently.
+void after_fork_in_child() {
+    t_thread.tid = 0; // the forking thread keeps its TLS but gets a new kernel thread id
+    g_cuda_seen.store(false, std::memory_order_relaxed);
+    dumper_after_fork_in_child();
+    int s = g_state.load(std::memory_order_relaxed);
+    if (s == kStarting) {
+        // Another parent thread was initializing: that thread does not exist here. Start over.
+        g_state.store(kNotStarted, std::memory_order_relaxed);
+        return;
+    }
+    if (s != kReady) return;
+    if (!config().follow) {
+        // Only the process started under vramtrace is traced, not the processes it forks.
+        g_state.store(kDisabled, std::memory_order_relaxed);
+        return;
+    }
+    Tracker *t = new (g_storage) Tracker();
+    t->start_wall_ns = wall_ns();
+}
 
 } // namespace
 
@@ -37,14 +122,18 @@ void initialize() {
     int expected = kNotStarted;
     if (!g_state.compare_exchange_strong(expected, kStarting, std::memory_order_acq_rel)) return;
     load_config();
+    if (!config().follow) remove_self_from_ld_preload();
+    static bool atfork_registered;
+    if (!atfork_registered) {
+        atfork_registered = true;
+        pthread_atfork(&dumper_before_fork, &dumper_after_fork_in_parent, &after_fork_in_child);
+    }
     if (config().disabled) {
         g_state.store(kDisabled, std::memory_order_release);
         return;
     }
     Tracker *t = new (g_storage) Tracker();
     t->start_wall_ns = wall_ns();
-    // The forking thread keeps its TLS in the child but gets a new kernel thread id.
-    pthread_atfork(nullptr, nullptr, [] { t_thread.tid = 0; });
     g_state.store(kReady, std::memory_order_release);
 }
 
@@ -65,7 +154,8 @@ uint32_t capture_and_intern_stack(Tracker &t) {
 }
 
 void record_allocation(Tracker &t, const AllocationRecord &record) {
-    if (t.table.insert(record)) t.counters.on_alloc(record.device, record.size);
+    if (t.table.insert(record) && counts_toward_device(record.kind))
+        t.counters.on_alloc(record.device, record.size);
 }
 
 bool take_allocation(Tracker &t, uint64_t address, AllocationRecord *out) {
@@ -75,7 +165,7 @@ bool take_allocation(Tracker &t, uint64_t address, AllocationRecord *out) {
 void restore_allocation(Tracker &t, const AllocationRecord &record) { t.table.insert(record); }
 
 void account_free(Tracker &t, const AllocationRecord &record) {
-    t.counters.on_free(record.device, record.size);
+    if (counts_toward_device(record.kind)) t.counters.on_free(record.device, record.size);
 }
 
 } // namespace vramtrace

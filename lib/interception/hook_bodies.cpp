@@ -14,17 +14,23 @@ template <class T> uint64_t to_u64(T value) {
         return static_cast<uint64_t>(value);
 }
 
-// The pointer written to an out-parameter (void ** or CUdeviceptr *), 0 when out is null.
-template <class T> uint64_t read_out(T *out) { return out ? to_u64(*out) : 0; }
+// What a call wrote to an out-parameter (a pointer, a CUdeviceptr, a pitch), 0 when out is null.
+template <class T> uint64_t out(T *p) { return p ? to_u64(*p) : 0; }
+
+uint64_t pitched_address(const cudaPitchedPtr *p) { return p ? to_u64(p->ptr) : 0; }
+uint64_t pitched_bytes(const cudaPitchedPtr *p, const cudaExtent &e) {
+    return p ? p->pitch * e.height * (e.depth ? e.depth : 1) : 0;
+}
 
 } // namespace
 
-#define VT_ALLOC_BODY(ret, fail, name, kind, params, args, out, size, stream)                       \
+#define VT_ALLOC_BODY(ret, fail, name, kind, params, args, address, size, stream)                   \
     ret name(Reach reach, VT_EXPAND params) {                                                      \
         auto real = VT_REAL(name);                                                                 \
         if (real == nullptr) return fail;                                                          \
-        return tracked_alloc(reach, {ApiId::name, MemoryKind::kind, to_u64(size), to_u64(stream)}, \
-                             [&] { return real args; }, [&] { return read_out(out); });            \
+        return tracked_alloc(reach, {ApiId::name, MemoryKind::kind, to_u64(stream)},               \
+                             [&] { return real args; }, [&] { return to_u64(address); },           \
+                             [&] { return to_u64(size); });                                        \
     }
 #define VT_FREE_BODY(ret, fail, name, params, args, ptr)                                           \
     ret name(Reach reach, VT_EXPAND params) {                                                      \
@@ -33,12 +39,12 @@ template <class T> uint64_t read_out(T *out) { return out ? to_u64(*out) : 0; }
         return tracked_free(reach, to_u64(ptr), [&] { return real args; });                        \
     }
 
-#define VT_RUNTIME_ALLOC(name, kind, params, args, out, size, stream) \
-    VT_ALLOC_BODY(cudaError_t, cuda::kRuntimeUnknown, name, kind, params, args, out, size, stream)
+#define VT_RUNTIME_ALLOC(name, kind, params, args, address, size, stream) \
+    VT_ALLOC_BODY(cudaError_t, cuda::kRuntimeUnknown, name, kind, params, args, address, size, stream)
 #define VT_RUNTIME_FREE(name, params, args, ptr) \
     VT_FREE_BODY(cudaError_t, cuda::kRuntimeUnknown, name, params, args, ptr)
-#define VT_DRIVER_ALLOC(name, kind, params, args, out, size, stream) \
-    VT_ALLOC_BODY(CUresult, cuda::kDriverUnknown, name, kind, params, args, out, size, stream)
+#define VT_DRIVER_ALLOC(name, kind, params, args, address, size, stream) \
+    VT_ALLOC_BODY(CUresult, cuda::kDriverUnknown, name, kind, params, args, address, size, stream)
 #define VT_DRIVER_FREE(name, params, args, ptr) \
     VT_FREE_BODY(CUresult, cuda::kDriverUnknown, name, params, args, ptr)
 #include "interception/hooks.def"

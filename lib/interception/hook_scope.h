@@ -26,14 +26,24 @@ inline Tracker *tracker_for(Reach reach) {
 struct AllocRequest {
     ApiId api;
     MemoryKind kind;
-    uint64_t size;
     uint64_t stream;
 };
 
+// The device that holds memory of `kind` at `address`: the host for host kinds, else the driver's
+// answer for the pointer (correct when the thread switched devices or allocated from another
+// device's pool), else the calling thread's current device.
+int device_holding(MemoryKind kind, uint64_t address);
+
+// Stores a new record; nothing is stored for a zero address.
+void record_new(Tracker &t, const AllocRequest &req, uint64_t address, uint64_t size, int device,
+                uint32_t stack);
+
 // call: () -> int, the real function with the caller's arguments.
-// address: () -> uint64_t, reads the out-parameter after a successful call.
-template <class Call, class Address>
-int tracked_alloc(Reach reach, const AllocRequest &req, Call &&call, Address &&address) {
+// address, size: () -> uint64_t, evaluated after a successful call (they may read out-parameters).
+// device: (uint64_t address) -> int.
+template <class Call, class Address, class Size, class Device>
+int tracked_alloc(Reach reach, const AllocRequest &req, Call &&call, Address &&address, Size &&size,
+                  Device &&device) {
     Tracker *t = tracker_for(reach);
     if (t == nullptr) return call();
     note_cuda_seen();
@@ -45,23 +55,16 @@ int tracked_alloc(Reach reach, const AllocRequest &req, Call &&call, Address &&a
     int call_errno = errno;
     if (rc == cuda::kSuccess) {
         uint64_t ptr = address();
-        if (ptr != 0) {
-            AllocationRecord r;
-            r.address = ptr;
-            r.size = req.size;
-            r.stream = req.stream;
-            r.time_ns = monotonic_ns();
-            r.stack_id = stack;
-            r.thread_id = current_tid();
-            r.kind = req.kind;
-            r.api = static_cast<uint8_t>(req.api);
-            r.device = req.kind == MemoryKind::HostPinned ? kHostDevice
-                                                          : static_cast<int16_t>(current_device_ordinal());
-            record_allocation(*t, r);
-        }
+        if (ptr != 0) record_new(*t, req, ptr, size(), device(ptr), stack);
     }
     errno = call_errno;
     return rc;
+}
+
+template <class Call, class Address, class Size>
+int tracked_alloc(Reach reach, const AllocRequest &req, Call &&call, Address &&address, Size &&size) {
+    return tracked_alloc(reach, req, call, address, size,
+                         [&](uint64_t ptr) { return device_holding(req.kind, ptr); });
 }
 
 // The record is taken out before the real free so that another thread that gets the same address

@@ -13,6 +13,18 @@ std::atomic<void *> g_real_dlsym{nullptr};
 std::atomic<void *> g_real[kApiCount];
 std::atomic<void *> g_driver_handle{nullptr};
 std::atomic<void *> g_cu_ctx_get_device{nullptr};
+std::atomic<void *> g_cu_pointer_get_attribute{nullptr};
+std::atomic<void *> g_cu_mem_get_address_range{nullptr};
+
+// A driver function we call ourselves (not a wrapped row), looked up once it is found.
+void *cached_driver_symbol(std::atomic<void *> &slot, const char *name) {
+    void *p = slot.load(std::memory_order_acquire);
+    if (p == nullptr) {
+        p = driver_symbol(name);
+        if (p != nullptr) slot.store(p, std::memory_order_release);
+    }
+    return p;
+}
 std::atomic<int> g_driver_version{0};
 
 bool is_pseudo_handle(void *h) { return h == RTLD_NEXT || h == RTLD_DEFAULT; }
@@ -78,16 +90,30 @@ void *real_function(ApiId id) {
 }
 
 int current_device_ordinal() {
-    void *p = g_cu_ctx_get_device.load(std::memory_order_acquire);
-    if (p == nullptr) {
-        p = driver_symbol("cuCtxGetDevice");
-        if (p == nullptr) return kUnknownDevice;
-        g_cu_ctx_get_device.store(p, std::memory_order_release);
-    }
+    void *p = cached_driver_symbol(g_cu_ctx_get_device, "cuCtxGetDevice");
+    if (p == nullptr) return kUnknownDevice;
     int device = kUnknownDevice;
     auto get = reinterpret_cast<CUresult (*)(int *)>(p);
     if (get(&device) != cuda::kSuccess) return kUnknownDevice;
     return device;
+}
+
+int pointer_device_ordinal(uint64_t ptr) {
+    void *p = cached_driver_symbol(g_cu_pointer_get_attribute, "cuPointerGetAttribute");
+    if (p == nullptr) return kUnknownDevice;
+    int device = kUnknownDevice;
+    auto get = reinterpret_cast<CUresult (*)(void *, int, CUdeviceptr)>(p);
+    if (get(&device, cuda::kPointerAttributeDeviceOrdinal, ptr) != cuda::kSuccess) return kUnknownDevice;
+    return device;
+}
+
+uint64_t allocation_size_at(uint64_t ptr) {
+    void *p = cached_driver_symbol(g_cu_mem_get_address_range, "cuMemGetAddressRange_v2");
+    if (p == nullptr) return 0;
+    CUdeviceptr base = 0;
+    size_t size = 0;
+    auto get = reinterpret_cast<CUresult (*)(CUdeviceptr *, size_t *, CUdeviceptr)>(p);
+    return get(&base, &size, ptr) == cuda::kSuccess ? size : 0;
 }
 
 int driver_version() {

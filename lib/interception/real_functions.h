@@ -36,6 +36,8 @@ void *driver_symbol(const char *name);
 
 // Helpers that ask the driver; never called while holding any lock.
 int current_device_ordinal();   // cuCtxGetDevice of the calling thread, kUnknownDevice when none
+int pointer_device_ordinal(uint64_t ptr); // cuPointerGetAttribute(DEVICE_ORDINAL), kUnknownDevice
+uint64_t allocation_size_at(uint64_t ptr); // cuMemGetAddressRange_v2's size, 0 when unknown
 int driver_version();            // cuDriverGetVersion, 0 when not known (cached)
 int cached_driver_version();     // the cached value only: makes no CUDA call
 

@@ -135,6 +135,12 @@ std::string describe_frame(const Snapshot &snapshot, const Frame &frame) {
     return out;
 }
 
+bool counts_as_held(const Allocation &a) {
+    // IPC imports belong to another process; a VMM mapping shows memory already counted as the
+    // physical allocation (vmm_physical) it maps.
+    return a.kind != "ipc_imported" && a.kind != "vmm_mapping";
+}
+
 std::vector<CallSiteGroup> group_live_by_call_site(const Snapshot &snapshot) {
     std::vector<CallSiteGroup> groups;
     std::vector<std::map<uint64_t, uint64_t, std::greater<>>> sizes;
@@ -197,6 +203,7 @@ std::vector<CallSiteGroup> group_live_by_call_site(const Snapshot &snapshot) {
     };
 
     for (const Allocation &a : snapshot.allocations) {
+        if (!counts_as_held(a)) continue;
         size_t index = a.stack == 0 ? no_stack() : group_for_stack(a.stack);
         CallSiteGroup &g = groups[index];
         g.live_bytes += a.size;

@@ -151,7 +151,12 @@ struct CallSiteGroup {
     std::vector<std::pair<uint64_t, uint64_t>> sizes;  // (size, allocations): the most bytes
                                                        // (size x allocations) first, then larger size
 };
-// Sorted by live bytes descending, then live count descending, then key ascending.
+// Whether an allocation's bytes are memory this process holds (false for ipc_imported and
+// vmm_mapping records, which are listed but not counted).
+bool counts_as_held(const Allocation &a);
+
+// Groups the allocations that count_as_held. Sorted by live bytes descending, then live count
+// descending, then key ascending.
 std::vector<CallSiteGroup> group_live_by_call_site(const Snapshot &snapshot);
 
 } // namespace vramtrace::report

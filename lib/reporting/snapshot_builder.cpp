@@ -24,6 +24,10 @@ const char *kind_name(MemoryKind k) {
     case MemoryKind::Device: return "device";
     case MemoryKind::Managed: return "managed";
     case MemoryKind::HostPinned: return "host_pinned";
+    case MemoryKind::HostRegistered: return "host_registered";
+    case MemoryKind::IpcImported: return "ipc_imported";
+    case MemoryKind::VmmPhysical: return "vmm_physical";
+    case MemoryKind::VmmMapping: return "vmm_mapping";
     }
     return "unknown";
 }

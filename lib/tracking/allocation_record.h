@@ -6,12 +6,23 @@
 
 namespace vramtrace {
 
-// What kind of memory an allocation is. Host-pinned memory is counted on the host pseudo-device.
+// What kind of memory a record describes. Host-pinned and host-registered memory are counted on
+// the host pseudo-device; IPC imports and VMM mappings are recorded but not counted (the memory
+// belongs to another process, or is already counted as the physical allocation it maps).
 enum class MemoryKind : uint8_t {
-    Device = 0,     // cudaMalloc, cuMemAlloc_v2, cudaMallocAsync, ...
-    Managed = 1,    // cudaMallocManaged, cuMemAllocManaged
-    HostPinned = 2, // cudaMallocHost, cudaHostAlloc, cuMemAllocHost_v2, cuMemHostAlloc
+    Device = 0,         // cudaMalloc, cuMemAlloc_v2, cudaMallocAsync, pools, pitched, ...
+    Managed = 1,        // cudaMallocManaged, cuMemAllocManaged
+    HostPinned = 2,     // cudaMallocHost, cudaHostAlloc, cuMemAllocHost_v2, cuMemHostAlloc
+    HostRegistered = 3, // cudaHostRegister, cuMemHostRegister_v2: the program's own memory, pinned
+    IpcImported = 4,    // cudaIpcOpenMemHandle, cuIpcOpenMemHandle_v2: owned by another process
+    VmmPhysical = 5,    // cuMemCreate: physical memory; `address` holds the allocation handle
+    VmmMapping = 6,     // cuMemMap: `address` is the mapped VA, `stream` holds the physical handle
 };
+
+// Whether a record's bytes count toward its device's current/peak/totals.
+inline constexpr bool counts_toward_device(MemoryKind kind) {
+    return kind != MemoryKind::IpcImported && kind != MemoryKind::VmmMapping;
+}
 
 inline constexpr int16_t kHostDevice = -1;   // device ordinal used for host-pinned memory
 inline constexpr int16_t kUnknownDevice = -2; // the driver could not tell (no current context)
@@ -19,7 +30,8 @@ inline constexpr int16_t kUnknownDevice = -2; // the driver could not tell (no c
 struct AllocationRecord {
     uint64_t address = 0;  // device pointer (or host pointer for pinned memory); never 0 when live
     uint64_t size = 0;     // bytes requested by the caller
-    uint64_t stream = 0;   // CUstream / cudaStream_t handle for stream-ordered calls, else 0
+    uint64_t stream = 0;   // CUstream / cudaStream_t of stream-ordered calls; VmmMapping: the
+                           // physical allocation handle mapped there; else 0
     uint64_t time_ns = 0;  // CLOCK_MONOTONIC time of the allocation
     uint32_t stack_id = 0; // id in the StackDepot; 0 = no stack captured
     uint32_t thread_id = 0; // kernel thread id (gettid) of the allocating thread
