@@ -44,6 +44,46 @@ run_program 0 standin_prog_oom
 run_program 8 standin_prog_threads 8 500
 run_program 0 standin_prog_no_cuda
 run_program 0 standin_prog_contract
+run_program 9 standin_prog_families
+run_program 9 standin_prog_families_static
+
+# The further families: every family present, the extra oracle lines well formed, pools consistent
+# (reserved = used rounded up to 2 MiB), shared and static runtime agree (mapping addresses and
+# handles aside, which differ run to run).
+families=$("$BIN/standin_prog_families" 2>/dev/null)
+families_static=$("$BIN/standin_prog_families_static" 2>/dev/null)
+if [[ "$(grep -v '^expect-mapping ' <<<"$families")" == "$(grep -v '^expect-mapping ' <<<"$families_static")" ]]; then
+  pass "standin_prog_families and standin_prog_families_static print the same oracle"
+else
+  fail "standin_prog_families and standin_prog_families_static disagree"
+fi
+missing=""
+for want in 'cudaMallocPitch 0' 'cudaMalloc3D 0' 'cudaMallocFromPoolAsync 0' 'cudaMallocFromPoolAsync_ptsz 0' \
+            'cudaHostRegister -1' 'cudaIpcOpenMemHandle 0' 'cudaMalloc 0' 'cuMemCreate 1'; do
+  grep -qE "^expect-live [0-9]+ $want " <<<"$families" || missing="$missing [$want]"
+done
+[[ -z $missing ]] && pass "standin_prog_families covers every family" || fail "standin_prog_families lacks:$missing"
+mappings=$(grep -c '^expect-mapping ' <<<"$families")
+good_mappings=$(grep -cE '^expect-mapping 0x[0-9a-f]+ [0-9]+ 0x[0-9a-f]+$' <<<"$families")
+if [[ $mappings -eq 1 && $good_mappings -eq 1 ]]; then
+  pass "standin_prog_families prints 1 expect-mapping line"
+else
+  fail "standin_prog_families: $mappings expect-mapping lines, $good_mappings well formed (want 1)"
+fi
+bad_pools=$(awk '/^expect-pool / { n++; chunk = 2097152; want = int(($6 + chunk - 1) / chunk) * chunk;
+                   if (NF != 6 || $3 != "reserved" || $5 != "used" || $4 != want) bad++ }
+                 END { if (n != 2) print "count " n; else if (bad) print bad " inconsistent" }' <<<"$families")
+[[ -z $bad_pools ]] && pass "standin_prog_families: 2 expect-pool lines, reserved = used rounded up to 2 MiB" \
+                    || fail "standin_prog_families expect-pool lines: $bad_pools"
+# The VMM entry points come from the runtime's stored cuGetProcAddress (12000) pointer.
+trace=$(STANDIN_CUDA_TRACE=1 "$BIN/standin_prog_families_static" 2>&1 >/dev/null)
+if grep -q 'cuGetProcAddress_v2("cuMemCreate", 10020, 0) -> CUDA_SUCCESS pfn=cuMemCreate' <<<"$trace" &&
+   grep -q 'cuMemCreate(size=4194304, dev=1, flags=0) handle=0x[0-9a-f]* -> CUDA_SUCCESS' <<<"$trace" &&
+   grep -q 'cuGetProcAddress_v2("cuMemAllocFromPoolAsync", 11020, 2) -> CUDA_SUCCESS pfn=cuMemAllocFromPoolAsync_ptsz' <<<"$trace"; then
+  pass "standin_prog_families_static: driver entry points through cuGetProcAddress_v2, cuMemCreate on device 1"
+else
+  fail "standin_prog_families_static trace lacks the cuGetProcAddress_v2 look-ups or cuMemCreate"
+fi
 
 # Shared and static cudart builds of the same program say the same thing.
 if [[ "$("$BIN/leaky_pipeline")" == "$("$BIN/leaky_pipeline_static")" ]]; then
@@ -105,7 +145,14 @@ done
 if command -v objdump >/dev/null && command -v nm >/dev/null; then
   driver_bad=$(nm -D --defined-only "$LIBS/libcuda.so.1" | awk '{print $3}' | grep -v '^cu' | wc -l)
   [[ $driver_bad -eq 0 ]] && pass "libcuda.so.1 exports only cu* names" || fail "libcuda.so.1 exports $driver_bad non-cu* names"
-  for name in cuMemAlloc_v2 cuMemAllocAsync_ptsz cuGetProcAddress cuGetProcAddress_v2 cuMemAlloc; do
+  for name in cuMemAlloc_v2 cuMemAllocAsync_ptsz cuGetProcAddress cuGetProcAddress_v2 cuMemAlloc \
+              cuMemAllocPitch cuMemAllocPitch_v2 cuMemGetAddressRange cuMemGetAddressRange_v2 \
+              cuMemHostRegister cuMemHostRegister_v2 cuMemHostUnregister cuIpcGetMemHandle cuIpcOpenMemHandle \
+              cuIpcOpenMemHandle_v2 cuIpcCloseMemHandle cuDeviceGetDefaultMemPool cuMemPoolCreate \
+              cuMemPoolDestroy cuMemPoolTrimTo cuMemPoolGetAttribute cuMemAllocFromPoolAsync \
+              cuMemAllocFromPoolAsync_ptsz cuMemGetAllocationGranularity cuMemCreate cuMemRelease \
+              cuMemAddressReserve cuMemAddressFree cuMemMap cuMemUnmap cuMemSetAccess \
+              cuMemGetAllocationPropertiesFromHandle; do
     nm -D --defined-only "$LIBS/libcuda.so.1" | awk '{print $3}' | grep -qx "$name" || fail "libcuda.so.1 lacks $name"
   done
   soname=$(objdump -p "$LIBS/libcuda.so.1" | awk '/SONAME/{print $2}')
@@ -113,6 +160,11 @@ if command -v objdump >/dev/null && command -v nm >/dev/null; then
   exports=$(objdump -T "$LIBS/libcudart.so.13" | awk '$2 == "g" && $4 ~ /^\.text/ {print $(NF-1), $NF}')
   unversioned=$(awk '$1 != "libcudart.so.13"' <<<"$exports" | wc -l)
   noncuda=$(awk '$2 !~ /^(__)?cuda/' <<<"$exports" | wc -l)
+  for name in cudaMallocPitch cudaMalloc3D cudaMallocFromPoolAsync cudaMallocFromPoolAsync_ptsz cudaMemPoolCreate \
+              cudaMemPoolDestroy cudaMemPoolTrimTo cudaMemPoolGetAttribute cudaDeviceGetDefaultMemPool \
+              cudaHostRegister cudaHostUnregister cudaIpcGetMemHandle cudaIpcOpenMemHandle cudaIpcCloseMemHandle; do
+    grep -q " $name\$" <<<"$exports" || fail "libcudart.so.13 lacks $name"
+  done
   if [[ $unversioned -eq 0 && $noncuda -eq 0 ]] && grep -q ' cudaMalloc$' <<<"$exports"; then
     pass "libcudart.so.13 exports only cuda* (+ __cuda* registration hooks), all versioned libcudart.so.13"
   else

@@ -51,25 +51,92 @@ constexpr std::uint32_t kContextMagic = 0x43545853;  // "SXTC"
 constexpr std::uint32_t kStreamMagic = 0x4d525453;   // "STRM"
 
 enum class MemKind {
-  device,        // cuMemAlloc_v2
-  device_async,  // cuMemAllocAsync(_ptsz)
-  managed,       // cuMemAllocManaged
-  host_pinned,   // cuMemAllocHost_v2 / cuMemHostAlloc
-  device_low32,  // legacy cuMemAlloc (32-bit CUdeviceptr_v1): mapped below 4 GiB
+  device,           // cuMemAlloc_v2
+  device_async,     // cuMemAllocAsync(_ptsz), cuMemAllocFromPoolAsync(_ptsz): from a pool (Allocation::pool)
+  managed,          // cuMemAllocManaged
+  host_pinned,      // cuMemAllocHost_v2 / cuMemHostAlloc
+  device_low32,     // legacy cuMemAlloc / cuMemAllocPitch (32-bit CUdeviceptr_v1): mapped below 2 GiB
+  pitched,          // cuMemAllocPitch_v2: size = pitch * height
+  host_registered,  // cuMemHostRegister(_v2): the caller's memory, owned by the caller
+  ipc_import,       // cuIpcOpenMemHandle(_v2): a second mapping of an exported allocation's pages
+  vmm_mapping,      // cuMemMap: [va, va + size) maps a cuMemCreate handle (holds no memory itself)
 };
+constexpr unsigned kind_bit(MemKind k) { return 1u << static_cast<unsigned>(k); }
+
+// The kinds cuIpcGetMemHandle exports. Those of at least kSharedMappingMinBytes (and every legacy
+// one, which is mmap'ed anyway) are MAP_SHARED anonymous mappings, so that cuIpcOpenMemHandle can
+// map the same pages a second time (mremap with old_size 0). Smaller ones come from the heap like
+// every other kind: mmap costs tens of microseconds, too much for small allocations in a loop.
+constexpr unsigned kExportableKinds =
+    kind_bit(MemKind::device) | kind_bit(MemKind::pitched) | kind_bit(MemKind::device_low32);
+constexpr std::size_t kSharedMappingMinBytes = std::size_t{64} << 10;
+constexpr bool shared_mapping(MemKind kind, std::size_t bytes) {
+  return kind == MemKind::device_low32 ||
+         ((kExportableKinds & kind_bit(kind)) != 0 && bytes >= kSharedMappingMinBytes);
+}
+
+// A stream-ordered memory pool: one default pool per device (never destroyed) plus the pools of
+// cuMemPoolCreate. Allocations come from host memory one by one; the pool only keeps the books:
+// `used` = exact bytes of its live allocations, `reserved` = used rounded up to kPoolChunk (what
+// it takes from the device's capacity). Nothing is cached after a free, so cuMemPoolTrimTo has
+// nothing to give back.
+constexpr std::size_t kPoolChunk = std::size_t{2} << 20;
+struct Pool {
+  std::uint32_t magic;
+  int device;
+  bool is_default;
+  bool destroyed;             // cuMemPoolDestroy called; deleted when `live` reaches 0
+  std::size_t max_size;       // CUmemPoolProps::maxSize, 0 = the device's capacity
+  std::size_t used;           // guarded by State::mu, like everything below
+  std::size_t reserved;
+  std::size_t used_high;
+  std::size_t reserved_high;
+  std::size_t live;           // live allocations
+  CUmemPoolProps props;
+};
+constexpr std::uint32_t kPoolMagic = 0x4c4f4f50;  // "POOL"
 
 struct Allocation {
   std::size_t size;
-  int device;  // device it counts against; for host_pinned the device of the allocating context
+  int device;  // device it counts against; for host_pinned/host_registered the allocating context's
   MemKind kind;
+  std::uint64_t serial = 0;            // unique per allocation; IPC handles carry it
+  Pool* pool = nullptr;                // device_async: the pool it came from
+  std::uintptr_t source = 0;           // ipc_import: the exporting allocation's address
+  std::uint64_t source_serial = 0;     // ipc_import: and its serial
+  int import_context = -1;             // ipc_import: device of the importing context
+  int import_refs = 0;                 // ipc_import: opens not yet closed
+  bool import_aliases = false;         // ipc_import: mremap'ed alias (else a heap copy)
+  CUmemGenericAllocationHandle handle = 0;  // vmm_mapping: the mapped handle
+  std::size_t offset = 0;                   // vmm_mapping: offset into it
+};
+
+// Virtual memory management (vmm.cpp).
+constexpr std::size_t kVmmGranularity = std::size_t{2} << 20;
+struct PhysicalAllocation {  // cuMemCreate
+  std::size_t size;
+  int device;
+  CUmemAllocationProp prop;
+  void* backing;        // MAP_SHARED anonymous; cuMemMap maps its pages again at the reserved VA
+  bool released;        // cuMemRelease called: the handle is gone, the memory lives while mapped
+  std::size_t mappings;
+};
+struct Reservation {  // cuMemAddressReserve: PROT_NONE anonymous mapping
+  std::size_t size;
 };
 
 struct State {
   std::mutex mu;
-  std::map<std::uintptr_t, Allocation> allocations;  // by start address
+  std::map<std::uintptr_t, Allocation> allocations;  // by start address, never overlapping
   std::vector<std::size_t> used;                     // bytes per device
   std::vector<Context> contexts;                     // primary contexts, one per device
   std::set<Stream*> streams;                         // live streams
+  std::vector<Pool*> default_pools;                  // one per device
+  std::set<Pool*> pools;                             // valid pool handles (default ones included)
+  std::map<CUmemGenericAllocationHandle, PhysicalAllocation> physical;
+  std::map<std::uintptr_t, Reservation> reservations;
+  std::uint64_t next_serial = 1;
+  CUmemGenericAllocationHandle next_handle = 0;
 };
 // Created on first use and never destroyed (driver calls may come from late exit handlers).
 State& state();
@@ -81,19 +148,48 @@ void mark_initialized();
 Context* current_context();
 void set_current_context(Context* ctx);
 Context* context_from_handle(CUcontext h);  // nullptr when h is not one of ours
+bool valid_device(CUdevice dev);
 
 // Device of a stream-ordered call: the stream's device, or the current context's for the
 // NULL / legacy / per-thread stream. Returns CUDA_SUCCESS or an error.
 CUresult stream_device(CUstream s, int* device);
 bool valid_stream(CUstream s);
 
-CUresult allocate(MemKind kind, int device, std::size_t bytes, std::uintptr_t* out);
+// Allocates `bytes` of `kind` counted against `device`. With a pool (device_async): on the pool's
+// device, counted through the pool's reserve; a pool that is not (or no longer) a valid handle is
+// CUDA_ERROR_INVALID_VALUE. Size 0: CUDA_ERROR_INVALID_VALUE; over capacity (or over the pool's
+// maxSize): CUDA_ERROR_OUT_OF_MEMORY.
+CUresult allocate(MemKind kind, int device, std::size_t bytes, std::uintptr_t* out, Pool* pool = nullptr);
 // Frees `address` if it is the start of a live allocation whose kind is in `allowed` (bit mask
 // of 1 << MemKind); CUDA_ERROR_INVALID_VALUE otherwise.
 CUresult release(std::uintptr_t address, unsigned allowed);
-constexpr unsigned kind_bit(MemKind k) { return 1u << static_cast<unsigned>(k); }
+
+// Under State::mu: capacity accounting of one device.
+bool fits(const State& st, int device, std::size_t bytes);
+// Under State::mu: a pool allocation of `bytes` would grow the reserve by *delta (false: the
+// pool's maxSize does not allow it).
+bool pool_growth(const Pool& pool, std::size_t bytes, std::size_t* delta);
+Pool* pool_from_handle(const State& st, CUmemoryPool h);  // under State::mu; nullptr if invalid
 
 // Finds the allocation containing [address, address + length); false when none.
 bool find_range(std::uintptr_t address, std::size_t length, std::uintptr_t* start, Allocation* out);
+// Under State::mu: the live allocation overlapping [address, address + length), or end().
+std::map<std::uintptr_t, Allocation>::iterator find_overlap(State& st, std::uintptr_t address, std::size_t length);
+
+std::size_t page_size();
+// n rounded up to a multiple of m (> 0); false when that overflows.
+inline bool round_up(std::size_t n, std::size_t m, std::size_t* out) {
+  const std::size_t r = n % m;
+  if (r == 0) {
+    *out = n;
+    return true;
+  }
+  if (n > SIZE_MAX - (m - r)) return false;
+  *out = n + (m - r);
+  return true;
+}
+
+// Traces "<call> -> <result>" when tracing is on; returns r.
+CUresult traced(CUresult r, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
 
 }  // namespace standin_driver

@@ -13,24 +13,13 @@ namespace sd = standin_driver;
 namespace standin_driver {
 namespace {
 
-// Traces "<call> -> <result>" when tracing is on; returns r.
-__attribute__((format(printf, 2, 3))) CUresult traced(CUresult r, const char* fmt, ...) {
-  if (!config().trace) return r;
-  char call[768];
-  va_list ap;
-  va_start(ap, fmt);
-  std::vsnprintf(call, sizeof call, fmt, ap);
-  va_end(ap);
-  trace("%s -> %s", call, result_name(r));
-  return r;
-}
-
-bool valid_device(CUdevice dev) { return dev >= 0 && dev < config().device_count; }
-
+// What cuMemFree* gives back; cuMemFreeAsync* takes the same minus managed memory.
 constexpr unsigned kDeviceKinds = kind_bit(MemKind::device) | kind_bit(MemKind::device_async) |
-                                  kind_bit(MemKind::managed) | kind_bit(MemKind::device_low32);
-constexpr unsigned kAsyncFreeKinds = kind_bit(MemKind::device) | kind_bit(MemKind::device_async) |
-                                     kind_bit(MemKind::device_low32);
+                                  kind_bit(MemKind::managed) | kind_bit(MemKind::device_low32) |
+                                  kind_bit(MemKind::pitched);
+constexpr unsigned kAsyncFreeKinds = kDeviceKinds & ~kind_bit(MemKind::managed);
+// Where cuMemsetD8* may write: device memory however it was obtained.
+constexpr unsigned kMemsetKinds = kDeviceKinds | kind_bit(MemKind::ipc_import) | kind_bit(MemKind::vmm_mapping);
 
 CUresult device_alloc(MemKind kind, CUdeviceptr* dptr, std::size_t bytes) {
   if (!initialized()) return CUDA_ERROR_NOT_INITIALIZED;
@@ -49,8 +38,10 @@ CUresult async_alloc(CUdeviceptr* dptr, std::size_t bytes, CUstream stream) {
   int device = -1;
   CUresult r = stream_device(stream, &device);
   if (r != CUDA_SUCCESS) return r;
+  // From the device's default pool.
   std::uintptr_t address = 0;
-  r = allocate(MemKind::device_async, device, bytes, &address);
+  r = allocate(MemKind::device_async, device, bytes, &address,
+               state().default_pools[static_cast<std::size_t>(device)]);
   if (r == CUDA_SUCCESS) *dptr = static_cast<CUdeviceptr>(address);
   return r;
 }
@@ -108,7 +99,7 @@ CUresult memset_d8(CUdeviceptr dst, unsigned char value, std::size_t n) {
   if (current_context() == nullptr) return CUDA_ERROR_INVALID_CONTEXT;
   std::uintptr_t start = 0;
   Allocation a{};
-  if (!find_range(static_cast<std::uintptr_t>(dst), n, &start, &a) || (kDeviceKinds & kind_bit(a.kind)) == 0) {
+  if (!find_range(static_cast<std::uintptr_t>(dst), n, &start, &a) || (kMemsetKinds & kind_bit(a.kind)) == 0) {
     return CUDA_ERROR_INVALID_VALUE;
   }
   if (n != 0) std::memset(reinterpret_cast<void*>(dst), value, n);
@@ -560,7 +551,7 @@ STANDIN_CU_API CUresult CUDAAPI cuPointerGetAttribute(void* data, CUpointer_attr
   } else if (data == nullptr || !sd::find_range(static_cast<std::uintptr_t>(ptr), 0, &start, &a)) {
     r = CUDA_ERROR_INVALID_VALUE;
   } else {
-    const bool host = a.kind == sd::MemKind::host_pinned;
+    const bool host = a.kind == sd::MemKind::host_pinned || a.kind == sd::MemKind::host_registered;
     switch (attribute) {
       case CU_POINTER_ATTRIBUTE_CONTEXT:
         *static_cast<CUcontext*>(data) =
@@ -587,6 +578,9 @@ STANDIN_CU_API CUresult CUDAAPI cuPointerGetAttribute(void* data, CUpointer_attr
         break;
       case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
         *static_cast<size_t*>(data) = a.size;
+        break;
+      case CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE:
+        *static_cast<CUmemoryPool*>(data) = reinterpret_cast<CUmemoryPool>(a.pool);
         break;
       default:
         r = CUDA_ERROR_INVALID_VALUE;

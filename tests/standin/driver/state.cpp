@@ -3,6 +3,7 @@
 #include "driver_internal.h"
 
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
@@ -10,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 
 namespace standin_driver {
 namespace {
@@ -73,17 +75,52 @@ void trace(const char* fmt, ...) {
   std::fprintf(stderr, "[standin-cuda] %s\n", line);
 }
 
+CUresult traced(CUresult r, const char* fmt, ...) {
+  if (!config().trace) return r;
+  char call[768];
+  va_list ap;
+  va_start(ap, fmt);
+  std::vsnprintf(call, sizeof call, fmt, ap);
+  va_end(ap);
+  trace("%s -> %s", call, result_name(r));
+  return r;
+}
+
+std::size_t page_size() {
+  static const std::size_t size = [] {
+    const long v = sysconf(_SC_PAGESIZE);
+    return v > 0 ? static_cast<std::size_t>(v) : std::size_t{4096};
+  }();
+  return size;
+}
+
 State& state() {
   static State* s = [] {
     auto* st = new State();  // never freed
     const int n = config().device_count;
     st->used.assign(static_cast<std::size_t>(n), 0);
     st->contexts.resize(static_cast<std::size_t>(n));
-    for (int i = 0; i < n; ++i) st->contexts[static_cast<std::size_t>(i)] = Context{kContextMagic, i, 0};
+    for (int i = 0; i < n; ++i) {
+      st->contexts[static_cast<std::size_t>(i)] = Context{kContextMagic, i, 0};
+      auto* pool = new Pool{};  // never freed: default pools cannot be destroyed
+      pool->magic = kPoolMagic;
+      pool->device = i;
+      pool->is_default = true;
+      pool->props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+      pool->props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+      pool->props.location.id = i;
+      st->default_pools.push_back(pool);
+      st->pools.insert(pool);
+    }
+    // Handles of cuMemCreate: 0xcafe000000000000 + 0x100 * n. Not a canonical user-space address,
+    // so a handle never equals the address of anything an interposer records.
+    st->next_handle = 0xcafe000000000000ULL;
     return st;
   }();
   return *s;
 }
+
+bool valid_device(CUdevice dev) { return dev >= 0 && dev < config().device_count; }
 
 bool initialized() { return g_initialized.load(std::memory_order_acquire); }
 void mark_initialized() { g_initialized.store(true, std::memory_order_release); }
@@ -122,37 +159,107 @@ CUresult stream_device(CUstream s, int* device) {
   return CUDA_SUCCESS;
 }
 
-CUresult allocate(MemKind kind, int device, std::size_t bytes, std::uintptr_t* out) {
-  if (bytes == 0) return CUDA_ERROR_INVALID_VALUE;
-  const bool counts = kind != MemKind::host_pinned;
+bool fits(const State& st, int device, std::size_t bytes) {
   const std::size_t capacity = config().device_bytes;
-  State& st = state();
-  std::lock_guard<std::mutex> lock(st.mu);
-  if (counts) {
-    const std::size_t used = st.used[static_cast<std::size_t>(device)];
-    if (bytes > capacity || used > capacity - bytes) return CUDA_ERROR_OUT_OF_MEMORY;
-  }
-  const std::size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
-  if (rounded < bytes) return CUDA_ERROR_OUT_OF_MEMORY;
+  const std::size_t used = st.used[static_cast<std::size_t>(device)];
+  return bytes <= capacity && used <= capacity - bytes;
+}
+
+bool pool_growth(const Pool& pool, std::size_t bytes, std::size_t* delta) {
+  if (bytes > SIZE_MAX - pool.used) return false;
+  std::size_t reserved = 0;
+  if (!round_up(pool.used + bytes, kPoolChunk, &reserved)) return false;
+  if (pool.max_size != 0 && reserved > pool.max_size) return false;
+  *delta = reserved - pool.reserved;
+  return true;
+}
+
+Pool* pool_from_handle(const State& st, CUmemoryPool h) {
+  auto* pool = reinterpret_cast<Pool*>(h);
+  if (h == nullptr || st.pools.count(pool) == 0) return nullptr;
+  return pool;
+}
+
+namespace {
+
+// How an allocation's memory was obtained (and must be given back).
+void* map_memory(MemKind kind, std::size_t bytes) {
   void* mem = nullptr;
-  if (kind == MemKind::device_low32) {
+  if (shared_mapping(kind, bytes)) {
+    int flags = MAP_SHARED | MAP_ANONYMOUS;
     // The legacy 32-bit entry points hand out CUdeviceptr_v1 (unsigned int): map below 2 GiB.
-    mem = mmap(nullptr, rounded, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT, -1, 0);
+    if (kind == MemKind::device_low32) flags |= MAP_32BIT;
+    mem = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, flags, -1, 0);
     if (mem == MAP_FAILED) mem = nullptr;
   } else {
-    mem = std::aligned_alloc(kAlignment, rounded);
+    std::size_t rounded = 0;
+    if (round_up(bytes, kAlignment, &rounded)) mem = std::aligned_alloc(kAlignment, rounded);
   }
+  return mem;
+}
+
+void unmap_memory(MemKind kind, std::uintptr_t address, std::size_t bytes) {
+  if (shared_mapping(kind, bytes)) {
+    std::size_t rounded = 0;
+    if (round_up(bytes, page_size(), &rounded)) munmap(reinterpret_cast<void*>(address), rounded);
+  } else {
+    std::free(reinterpret_cast<void*>(address));
+  }
+}
+
+}  // namespace
+
+CUresult allocate(MemKind kind, int device, std::size_t bytes, std::uintptr_t* out, Pool* pool) {
+  if (bytes == 0) return CUDA_ERROR_INVALID_VALUE;
+  const bool counts = kind != MemKind::host_pinned;
+  if (counts && bytes > config().device_bytes) return CUDA_ERROR_OUT_OF_MEMORY;
+  // The memory is obtained outside the lock (mmap/munmap are slow and would serialise every
+  // thread) and given back if the books then say no.
+  void* mem = map_memory(kind, bytes);
   if (mem == nullptr) return CUDA_ERROR_OUT_OF_MEMORY;
   const auto address = reinterpret_cast<std::uintptr_t>(mem);
-  st.allocations[address] = Allocation{bytes, device, kind};
-  if (counts) st.used[static_cast<std::size_t>(device)] += bytes;
+  CUresult r = CUDA_SUCCESS;
+  State& st = state();
+  {
+    std::lock_guard<std::mutex> lock(st.mu);
+    std::size_t charge = bytes;
+    if (pool != nullptr && st.pools.count(pool) == 0) {
+      r = CUDA_ERROR_INVALID_VALUE;  // destroyed (and maybe deleted) meanwhile: checked under the lock
+    } else if (pool != nullptr && !pool_growth(*pool, bytes, &charge)) {
+      r = CUDA_ERROR_OUT_OF_MEMORY;
+    } else {
+      if (pool != nullptr) device = pool->device;
+      if (counts && !fits(st, device, charge)) r = CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    if (r == CUDA_SUCCESS) {
+      Allocation a{bytes, device, kind};
+      a.serial = st.next_serial++;
+      if (pool != nullptr) {
+        a.pool = pool;
+        pool->used += bytes;
+        pool->reserved += charge;
+        ++pool->live;
+        if (pool->used > pool->used_high) pool->used_high = pool->used;
+        if (pool->reserved > pool->reserved_high) pool->reserved_high = pool->reserved;
+      }
+      st.allocations[address] = a;
+      if (counts) st.used[static_cast<std::size_t>(device)] += charge;
+    }
+  }
+  if (r != CUDA_SUCCESS) {
+    unmap_memory(kind, address, bytes);
+    return r;
+  }
   *out = address;
   return CUDA_SUCCESS;
 }
 
 CUresult release(std::uintptr_t address, unsigned allowed) {
+  // Registered host memory, IPC imports and VMM mappings have their own ways back.
+  allowed &= ~(kind_bit(MemKind::host_registered) | kind_bit(MemKind::ipc_import) | kind_bit(MemKind::vmm_mapping));
   State& st = state();
   Allocation a{};
+  Pool* dead_pool = nullptr;
   {
     std::lock_guard<std::mutex> lock(st.mu);
     auto it = st.allocations.find(address);
@@ -161,13 +268,23 @@ CUresult release(std::uintptr_t address, unsigned allowed) {
     }
     a = it->second;
     st.allocations.erase(it);
-    if (a.kind != MemKind::host_pinned) st.used[static_cast<std::size_t>(a.device)] -= a.size;
+    std::size_t uncharge = a.size;
+    if (Pool* pool = a.pool; pool != nullptr) {
+      pool->used -= a.size;
+      --pool->live;
+      std::size_t reserved = 0;
+      round_up(pool->used, kPoolChunk, &reserved);  // cannot overflow: smaller than before
+      uncharge = pool->reserved - reserved;
+      pool->reserved = reserved;
+      if (pool->destroyed && pool->live == 0) dead_pool = pool;
+    }
+    if (a.kind != MemKind::host_pinned) st.used[static_cast<std::size_t>(a.device)] -= uncharge;
   }
-  if (a.kind == MemKind::device_low32) {
-    munmap(reinterpret_cast<void*>(address), (a.size + kAlignment - 1) / kAlignment * kAlignment);
-  } else {
-    std::free(reinterpret_cast<void*>(address));
+  if (dead_pool != nullptr) {
+    dead_pool->magic = 0;
+    delete dead_pool;
   }
+  unmap_memory(a.kind, address, a.size);
   return CUDA_SUCCESS;
 }
 
@@ -184,6 +301,16 @@ bool find_range(std::uintptr_t address, std::size_t length, std::uintptr_t* star
   *start = base;
   *out = it->second;
   return true;
+}
+
+std::map<std::uintptr_t, Allocation>::iterator find_overlap(State& st, std::uintptr_t address, std::size_t length) {
+  auto it = st.allocations.upper_bound(address);
+  if (it != st.allocations.begin()) {
+    auto prev = std::prev(it);
+    if (address - prev->first < prev->second.size) return prev;
+  }
+  if (it != st.allocations.end() && it->first - address < length) return it;
+  return st.allocations.end();
 }
 
 }  // namespace standin_driver

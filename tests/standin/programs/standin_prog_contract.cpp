@@ -114,6 +114,38 @@ void driver_checks() {
   EXPECT_PROC("cuGetProcAddress", 11030, 0, "cuGetProcAddress");
   EXPECT_PROC("cuGetProcAddress", 11080, 0, "cuGetProcAddress");
   EXPECT_PROC("cuGetProcAddress", 12000, 0, "cuGetProcAddress_v2");
+  // The further allocation families.
+  EXPECT_PROC("cuMemAllocPitch", 3020, 0, "cuMemAllocPitch_v2");
+  EXPECT_PROC("cuMemAllocPitch", 3010, 0, "cuMemAllocPitch");
+  EXPECT_PROC("cuMemGetAddressRange", 3020, 0, "cuMemGetAddressRange_v2");
+  EXPECT_PROC("cuMemGetAddressRange", 2000, 0, "cuMemGetAddressRange");
+  EXPECT_PROC("cuMemHostRegister", 6050, 0, "cuMemHostRegister_v2");
+  EXPECT_PROC("cuMemHostRegister", 6000, 0, "cuMemHostRegister");
+  EXPECT_PROC("cuMemHostUnregister", 4000, 0, "cuMemHostUnregister");
+  EXPECT_PROC("cuIpcGetMemHandle", 4010, 0, "cuIpcGetMemHandle");
+  EXPECT_PROC("cuIpcOpenMemHandle", 11000, 0, "cuIpcOpenMemHandle_v2");
+  EXPECT_PROC("cuIpcOpenMemHandle", 10020, 0, "cuIpcOpenMemHandle");
+  EXPECT_PROC("cuIpcCloseMemHandle", 4010, 0, "cuIpcCloseMemHandle");
+  EXPECT_PROC("cuDeviceGetDefaultMemPool", 11020, 0, "cuDeviceGetDefaultMemPool");
+  EXPECT_PROC("cuMemPoolCreate", 11020, 0, "cuMemPoolCreate");
+  EXPECT_PROC("cuMemPoolDestroy", 11020, 0, "cuMemPoolDestroy");
+  EXPECT_PROC("cuMemPoolTrimTo", 11020, 0, "cuMemPoolTrimTo");
+  EXPECT_PROC("cuMemPoolGetAttribute", 11020, 0, "cuMemPoolGetAttribute");
+  EXPECT_PROC("cuMemAllocFromPoolAsync", 11020, 0, "cuMemAllocFromPoolAsync");
+  EXPECT_PROC("cuMemAllocFromPoolAsync", 12000, 2, "cuMemAllocFromPoolAsync_ptsz");
+  EXPECT_PROC("cuMemGetAllocationGranularity", 10020, 0, "cuMemGetAllocationGranularity");
+  EXPECT_PROC("cuMemCreate", 10020, 0, "cuMemCreate");
+  EXPECT_PROC("cuMemRelease", 10020, 0, "cuMemRelease");
+  EXPECT_PROC("cuMemAddressReserve", 10020, 0, "cuMemAddressReserve");
+  EXPECT_PROC("cuMemAddressFree", 10020, 0, "cuMemAddressFree");
+  EXPECT_PROC("cuMemMap", 13000, 2, "cuMemMap");
+  EXPECT_PROC("cuMemUnmap", 10020, 0, "cuMemUnmap");
+  EXPECT_PROC("cuMemSetAccess", 10020, 0, "cuMemSetAccess");
+  EXPECT_PROC("cuMemGetAllocationPropertiesFromHandle", 10020, 0, "cuMemGetAllocationPropertiesFromHandle");
+  EXPECT_PROC_NONE("cuIpcOpenMemHandle", 4000, 0, CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT);
+  EXPECT_PROC_NONE("cuMemAllocFromPoolAsync", 11010, 2, CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT);
+  EXPECT_PROC_NONE("cuMemCreate", 10010, 0, CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT);
+  EXPECT_PROC_NONE("cuMemAllocPitch_v2", 13000, 0, CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND);
   EXPECT_PROC_NONE("cuMemAlloc", 1000, 0, CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT);
   EXPECT_PROC_NONE("cuMemAllocAsync", 11010, 0, CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT);
   EXPECT_PROC_NONE("cuNoSuchEntryPoint", 13000, 0, CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND);
@@ -246,6 +278,318 @@ void driver_checks() {
   EXPECT(release(0) == CUDA_SUCCESS && release(1) == CUDA_SUCCESS);
 }
 
+size_t range_size(CUdeviceptr p) {
+  auto get = driver_fn<PFN_cuPointerGetAttribute_v4000>("cuPointerGetAttribute");
+  size_t size = 0;
+  if (get(&size, CU_POINTER_ATTRIBUTE_RANGE_SIZE, p) != CUDA_SUCCESS) return 0;
+  return size;
+}
+
+// Free bytes of `dev` as cuMemGetInfo_v2 reports them (with dev's primary context current).
+size_t free_bytes(int dev) {
+  CUcontext ctx = nullptr;
+  CUcontext previous = nullptr;
+  size_t free = 0;
+  size_t total = 0;
+  driver_fn<PFN_cuCtxGetCurrent_v4000>("cuCtxGetCurrent")(&previous);
+  driver_fn<PFN_cuDevicePrimaryCtxRetain_v7000>("cuDevicePrimaryCtxRetain")(&ctx, dev);
+  driver_fn<PFN_cuCtxSetCurrent_v4000>("cuCtxSetCurrent")(ctx);
+  if (driver_fn<PFN_cuMemGetInfo_v3020>("cuMemGetInfo_v2")(&free, &total) != CUDA_SUCCESS) free = 0;
+  driver_fn<PFN_cuCtxSetCurrent_v4000>("cuCtxSetCurrent")(previous);
+  driver_fn<PFN_cuDevicePrimaryCtxRelease_v11000>("cuDevicePrimaryCtxRelease_v2")(dev);
+  return free;
+}
+
+// Pitched allocations, pools, host registration, IPC, address ranges and VMM (README: "Further
+// allocation families"). Leaves nothing behind.
+void family_checks() {
+  auto ctxSetCurrent = driver_fn<PFN_cuCtxSetCurrent_v4000>("cuCtxSetCurrent");
+  auto retain = driver_fn<PFN_cuDevicePrimaryCtxRetain_v7000>("cuDevicePrimaryCtxRetain");
+  auto release = driver_fn<PFN_cuDevicePrimaryCtxRelease_v11000>("cuDevicePrimaryCtxRelease_v2");
+  auto memAlloc = driver_fn<PFN_cuMemAlloc_v3020>("cuMemAlloc_v2");
+  auto memFree = driver_fn<PFN_cuMemFree_v3020>("cuMemFree_v2");
+  auto memAllocAsync = driver_fn<PFN_cuMemAllocAsync_v11020>("cuMemAllocAsync");
+  auto memFreeAsync = driver_fn<PFN_cuMemFreeAsync_v11020>("cuMemFreeAsync");
+  auto memAllocManaged = driver_fn<PFN_cuMemAllocManaged_v6000>("cuMemAllocManaged");
+  auto memsetD8 = driver_fn<PFN_cuMemsetD8_v3020>("cuMemsetD8_v2");
+  auto copy = driver_fn<PFN_cuMemcpy_v4000>("cuMemcpy");
+  auto pointerGet = driver_fn<PFN_cuPointerGetAttribute_v4000>("cuPointerGetAttribute");
+  auto allocPitch = driver_fn<PFN_cuMemAllocPitch_v3020>("cuMemAllocPitch_v2");
+  using LegacyAllocPitch = CUresult (*)(unsigned int*, unsigned int*, unsigned int, unsigned int, unsigned int);
+  using LegacyFree = CUresult (*)(unsigned int);
+  auto legacyAllocPitch = driver_fn<LegacyAllocPitch>("cuMemAllocPitch");
+  auto legacyFree = driver_fn<LegacyFree>("cuMemFree");
+  auto defaultPool = driver_fn<PFN_cuDeviceGetDefaultMemPool_v11020>("cuDeviceGetDefaultMemPool");
+  auto poolCreate = driver_fn<PFN_cuMemPoolCreate_v11020>("cuMemPoolCreate");
+  auto poolDestroy = driver_fn<PFN_cuMemPoolDestroy_v11020>("cuMemPoolDestroy");
+  auto poolTrim = driver_fn<PFN_cuMemPoolTrimTo_v11020>("cuMemPoolTrimTo");
+  auto poolGet = driver_fn<PFN_cuMemPoolGetAttribute_v11020>("cuMemPoolGetAttribute");
+  auto fromPool = driver_fn<PFN_cuMemAllocFromPoolAsync_v11020>("cuMemAllocFromPoolAsync");
+  auto fromPoolPtsz = driver_fn<PFN_cuMemAllocFromPoolAsync_v11020_ptsz>("cuMemAllocFromPoolAsync_ptsz");
+  auto hostRegister = driver_fn<PFN_cuMemHostRegister_v6050>("cuMemHostRegister_v2");
+  auto legacyHostRegister = driver_fn<PFN_cuMemHostRegister_v6050>("cuMemHostRegister");  // same ABI
+  auto hostUnregister = driver_fn<PFN_cuMemHostUnregister_v4000>("cuMemHostUnregister");
+  auto ipcGet = driver_fn<PFN_cuIpcGetMemHandle_v4010>("cuIpcGetMemHandle");
+  auto ipcOpen = driver_fn<PFN_cuIpcOpenMemHandle_v11000>("cuIpcOpenMemHandle_v2");
+  auto legacyIpcOpen = driver_fn<PFN_cuIpcOpenMemHandle_v11000>("cuIpcOpenMemHandle");  // same ABI
+  auto ipcClose = driver_fn<PFN_cuIpcCloseMemHandle_v4010>("cuIpcCloseMemHandle");
+  auto addressRange = driver_fn<PFN_cuMemGetAddressRange_v3020>("cuMemGetAddressRange_v2");
+  auto granularityOf = driver_fn<PFN_cuMemGetAllocationGranularity_v10020>("cuMemGetAllocationGranularity");
+  auto memCreate = driver_fn<PFN_cuMemCreate_v10020>("cuMemCreate");
+  auto memRelease = driver_fn<PFN_cuMemRelease_v10020>("cuMemRelease");
+  auto reserve = driver_fn<PFN_cuMemAddressReserve_v10020>("cuMemAddressReserve");
+  auto addressFree = driver_fn<PFN_cuMemAddressFree_v10020>("cuMemAddressFree");
+  auto memMap = driver_fn<PFN_cuMemMap_v10020>("cuMemMap");
+  auto memUnmap = driver_fn<PFN_cuMemUnmap_v10020>("cuMemUnmap");
+  auto setAccess = driver_fn<PFN_cuMemSetAccess_v10020>("cuMemSetAccess");
+  auto propsOf = driver_fn<PFN_cuMemGetAllocationPropertiesFromHandle_v10020>("cuMemGetAllocationPropertiesFromHandle");
+  EXPECT(reinterpret_cast<void*>(legacyHostRegister) != reinterpret_cast<void*>(hostRegister) &&
+         reinterpret_cast<void*>(legacyIpcOpen) != reinterpret_cast<void*>(ipcOpen));
+
+  CUcontext ctx0 = nullptr;
+  CUcontext ctx1 = nullptr;
+  EXPECT(retain(&ctx0, 0) == CUDA_SUCCESS && retain(&ctx1, 1) == CUDA_SUCCESS);
+  EXPECT(ctxSetCurrent(ctx0) == CUDA_SUCCESS);
+  const size_t total0 = free_bytes(0);
+  const size_t total1 = free_bytes(1);
+  constexpr size_t kMiB = size_t{1} << 20;
+
+  // ---- pitched: pitch = width rounded up to 512, bytes = pitch * height ----
+  CUdeviceptr pitched = 0;
+  size_t pitch = 0;
+  EXPECT(allocPitch(&pitched, &pitch, 1000, 3, 4) == CUDA_SUCCESS && pitch == 1024 && range_size(pitched) == 3072);
+  EXPECT(free_bytes(0) == total0 - 3072 && pointer_ordinal(reinterpret_cast<void*>(pitched)) == 0);
+  EXPECT(memsetD8(pitched, 1, 3072) == CUDA_SUCCESS);
+  pitch = 77;
+  CUdeviceptr untouched = 0x1234;
+  EXPECT(allocPitch(&untouched, &pitch, 1000, 3, 3) == CUDA_ERROR_INVALID_VALUE && untouched == 0x1234 && pitch == 77);
+  EXPECT(allocPitch(&untouched, &pitch, 0, 3, 4) == CUDA_ERROR_INVALID_VALUE);
+  EXPECT(allocPitch(&untouched, nullptr, 16, 3, 4) == CUDA_ERROR_INVALID_VALUE);
+  EXPECT(memFree(pitched) == CUDA_SUCCESS && free_bytes(0) == total0);
+  unsigned int small = 0;
+  unsigned int small_pitch = 0;
+  EXPECT(legacyAllocPitch(&small, &small_pitch, 100, 2, 8) == CUDA_SUCCESS && small != 0 && small_pitch == 512 &&
+         range_size(small) == 1024);
+  EXPECT(legacyFree(small) == CUDA_SUCCESS);
+  std::thread([&] {
+    CUdeviceptr d = 0;
+    size_t p = 0;
+    EXPECT(allocPitch(&d, &p, 64, 1, 4) == CUDA_ERROR_INVALID_CONTEXT);
+  }).join();
+
+  // ---- pools: the default pool per device; reserved = used rounded up to 2 MiB ----
+  CUmemoryPool pool0 = nullptr;
+  CUmemoryPool pool0b = nullptr;
+  CUmemoryPool pool1 = nullptr;
+  EXPECT(defaultPool(&pool0, 0) == CUDA_SUCCESS && defaultPool(&pool0b, 0) == CUDA_SUCCESS && pool0 == pool0b);
+  EXPECT(defaultPool(&pool1, 1) == CUDA_SUCCESS && pool1 != pool0);
+  EXPECT(defaultPool(&pool1, 99) == CUDA_ERROR_INVALID_DEVICE);
+  CUdeviceptr async = 0;
+  EXPECT(memAllocAsync(&async, 1000, nullptr) == CUDA_SUCCESS);  // device 0's default pool
+  cuuint64_t used = 0;
+  cuuint64_t reserved = 0;
+  EXPECT(poolGet(pool0, CU_MEMPOOL_ATTR_USED_MEM_CURRENT, &used) == CUDA_SUCCESS && used == 1000);
+  EXPECT(poolGet(pool0, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, &reserved) == CUDA_SUCCESS && reserved == 2 * kMiB);
+  EXPECT(free_bytes(0) == total0 - 2 * kMiB);
+  CUmemoryPool owner = nullptr;
+  EXPECT(pointerGet(&owner, CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE, async) == CUDA_SUCCESS && owner == pool0);
+  EXPECT(memFree(async) == CUDA_SUCCESS);  // pool memory may go back through cuMemFree_v2
+  EXPECT(poolGet(pool0, CU_MEMPOOL_ATTR_USED_MEM_CURRENT, &used) == CUDA_SUCCESS && used == 0);
+  EXPECT(poolGet(pool0, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, &reserved) == CUDA_SUCCESS && reserved == 0);
+  EXPECT(poolGet(pool0, CU_MEMPOOL_ATTR_USED_MEM_HIGH, &used) == CUDA_SUCCESS && used >= 1000);
+  EXPECT(free_bytes(0) == total0);
+  EXPECT(poolDestroy(pool0) == CUDA_ERROR_INVALID_VALUE);  // default pools stay
+
+  CUmemPoolProps props{};
+  props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+  props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  props.location.id = 1;
+  props.maxSize = 4 * kMiB;
+  CUmemoryPool mine = nullptr;
+  EXPECT(poolCreate(&mine, &props) == CUDA_SUCCESS && mine != nullptr && mine != pool1);
+  CUdeviceptr a = 0;
+  CUdeviceptr b = 0;
+  EXPECT(fromPool(&a, 3 * kMiB, mine, nullptr) == CUDA_SUCCESS);  // ordered on device 0's stream 0
+  EXPECT(pointer_ordinal(reinterpret_cast<void*>(a)) == 1);       // memory of the pool's device
+  CUdeviceptr over = 0x5678;
+  EXPECT(fromPool(&over, 2 * kMiB, mine, nullptr) == CUDA_ERROR_OUT_OF_MEMORY && over == 0x5678);  // maxSize
+  EXPECT(fromPoolPtsz(&b, 64 * 1024, mine, CU_STREAM_PER_THREAD) == CUDA_SUCCESS);
+  EXPECT(poolGet(mine, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, &reserved) == CUDA_SUCCESS && reserved == 4 * kMiB);
+  EXPECT(poolGet(mine, CU_MEMPOOL_ATTR_USED_MEM_CURRENT, &used) == CUDA_SUCCESS && used == 3 * kMiB + 64 * 1024);
+  EXPECT(free_bytes(1) == total1 - 4 * kMiB);
+  int reuse = 0;
+  EXPECT(poolGet(mine, CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC, &reuse) == CUDA_SUCCESS && reuse == 1);
+  EXPECT(poolGet(mine, static_cast<CUmemPool_attribute>(99), &used) == CUDA_ERROR_INVALID_VALUE);
+  EXPECT(poolTrim(mine, 0) == CUDA_SUCCESS);
+  EXPECT(poolDestroy(mine) == CUDA_SUCCESS);  // with live allocations: they stay valid
+  EXPECT(fromPool(&over, 4096, mine, nullptr) == CUDA_ERROR_INVALID_VALUE);
+  EXPECT(poolGet(mine, CU_MEMPOOL_ATTR_USED_MEM_CURRENT, &used) == CUDA_ERROR_INVALID_VALUE);
+  EXPECT(poolDestroy(mine) == CUDA_ERROR_INVALID_VALUE);
+  EXPECT(memFreeAsync(a, nullptr) == CUDA_SUCCESS && memFree(b) == CUDA_SUCCESS);
+  EXPECT(free_bytes(1) == total1);
+  props.allocType = CU_MEM_ALLOCATION_TYPE_INVALID;
+  EXPECT(poolCreate(&mine, &props) == CUDA_ERROR_INVALID_VALUE);
+  props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+  props.location.id = 99;
+  EXPECT(poolCreate(&mine, &props) == CUDA_ERROR_INVALID_DEVICE);
+
+  // ---- host registration: the caller's memory, counted against no device ----
+  alignas(4096) static unsigned char host[64 * 1024];
+  EXPECT(hostRegister(host, sizeof host, CU_MEMHOSTREGISTER_PORTABLE) == CUDA_SUCCESS && free_bytes(0) == total0);
+  unsigned int type = 0;
+  void* host_ptr = nullptr;
+  EXPECT(pointerGet(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, reinterpret_cast<CUdeviceptr>(host + 10)) ==
+             CUDA_SUCCESS &&
+         type == CU_MEMORYTYPE_HOST);
+  EXPECT(pointerGet(&host_ptr, CU_POINTER_ATTRIBUTE_HOST_POINTER, reinterpret_cast<CUdeviceptr>(host)) ==
+             CUDA_SUCCESS &&
+         host_ptr == host);
+  EXPECT(hostRegister(host + 4096, 4096, 0) == CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED);
+  EXPECT(hostUnregister(host + 4096) == CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED);  // interior
+  EXPECT(hostUnregister(host) == CUDA_SUCCESS);
+  EXPECT(hostUnregister(host) == CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED);
+  EXPECT(hostRegister(host, 0, 0) == CUDA_ERROR_INVALID_VALUE);
+  EXPECT(hostRegister(host, sizeof host, 0x100) == CUDA_ERROR_INVALID_VALUE);
+  EXPECT(legacyHostRegister(host, 100, 0) == CUDA_SUCCESS && hostUnregister(host) == CUDA_SUCCESS);
+  std::thread([&] { EXPECT(hostRegister(host, 100, 0) == CUDA_ERROR_INVALID_CONTEXT); }).join();
+
+  // ---- IPC: an import is a distinct address; from 64 KiB on it maps the exporter's pages ----
+  CUdeviceptr exported = 0;
+  EXPECT(memAlloc(&exported, 10000) == CUDA_SUCCESS);
+  EXPECT(memsetD8(exported, 0x21, 10000) == CUDA_SUCCESS);
+  CUipcMemHandle handle{};
+  EXPECT(ipcGet(&handle, exported) == CUDA_SUCCESS);
+  EXPECT(ipcGet(&handle, exported + 256) == CUDA_ERROR_INVALID_VALUE);  // not an allocation's start
+  CUdeviceptr imported = 0;
+  EXPECT(ipcOpen(&imported, handle, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS) == CUDA_SUCCESS && imported != 0 &&
+         imported != exported);
+  CUdeviceptr base = 0;
+  size_t size = 0;
+  EXPECT(addressRange(&base, &size, imported + 5) == CUDA_SUCCESS && base == imported && size == 10000);
+  EXPECT(addressRange(nullptr, &size, exported + 9999) == CUDA_SUCCESS && size == 10000);
+  EXPECT(addressRange(&base, nullptr, exported + 10000) == CUDA_ERROR_NOT_FOUND);
+  EXPECT(pointer_ordinal(reinterpret_cast<void*>(imported)) == 0 && free_bytes(0) == total0 - 10000);
+  unsigned char bytes[16] = {};
+  // Under 64 KiB: a copy of the bytes as they were when opened.
+  EXPECT(copy(reinterpret_cast<CUdeviceptr>(bytes), imported + 9984, 16) == CUDA_SUCCESS && bytes[15] == 0x21);
+  EXPECT(memsetD8(imported, 0x44, 1) == CUDA_SUCCESS &&
+         copy(reinterpret_cast<CUdeviceptr>(bytes), exported, 1) == CUDA_SUCCESS && bytes[0] == 0x21);
+  {
+    CUdeviceptr big = 0;
+    CUdeviceptr view = 0;
+    CUipcMemHandle big_handle{};
+    EXPECT(memAlloc(&big, kMiB + 100) == CUDA_SUCCESS && ipcGet(&big_handle, big) == CUDA_SUCCESS);
+    EXPECT(ipcOpen(&view, big_handle, 0) == CUDA_SUCCESS && view != big && range_size(view) == kMiB + 100);
+    EXPECT(memsetD8(big + kMiB, 0x33, 100) == CUDA_SUCCESS &&
+           copy(reinterpret_cast<CUdeviceptr>(bytes), view + kMiB + 84, 16) == CUDA_SUCCESS && bytes[15] == 0x33);
+    EXPECT(memsetD8(view, 0x44, 1) == CUDA_SUCCESS &&
+           copy(reinterpret_cast<CUdeviceptr>(bytes), big, 1) == CUDA_SUCCESS && bytes[0] == 0x44);
+    EXPECT(memFree(big) == CUDA_SUCCESS);  // the exporter goes first: the import still reads its bytes
+    EXPECT(copy(reinterpret_cast<CUdeviceptr>(bytes), view, 1) == CUDA_SUCCESS && bytes[0] == 0x44);
+    EXPECT(ipcClose(view) == CUDA_SUCCESS);
+  }
+  CUdeviceptr again = 0;
+  EXPECT(ipcOpen(&again, handle, 0) == CUDA_SUCCESS && again == imported);  // same context: same pointer
+  EXPECT(ctxSetCurrent(ctx1) == CUDA_SUCCESS);
+  CUdeviceptr from1 = 0;
+  EXPECT(legacyIpcOpen(&from1, handle, 1) == CUDA_SUCCESS && from1 != imported && from1 != exported);
+  EXPECT(ipcClose(from1) == CUDA_SUCCESS);
+  EXPECT(ctxSetCurrent(ctx0) == CUDA_SUCCESS);
+  EXPECT(memFree(imported) == CUDA_ERROR_INVALID_VALUE);  // imports go back through cuIpcCloseMemHandle
+  EXPECT(ipcClose(imported) == CUDA_SUCCESS && addressRange(&base, &size, imported) == CUDA_SUCCESS);
+  EXPECT(ipcClose(imported) == CUDA_SUCCESS && addressRange(&base, &size, imported) == CUDA_ERROR_NOT_FOUND);
+  EXPECT(ipcClose(imported) == CUDA_ERROR_INVALID_VALUE);
+  EXPECT(ipcOpen(&again, handle, 2) == CUDA_ERROR_INVALID_VALUE);
+  CUipcMemHandle garbage{};
+  EXPECT(ipcOpen(&again, garbage, 0) == CUDA_ERROR_INVALID_HANDLE);
+  std::thread([&] {
+    CUdeviceptr d = 0;
+    EXPECT(ipcOpen(&d, handle, 0) == CUDA_ERROR_INVALID_CONTEXT);
+    EXPECT(addressRange(&base, &size, exported) == CUDA_ERROR_INVALID_CONTEXT);
+  }).join();
+  EXPECT(memFree(exported) == CUDA_SUCCESS);
+  EXPECT(ipcOpen(&again, handle, 0) == CUDA_ERROR_INVALID_HANDLE);  // freed since
+  EXPECT(memAllocAsync(&async, 4096, nullptr) == CUDA_SUCCESS);
+  EXPECT(ipcGet(&handle, async) == CUDA_ERROR_INVALID_VALUE && memFree(async) == CUDA_SUCCESS);
+  CUdeviceptr managed = 0;
+  EXPECT(memAllocManaged(&managed, 4096, CU_MEM_ATTACH_GLOBAL) == CUDA_SUCCESS);
+  EXPECT(ipcGet(&handle, managed) == CUDA_ERROR_INVALID_VALUE && memFree(managed) == CUDA_SUCCESS);
+  EXPECT(free_bytes(0) == total0);
+
+  // ---- VMM: counted on prop->location.id's device whatever the thread's context ----
+  CUmemAllocationProp prop{};
+  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  prop.location.id = 1;
+  size_t granularity = 0;
+  EXPECT(granularityOf(&granularity, &prop, CU_MEM_ALLOC_GRANULARITY_RECOMMENDED) == CUDA_SUCCESS &&
+         granularity == 2 * kMiB);
+  EXPECT(granularityOf(&granularity, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM) == CUDA_SUCCESS &&
+         granularity == 2 * kMiB);
+  CUmemGenericAllocationHandle h = 0;
+  std::thread([&] {  // no current context on this thread
+    CUmemGenericAllocationHandle bad = 0x77;
+    CUmemAllocationProp wrong = prop;
+    wrong.location.id = 99;
+    EXPECT(memCreate(&bad, 2 * granularity, &wrong, 0) == CUDA_ERROR_INVALID_DEVICE && bad == 0x77);
+    EXPECT(granularityOf(&granularity, &wrong, CU_MEM_ALLOC_GRANULARITY_MINIMUM) == CUDA_ERROR_INVALID_DEVICE);
+    EXPECT(memCreate(&bad, kMiB, &prop, 0) == CUDA_ERROR_INVALID_VALUE);             // not a granule multiple
+    EXPECT(memCreate(&bad, 2 * granularity, &prop, 1) == CUDA_ERROR_INVALID_VALUE);  // flags
+    EXPECT(memCreate(&bad, total1 + granularity, &prop, 0) == CUDA_ERROR_OUT_OF_MEMORY && bad == 0x77);
+    EXPECT(memCreate(&h, 2 * granularity, &prop, 0) == CUDA_SUCCESS && h != 0);
+  }).join();
+  EXPECT(free_bytes(1) == total1 - 2 * granularity && free_bytes(0) == total0);
+  CUmemAllocationProp got{};
+  EXPECT(propsOf(&got, h) == CUDA_SUCCESS && got.location.id == 1 && got.type == CU_MEM_ALLOCATION_TYPE_PINNED);
+
+  CUdeviceptr va = 0;
+  CUdeviceptr other_va = 0;
+  EXPECT(reserve(&va, 4 * granularity, 0, 0, 0) == CUDA_SUCCESS && va % granularity == 0);
+  EXPECT(reserve(&other_va, granularity, 0, 0, 0) == CUDA_SUCCESS &&
+         (other_va + granularity <= va || other_va >= va + 4 * granularity));
+  EXPECT(reserve(&va, 4097, 0, 0, 0) == CUDA_ERROR_INVALID_VALUE);  // not a page multiple
+  EXPECT(memMap(va, 2 * granularity, 0, h, 0) == CUDA_SUCCESS);
+  EXPECT(memMap(va + granularity, granularity, 0, h, 0) == CUDA_ERROR_INVALID_VALUE);  // mapped already
+  EXPECT(memMap(va + 2 * granularity, granularity, 2 * granularity, h, 0) == CUDA_ERROR_INVALID_VALUE);  // offset
+  EXPECT(memMap(va + 3 * granularity, 2 * granularity, 0, h, 0) == CUDA_ERROR_INVALID_VALUE);  // past reservation
+  EXPECT(memMap(reinterpret_cast<CUdeviceptr>(host), granularity, 0, h, 0) == CUDA_ERROR_INVALID_VALUE);
+  EXPECT(memMap(va + 2 * granularity, granularity, granularity, h, 0) == CUDA_SUCCESS);  // second view, offset
+  CUmemAccessDesc access{};
+  access.location = prop.location;
+  access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+  EXPECT(setAccess(va, 3 * granularity, &access, 1) == CUDA_SUCCESS);
+  EXPECT(setAccess(va, 4 * granularity, &access, 1) == CUDA_ERROR_INVALID_VALUE);  // last granule unmapped
+  access.location.id = 99;
+  EXPECT(setAccess(va, granularity, &access, 1) == CUDA_ERROR_INVALID_DEVICE);
+  EXPECT(pointer_ordinal(reinterpret_cast<void*>(va + 5)) == 1 && range_size(va) == 2 * granularity);
+  EXPECT(addressRange(&base, &size, va + granularity + 1) == CUDA_SUCCESS && base == va && size == 2 * granularity);
+  // Both views show the same physical bytes.
+  EXPECT(memsetD8(va + granularity, 0x5c, 16) == CUDA_SUCCESS &&
+         copy(reinterpret_cast<CUdeviceptr>(bytes), va + 2 * granularity, 16) == CUDA_SUCCESS && bytes[7] == 0x5c);
+  EXPECT(memFree(va) == CUDA_ERROR_INVALID_VALUE);
+  EXPECT(free_bytes(1) == total1 - 2 * granularity);  // mappings hold no memory of their own
+  EXPECT(memUnmap(va, granularity) == CUDA_ERROR_INVALID_VALUE);  // part of a mapping
+  EXPECT(addressFree(va, 4 * granularity) == CUDA_ERROR_INVALID_VALUE);  // still mapped
+  EXPECT(memUnmap(va, 3 * granularity) == CUDA_SUCCESS);  // both mappings, back to back
+  EXPECT(range_size(va) == 0 && free_bytes(1) == total1 - 2 * granularity);  // the handle still holds it
+  // Released while mapped: the memory lives (and counts) until the last unmap.
+  EXPECT(memMap(va, 2 * granularity, 0, h, 0) == CUDA_SUCCESS);
+  EXPECT(memRelease(h) == CUDA_SUCCESS && memRelease(h) == CUDA_ERROR_INVALID_VALUE);
+  EXPECT(propsOf(&got, h) == CUDA_ERROR_INVALID_VALUE);
+  EXPECT(memMap(va + 2 * granularity, granularity, 0, h, 0) == CUDA_ERROR_INVALID_VALUE);
+  EXPECT(memsetD8(va, 0x11, 2 * granularity) == CUDA_SUCCESS && free_bytes(1) == total1 - 2 * granularity);
+  EXPECT(memUnmap(va, 2 * granularity) == CUDA_SUCCESS && free_bytes(1) == total1);
+  EXPECT(addressFree(va, 2 * granularity) == CUDA_ERROR_INVALID_VALUE);  // size must match
+  EXPECT(addressFree(va, 4 * granularity) == CUDA_SUCCESS);
+  EXPECT(addressFree(va, 4 * granularity) == CUDA_ERROR_INVALID_VALUE);
+  EXPECT(addressFree(other_va, granularity) == CUDA_SUCCESS);
+  EXPECT(memRelease(0x1234) == CUDA_ERROR_INVALID_VALUE);
+
+  EXPECT(free_bytes(0) == total0 && free_bytes(1) == total1);
+  EXPECT(ctxSetCurrent(nullptr) == CUDA_SUCCESS);
+  EXPECT(release(0) == CUDA_SUCCESS && release(1) == CUDA_SUCCESS);
+}
+
 void runtime_checks() {
   int count = 0;
   EXPECT(cudaGetDeviceCount(&count) == cudaSuccess && count >= 2);
@@ -315,6 +659,63 @@ void runtime_checks() {
   (void)cudaGetLastError();
   EXPECT(cudaFree(a) == cudaSuccess && cudaFree(b) == cudaSuccess);
   EXPECT(cudaDeviceSynchronize() == cudaSuccess);
+
+  // The further families through the runtime (device 1 is current).
+  EXPECT(cudaGetDriverEntryPointByVersion("cuMemCreate", &fn, 12000, cudaEnableDefault, &status) == cudaSuccess &&
+         fn == sym("cuMemCreate"));
+  EXPECT(cudaGetDriverEntryPointByVersion("cuMemAllocFromPoolAsync", &fn, 12000, cudaEnablePerThreadDefaultStream,
+                                          &status) == cudaSuccess &&
+         fn == sym("cuMemAllocFromPoolAsync_ptsz"));
+  size_t pitch = 0;
+  EXPECT(cudaMallocPitch(&p, &pitch, 100, 7) == cudaSuccess && pitch == 512 && range_size(reinterpret_cast<CUdeviceptr>(p)) == 3584 &&
+         pointer_ordinal(p) == 1);
+  EXPECT(cudaFree(p) == cudaSuccess);
+  EXPECT(cudaMallocPitch(&p, &pitch, 0, 7) == cudaSuccess && p == nullptr);
+  cudaPitchedPtr volume{};
+  EXPECT(cudaMalloc3D(&volume, cudaExtent{100, 3, 5}) == cudaSuccess && volume.pitch == 512 && volume.xsize == 100 &&
+         volume.ysize == 3 && range_size(reinterpret_cast<CUdeviceptr>(volume.ptr)) == 512 * 3 * 5);
+  EXPECT(cudaFree(volume.ptr) == cudaSuccess);
+
+  cudaMemPool_t pool = nullptr;
+  EXPECT(cudaDeviceGetDefaultMemPool(&pool, 1) == cudaSuccess && pool != nullptr);
+  EXPECT(cudaDeviceGetDefaultMemPool(&pool, 64) == cudaErrorInvalidDevice);
+  (void)cudaGetLastError();
+  EXPECT(cudaMallocAsync(&p, 5000, nullptr) == cudaSuccess);
+  cuuint64_t used = 0;
+  cuuint64_t reserved = 0;
+  EXPECT(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &used) == cudaSuccess && used == 5000);
+  EXPECT(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &reserved) == cudaSuccess &&
+         reserved == (size_t{2} << 20));
+  EXPECT(cudaFreeAsync(p, nullptr) == cudaSuccess);
+  cudaMemPoolProps props{};
+  props.allocType = cudaMemAllocationTypePinned;
+  props.location.type = cudaMemLocationTypeDevice;
+  props.location.id = 0;
+  cudaMemPool_t mine = nullptr;
+  EXPECT(cudaMemPoolCreate(&mine, &props) == cudaSuccess);
+  EXPECT(cudaMallocFromPoolAsync(&p, 3000, mine, nullptr) == cudaSuccess && pointer_ordinal(p) == 0);
+  EXPECT(cudaMemPoolGetAttribute(mine, cudaMemPoolAttrUsedMemCurrent, &used) == cudaSuccess && used == 3000);
+  EXPECT(cudaMemPoolTrimTo(mine, 0) == cudaSuccess);
+  EXPECT(cudaFree(p) == cudaSuccess && cudaMemPoolDestroy(mine) == cudaSuccess);
+  EXPECT(cudaMemPoolDestroy(mine) == cudaErrorInvalidValue);
+  (void)cudaGetLastError();
+
+  alignas(64) static unsigned char host_buffer[8192];
+  EXPECT(cudaHostRegister(host_buffer, sizeof host_buffer, cudaHostRegisterMapped) == cudaSuccess);
+  EXPECT(cudaHostRegister(host_buffer, 16, cudaHostRegisterDefault) == cudaErrorHostMemoryAlreadyRegistered);
+  EXPECT(cudaHostUnregister(host_buffer) == cudaSuccess);
+  EXPECT(cudaHostUnregister(host_buffer) == cudaErrorHostMemoryNotRegistered);
+  (void)cudaGetLastError();
+
+  void* exported = nullptr;
+  void* imported = nullptr;
+  cudaIpcMemHandle_t handle{};
+  EXPECT(cudaMalloc(&exported, 4096) == cudaSuccess && cudaIpcGetMemHandle(&handle, exported) == cudaSuccess);
+  EXPECT(cudaIpcOpenMemHandle(&imported, handle, cudaIpcMemLazyEnablePeerAccess) == cudaSuccess &&
+         imported != nullptr && imported != exported && range_size(reinterpret_cast<CUdeviceptr>(imported)) == 4096);
+  EXPECT(cudaFree(imported) == cudaErrorInvalidValue);
+  (void)cudaGetLastError();
+  EXPECT(cudaIpcCloseMemHandle(imported) == cudaSuccess && cudaFree(exported) == cudaSuccess);
 }
 
 }  // namespace
@@ -326,6 +727,7 @@ int main() {
     return 1;
   }
   driver_checks();
+  family_checks();
   runtime_checks();
   std::printf("standin_prog_contract: %d checks, %d failed\n", g_checks, g_failures);
   return g_failures == 0 ? 0 : 1;

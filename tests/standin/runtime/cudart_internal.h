@@ -50,6 +50,19 @@ struct DriverTable {
   PFN_cuStreamDestroy_v4000 streamDestroy;
   PFN_cuStreamSynchronize_v2000 streamSynchronize;
   PFN_cuStreamSynchronize_v7000_ptsz streamSynchronize_ptsz;
+  PFN_cuMemAllocPitch_v3020 memAllocPitch;
+  PFN_cuDeviceGetDefaultMemPool_v11020 deviceGetDefaultMemPool;
+  PFN_cuMemPoolCreate_v11020 memPoolCreate;
+  PFN_cuMemPoolDestroy_v11020 memPoolDestroy;
+  PFN_cuMemPoolTrimTo_v11020 memPoolTrimTo;
+  PFN_cuMemPoolGetAttribute_v11020 memPoolGetAttribute;
+  PFN_cuMemAllocFromPoolAsync_v11020 memAllocFromPoolAsync;
+  PFN_cuMemAllocFromPoolAsync_v11020_ptsz memAllocFromPoolAsync_ptsz;
+  PFN_cuMemHostRegister_v6050 memHostRegister;
+  PFN_cuMemHostUnregister_v4000 memHostUnregister;
+  PFN_cuIpcGetMemHandle_v4010 ipcGetMemHandle;
+  PFN_cuIpcOpenMemHandle_v11000 ipcOpenMemHandle;
+  PFN_cuIpcCloseMemHandle_v4010 ipcCloseMemHandle;
 };
 
 // Bootstraps on first use (thread-safe); afterwards returns the same result. On success *table

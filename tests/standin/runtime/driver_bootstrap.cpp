@@ -124,6 +124,19 @@ Bootstrap* bootstrap() {
   CUDART_LOOK_UP(gpa, t.streamDestroy, "cuStreamDestroy", 4000, kDefault);
   CUDART_LOOK_UP(gpa, t.streamSynchronize, "cuStreamSynchronize", 2000, kDefault);
   CUDART_LOOK_UP(gpa, t.streamSynchronize_ptsz, "cuStreamSynchronize", 7000, kPerThread);
+  CUDART_LOOK_UP(gpa, t.memAllocPitch, "cuMemAllocPitch", 3020, kDefault);
+  CUDART_LOOK_UP(gpa, t.deviceGetDefaultMemPool, "cuDeviceGetDefaultMemPool", 11020, kDefault);
+  CUDART_LOOK_UP(gpa, t.memPoolCreate, "cuMemPoolCreate", 11020, kDefault);
+  CUDART_LOOK_UP(gpa, t.memPoolDestroy, "cuMemPoolDestroy", 11020, kDefault);
+  CUDART_LOOK_UP(gpa, t.memPoolTrimTo, "cuMemPoolTrimTo", 11020, kDefault);
+  CUDART_LOOK_UP(gpa, t.memPoolGetAttribute, "cuMemPoolGetAttribute", 11020, kDefault);
+  CUDART_LOOK_UP(gpa, t.memAllocFromPoolAsync, "cuMemAllocFromPoolAsync", 11020, kDefault);
+  CUDART_LOOK_UP(gpa, t.memAllocFromPoolAsync_ptsz, "cuMemAllocFromPoolAsync", 11020, kPerThread);
+  CUDART_LOOK_UP(gpa, t.memHostRegister, "cuMemHostRegister", 6050, kDefault);
+  CUDART_LOOK_UP(gpa, t.memHostUnregister, "cuMemHostUnregister", 4000, kDefault);
+  CUDART_LOOK_UP(gpa, t.ipcGetMemHandle, "cuIpcGetMemHandle", 4010, kDefault);
+  CUDART_LOOK_UP(gpa, t.ipcOpenMemHandle, "cuIpcOpenMemHandle", 11000, kDefault);
+  CUDART_LOOK_UP(gpa, t.ipcCloseMemHandle, "cuIpcCloseMemHandle", 4010, kDefault);
   if (t.deviceGetCount == nullptr || t.primaryCtxRetain == nullptr || t.ctxSetCurrent == nullptr ||
       t.ctxGetCurrent == nullptr || t.ctxGetDevice == nullptr) {
     b->error = cudaErrorInsufficientDriver;

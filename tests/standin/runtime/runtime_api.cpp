@@ -2,6 +2,8 @@
 // table filled by cudart::driver() (pointers from cuGetProcAddress), never by calling a cu* symbol.
 #include "cudart_internal.h"
 
+#include <cstdint>
+#include <cstring>
 #include <mutex>
 
 namespace cudart {
@@ -144,6 +146,178 @@ STANDIN_CUDART_API cudaError_t CUDARTAPI cudaMallocManaged(void** devPtr, size_t
   CUdeviceptr d = 0;
   CUDART_DRIVER(memAllocManaged, &d, size, flags);
   *devPtr = reinterpret_cast<void*>(d);
+  return cudaSuccess;
+}
+
+// ---- pitched device memory (cuMemAllocPitch_v2: pitch = width rounded up to 512 bytes) ----
+
+namespace cudart {
+// The element size cudart hands cuMemAllocPitch_v2 (the stand-in's pitch does not depend on it).
+constexpr unsigned int kPitchElementBytes = 4;
+}  // namespace cudart
+
+STANDIN_CUDART_API cudaError_t CUDARTAPI cudaMallocPitch(void** devPtr, size_t* pitch, size_t width, size_t height) {
+  const cudart::DriverTable* t = nullptr;
+  CUDART_TRY(cudart::ensure_context(&t));
+  if (devPtr == nullptr || pitch == nullptr) CUDART_FAIL(cudaErrorInvalidValue);
+  if (width == 0 || height == 0) {  // like cudaMalloc(0): nothing allocated
+    *devPtr = nullptr;
+    *pitch = 0;
+    return cudaSuccess;
+  }
+  CUdeviceptr d = 0;
+  size_t p = 0;
+  CUDART_DRIVER(memAllocPitch, &d, &p, width, height, cudart::kPitchElementBytes);
+  *devPtr = reinterpret_cast<void*>(d);
+  *pitch = p;
+  return cudaSuccess;
+}
+
+// One pitched allocation of height * depth rows: pitch * height * depth bytes.
+STANDIN_CUDART_API cudaError_t CUDARTAPI cudaMalloc3D(struct cudaPitchedPtr* pitchedDevPtr, struct cudaExtent extent) {
+  const cudart::DriverTable* t = nullptr;
+  CUDART_TRY(cudart::ensure_context(&t));
+  if (pitchedDevPtr == nullptr) CUDART_FAIL(cudaErrorInvalidValue);
+  if (extent.width == 0 || extent.height == 0 || extent.depth == 0) {
+    *pitchedDevPtr = cudaPitchedPtr{nullptr, 0, extent.width, extent.height};
+    return cudaSuccess;
+  }
+  if (extent.height > SIZE_MAX / extent.depth) CUDART_FAIL(cudaErrorMemoryAllocation);
+  CUdeviceptr d = 0;
+  size_t p = 0;
+  CUDART_DRIVER(memAllocPitch, &d, &p, extent.width, extent.height * extent.depth, cudart::kPitchElementBytes);
+  *pitchedDevPtr = cudaPitchedPtr{reinterpret_cast<void*>(d), p, extent.width, extent.height};
+  return cudaSuccess;
+}
+
+// ---- stream-ordered memory pools ----
+
+STANDIN_CUDART_API cudaError_t CUDARTAPI cudaMallocFromPoolAsync(void** ptr, size_t size, cudaMemPool_t memPool,
+                                                                 cudaStream_t stream) {
+  const cudart::DriverTable* t = nullptr;
+  CUDART_TRY(cudart::ensure_context(&t));
+  if (ptr == nullptr) CUDART_FAIL(cudaErrorInvalidValue);
+  if (size == 0) {
+    *ptr = nullptr;
+    return cudaSuccess;
+  }
+  CUdeviceptr d = 0;
+  CUDART_DRIVER(memAllocFromPoolAsync, &d, size, memPool, stream);
+  *ptr = reinterpret_cast<void*>(d);
+  return cudaSuccess;
+}
+
+STANDIN_CUDART_API cudaError_t CUDARTAPI cudaMallocFromPoolAsync_ptsz(void** ptr, size_t size, cudaMemPool_t memPool,
+                                                                      cudaStream_t stream) {
+  const cudart::DriverTable* t = nullptr;
+  CUDART_TRY(cudart::ensure_context(&t));
+  if (ptr == nullptr) CUDART_FAIL(cudaErrorInvalidValue);
+  if (size == 0) {
+    *ptr = nullptr;
+    return cudaSuccess;
+  }
+  CUdeviceptr d = 0;
+  CUDART_DRIVER(memAllocFromPoolAsync_ptsz, &d, size, memPool, stream);
+  *ptr = reinterpret_cast<void*>(d);
+  return cudaSuccess;
+}
+
+STANDIN_CUDART_API cudaError_t CUDARTAPI cudaDeviceGetDefaultMemPool(cudaMemPool_t* memPool, int device) {
+  const cudart::DriverTable* t = nullptr;
+  CUDART_TRY(cudart::ensure_context(&t));
+  if (memPool == nullptr) CUDART_FAIL(cudaErrorInvalidValue);
+  int count = 0;
+  CUDART_DRIVER(deviceGetCount, &count);
+  if (device < 0 || device >= count) CUDART_FAIL(cudaErrorInvalidDevice);
+  CUDART_DRIVER(deviceGetDefaultMemPool, memPool, device);
+  return cudaSuccess;
+}
+
+STANDIN_CUDART_API cudaError_t CUDARTAPI cudaMemPoolCreate(cudaMemPool_t* memPool, const struct cudaMemPoolProps* poolProps) {
+  const cudart::DriverTable* t = nullptr;
+  CUDART_TRY(cudart::ensure_context(&t));
+  if (memPool == nullptr || poolProps == nullptr) CUDART_FAIL(cudaErrorInvalidValue);
+  CUmemPoolProps props{};
+  props.allocType = static_cast<CUmemAllocationType>(poolProps->allocType);
+  props.handleTypes = static_cast<CUmemAllocationHandleType>(poolProps->handleTypes);
+  props.location.type = static_cast<CUmemLocationType>(poolProps->location.type);
+  props.location.id = poolProps->location.id;
+  props.win32SecurityAttributes = poolProps->win32SecurityAttributes;
+  props.maxSize = poolProps->maxSize;
+  props.usage = poolProps->usage;
+  CUDART_DRIVER(memPoolCreate, memPool, &props);
+  return cudaSuccess;
+}
+
+STANDIN_CUDART_API cudaError_t CUDARTAPI cudaMemPoolDestroy(cudaMemPool_t memPool) {
+  const cudart::DriverTable* t = nullptr;
+  CUDART_TRY(cudart::ensure_context(&t));
+  CUDART_DRIVER(memPoolDestroy, memPool);
+  return cudaSuccess;
+}
+
+STANDIN_CUDART_API cudaError_t CUDARTAPI cudaMemPoolTrimTo(cudaMemPool_t memPool, size_t minBytesToKeep) {
+  const cudart::DriverTable* t = nullptr;
+  CUDART_TRY(cudart::ensure_context(&t));
+  CUDART_DRIVER(memPoolTrimTo, memPool, minBytesToKeep);
+  return cudaSuccess;
+}
+
+// cudaMemPoolAttr and CUmemPool_attribute share their values (1 .. 8).
+STANDIN_CUDART_API cudaError_t CUDARTAPI cudaMemPoolGetAttribute(cudaMemPool_t memPool, enum cudaMemPoolAttr attr,
+                                                                 void* value) {
+  const cudart::DriverTable* t = nullptr;
+  CUDART_TRY(cudart::ensure_context(&t));
+  CUDART_DRIVER(memPoolGetAttribute, memPool, static_cast<CUmemPool_attribute>(attr), value);
+  return cudaSuccess;
+}
+
+// ---- host memory registration (cudaHostRegister* flags equal CU_MEMHOSTREGISTER_*) ----
+
+STANDIN_CUDART_API cudaError_t CUDARTAPI cudaHostRegister(void* ptr, size_t size, unsigned int flags) {
+  const cudart::DriverTable* t = nullptr;
+  CUDART_TRY(cudart::ensure_context(&t));
+  CUDART_DRIVER(memHostRegister, ptr, size, flags);
+  return cudaSuccess;
+}
+
+STANDIN_CUDART_API cudaError_t CUDARTAPI cudaHostUnregister(void* ptr) {
+  const cudart::DriverTable* t = nullptr;
+  CUDART_TRY(cudart::ensure_context(&t));
+  CUDART_DRIVER(memHostUnregister, ptr);
+  return cudaSuccess;
+}
+
+// ---- IPC (cudaIpcMemHandle_t and CUipcMemHandle are the same 64 bytes) ----
+
+STANDIN_CUDART_API cudaError_t CUDARTAPI cudaIpcGetMemHandle(cudaIpcMemHandle_t* handle, void* devPtr) {
+  const cudart::DriverTable* t = nullptr;
+  CUDART_TRY(cudart::ensure_context(&t));
+  if (handle == nullptr) CUDART_FAIL(cudaErrorInvalidValue);
+  CUipcMemHandle h{};
+  CUDART_DRIVER(ipcGetMemHandle, &h, reinterpret_cast<CUdeviceptr>(devPtr));
+  static_assert(sizeof h.reserved == sizeof handle->reserved, "IPC handles differ in size");
+  std::memcpy(handle->reserved, h.reserved, sizeof h.reserved);
+  return cudaSuccess;
+}
+
+STANDIN_CUDART_API cudaError_t CUDARTAPI cudaIpcOpenMemHandle(void** devPtr, cudaIpcMemHandle_t handle,
+                                                              unsigned int flags) {
+  const cudart::DriverTable* t = nullptr;
+  CUDART_TRY(cudart::ensure_context(&t));
+  if (devPtr == nullptr) CUDART_FAIL(cudaErrorInvalidValue);
+  CUipcMemHandle h{};
+  std::memcpy(h.reserved, handle.reserved, sizeof h.reserved);
+  CUdeviceptr d = 0;
+  CUDART_DRIVER(ipcOpenMemHandle, &d, h, flags);
+  *devPtr = reinterpret_cast<void*>(d);
+  return cudaSuccess;
+}
+
+STANDIN_CUDART_API cudaError_t CUDARTAPI cudaIpcCloseMemHandle(void* devPtr) {
+  const cudart::DriverTable* t = nullptr;
+  CUDART_TRY(cudart::ensure_context(&t));
+  CUDART_DRIVER(ipcCloseMemHandle, reinterpret_cast<CUdeviceptr>(devPtr));
   return cudaSuccess;
 }
 
