@@ -154,6 +154,8 @@ std::vector<LiveAllocation> live_allocations(const nlohmann::json &snapshot) {
     std::vector<LiveAllocation> out;
     for (const auto &a : snapshot.at("allocations")) {
         LiveAllocation l;
+        l.address = std::stoull(a.at("address").get<std::string>(), nullptr, 16);
+        l.stream = std::stoull(a.at("stream").get<std::string>(), nullptr, 16);
         l.bytes = a.at("size").get<uint64_t>();
         l.api = a.at("api").get<std::string>();
         l.kind = a.at("kind").get<std::string>();
@@ -178,6 +180,11 @@ std::vector<std::string> driver_apis_for(const std::string &api) {
     if (api == "cudaMallocAsync") return {"cuMemAllocAsync", "cuMemAllocAsync_ptsz"};
     if (api == "cudaMallocManaged") return {"cuMemAllocManaged"};
     if (api == "cudaMallocHost" || api == "cudaHostAlloc") return {"cuMemAllocHost_v2", "cuMemHostAlloc"};
+    if (api == "cudaMallocPitch" || api == "cudaMalloc3D") return {"cuMemAllocPitch_v2"};
+    if (api == "cudaMallocFromPoolAsync") return {"cuMemAllocFromPoolAsync"};
+    if (api == "cudaMallocFromPoolAsync_ptsz") return {"cuMemAllocFromPoolAsync_ptsz"};
+    if (api == "cudaHostRegister") return {"cuMemHostRegister_v2"};
+    if (api == "cudaIpcOpenMemHandle") return {"cuIpcOpenMemHandle_v2"};
     return {api};
 }
 
@@ -192,8 +199,34 @@ std::string describe(const std::vector<ExpectedLive> &expected, const std::vecto
     return o.str();
 }
 
-bool same_live_set(const std::vector<ExpectedLive> &expected, const std::vector<LiveAllocation> &live,
+std::vector<ExpectedMapping> parse_mapping_expectations(const std::string &program_stdout) {
+    std::vector<ExpectedMapping> out;
+    std::istringstream lines(program_stdout);
+    for (std::string line; std::getline(lines, line);) {
+        std::istringstream words(line);
+        std::string tag, va, handle;
+        ExpectedMapping m;
+        if (!(words >> tag) || tag != "expect-mapping") continue;
+        words >> va >> m.bytes >> handle;
+        m.address = std::stoull(va, nullptr, 16);
+        m.handle = std::stoull(handle, nullptr, 16);
+        out.push_back(m);
+    }
+    return out;
+}
+
+std::vector<ExpectedMapping> tracked_mappings(const std::vector<LiveAllocation> &live) {
+    std::vector<ExpectedMapping> out;
+    for (const LiveAllocation &l : live)
+        if (l.kind == "vmm_mapping") out.push_back({l.address, l.bytes, l.stream});
+    return out;
+}
+
+bool same_live_set(const std::vector<ExpectedLive> &expected, const std::vector<LiveAllocation> &all,
                    bool static_cudart) {
+    std::vector<LiveAllocation> live;
+    for (const LiveAllocation &l : all)
+        if (l.kind != "vmm_mapping") live.push_back(l);
     if (expected.size() != live.size()) return false;
     std::vector<bool> used(live.size(), false);
     for (const ExpectedLive &e : expected) {

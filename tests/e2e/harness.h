@@ -50,6 +50,8 @@ std::vector<ExpectedLive> parse_expectations(const std::string &program_stdout);
 
 // One allocation of a snapshot, with its call site resolved.
 struct LiveAllocation {
+    uint64_t address = 0;
+    uint64_t stream = 0;   // for vmm_mapping: the physical handle
     uint64_t bytes = 0;
     std::string api;
     std::string kind;
@@ -67,7 +69,16 @@ std::vector<std::string> driver_apis_for(const std::string &runtime_api);
 // Describes both lists, for failure messages.
 std::string describe(const std::vector<ExpectedLive> &expected, const std::vector<LiveAllocation> &live);
 
-// Whether every expected allocation has exactly one match in live and nothing else is live.
+// "expect-mapping <va-hex> <bytes> <handle-hex>" lines (VMM mappings the program left in place).
+struct ExpectedMapping {
+    uint64_t address = 0, bytes = 0, handle = 0;
+    bool operator==(const ExpectedMapping &) const = default;
+};
+std::vector<ExpectedMapping> parse_mapping_expectations(const std::string &program_stdout);
+std::vector<ExpectedMapping> tracked_mappings(const std::vector<LiveAllocation> &live);
+
+// Whether every expected allocation has exactly one match in live and nothing else is live
+// (vmm_mapping records are compared separately, with tracked_mappings).
 // static_cudart: compare APIs through driver_apis_for.
 bool same_live_set(const std::vector<ExpectedLive> &expected, const std::vector<LiveAllocation> &live,
                    bool static_cudart);

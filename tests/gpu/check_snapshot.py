@@ -34,6 +34,8 @@ def live(snapshot):
     frames = snapshot["frames"]
     out = []
     for a in snapshot["allocations"]:
+        if a["kind"] == "vmm_mapping":  # listed, not an allocation of its own
+            continue
         entry = dict(bytes=a["size"], api=a["api"], device=a["device"], function="", file="", line=0)
         s = stacks.get(a["stack"])
         if s and s["call_site"] >= 0:

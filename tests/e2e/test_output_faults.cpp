@@ -1,0 +1,169 @@
+// Where the report cannot be written (docs/reliability.md): a missing or unwritable directory, a
+// full file size limit. One clear warning, no crash, the exit status unchanged, no file, partial or
+// temporary, left behind. And the report file's own safety: mode 0600, a symlink at its name is
+// replaced and not followed, a file already at the temporary name is not clobbered; setuid programs
+// under `vramtrace run`.
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "reporting/atomic_file.h"
+
+using namespace e2e;
+
+namespace {
+
+size_t count_of(const std::string &text, const std::string &what) {
+    size_t n = 0;
+    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+}
+
+std::string read_all(const std::string &path) {
+    std::ifstream in(path);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+void write_text(const std::string &path, const std::string &text) { std::ofstream(path) << text; }
+
+// Runs leaky_pipeline traced with the given output and checks the failure is handled as promised.
+void check_not_written(const std::vector<std::string> &argv_prefix, const std::string &output,
+                       const std::string &reason) {
+    std::vector<std::string> argv = argv_prefix;
+    argv.push_back(bin_dir() + "/leaky_pipeline");
+    RunResult plain = run({bin_dir() + "/leaky_pipeline"}, {false, {}, ""});
+    std::string cwd = make_temp_dir("cwd");
+    RunResult traced = run(argv, {true, {{"VRAMTRACE_OUTPUT", output}}, cwd});
+    INFO("stderr:\n" << traced.err);
+    CHECK(traced.exit_code == plain.exit_code);
+    CHECK(traced.out == plain.out);
+    // Exactly one warning, naming the problem; the summary is still printed.
+    CHECK(count_of(traced.err, "warning") == 1);
+    CHECK(count_of(traced.err, "vramtrace: warning: snapshot not written: ") == 1);
+    CHECK(traced.err.find(reason) != std::string::npos);
+    CHECK(traced.err.find("vramtrace: snapshot written to") == std::string::npos);
+    CHECK(traced.err.find("vramtrace: ") == 0);
+    CHECK(list_dir(cwd).empty());
+}
+
+} // namespace
+
+TEST_CASE("output directory missing: one warning, exit status unchanged, nothing written") {
+    std::string dir = make_temp_dir("missing-dir");
+    check_not_written({}, dir + "/no/such/dir/snap-%p.json", "No such file or directory");
+    CHECK(list_dir(dir).empty());
+}
+
+TEST_CASE("output directory not writable: one warning, exit status unchanged, nothing written") {
+    if (geteuid() == 0) {
+        // root writes through directory modes; sysfs refuses new files even to root.
+        check_not_written({}, "/sys/vramtrace-e2e-%p.json", "Permission denied");
+    } else {
+        std::string dir = make_temp_dir("read-only-dir");
+        chmod(dir.c_str(), 0555);
+        check_not_written({}, dir + "/snap-%p.json", "Permission denied");
+        CHECK(list_dir(dir).empty());
+        chmod(dir.c_str(), 0700);
+    }
+}
+
+TEST_CASE("file size limit (RLIMIT_FSIZE) reached while writing: no SIGXFSZ death, no partial file") {
+    std::string dir = make_temp_dir("fsize");
+    // 1 KiB: the snapshot is larger. bash's ulimit -f counts 1024-byte blocks.
+    check_not_written({"/bin/bash", "-c", "ulimit -f 1 && exec \"$0\" \"$@\""}, dir + "/snap-%p.json",
+                      "File too large");
+    CHECK(list_dir(dir).empty());
+}
+
+TEST_CASE("the report is 0600 and a symlink at its name is replaced, not followed") {
+    std::string dir = make_temp_dir("symlink");
+    std::string victim = dir + "/victim.txt";
+    write_text(victim, "precious\n");
+    chmod(victim.c_str(), 0644);
+    REQUIRE(symlink("victim.txt", (dir + "/snap.json").c_str()) == 0);
+    RunResult traced = run({bin_dir() + "/leaky_pipeline"}, {true, {{"VRAMTRACE_OUTPUT", dir + "/snap.json"}}, dir});
+    INFO(traced.err);
+    REQUIRE(traced.exit_code == 0);
+    struct stat st {};
+    REQUIRE(lstat((dir + "/snap.json").c_str(), &st) == 0);
+    CHECK(S_ISREG(st.st_mode));
+    CHECK((st.st_mode & 07777) == 0600);
+    CHECK(read_all(victim) == "precious\n");
+    CHECK(list_dir(dir) == std::vector<std::string>{"snap.json", "victim.txt"});
+    CHECK_FALSE(load_json(dir + "/snap.json").at("allocations").empty());
+}
+
+namespace {
+bool fill_hello(int fd, void *, std::string *) { return write(fd, "hello\n", 6) == 6; }
+bool fill_fail(int fd, void *, std::string *error) {
+    if (write(fd, "half", 4) != 4) return false;
+    *error = "simulated failure";
+    return false;
+}
+} // namespace
+
+TEST_CASE("a file or symlink already at the temporary name is neither opened nor clobbered") {
+    std::string dir = make_temp_dir("squat");
+    std::string target = dir + "/report.json";
+    std::string first = vramtrace::temporary_name_for(target, getpid(), 0);
+    CHECK(first == dir + "/.report.json.tmp." + std::to_string(getpid()));
+    std::string victim = dir + "/victim.txt";
+    write_text(victim, "precious\n");
+
+    for (bool as_symlink : {false, true}) {
+        INFO("squatter is a symlink: " << as_symlink);
+        unlink(first.c_str());
+        unlink(target.c_str());
+        if (as_symlink) REQUIRE(symlink("victim.txt", first.c_str()) == 0);
+        else write_text(first, "someone else's\n");
+        std::string error;
+        REQUIRE(vramtrace::write_file_atomically(target, &fill_hello, nullptr, &error));
+        CHECK(read_all(target) == "hello\n");
+        CHECK(read_all(victim) == "precious\n");
+        struct stat st {};
+        REQUIRE(lstat(first.c_str(), &st) == 0);
+        CHECK(S_ISLNK(st.st_mode) == as_symlink);
+        if (!as_symlink) CHECK(read_all(first) == "someone else's\n");
+        REQUIRE(lstat(target.c_str(), &st) == 0);
+        CHECK((st.st_mode & 07777) == 0600);
+        // Nothing but the three names: no temporary file of ours left over.
+        CHECK(list_dir(dir) == std::vector<std::string>{".report.json.tmp." + std::to_string(getpid()),
+                                                        "report.json", "victim.txt"});
+    }
+}
+
+TEST_CASE("a failed write leaves neither a partial file under the final name nor a temporary file") {
+    std::string dir = make_temp_dir("failed-fill");
+    std::string target = dir + "/report.json";
+    write_text(target, "previous report\n");
+    std::string error;
+    CHECK_FALSE(vramtrace::write_file_atomically(target, &fill_fail, nullptr, &error));
+    CHECK(error == "simulated failure");
+    CHECK(read_all(target) == "previous report\n");
+    CHECK(list_dir(dir) == std::vector<std::string>{"report.json"});
+}
+
+TEST_CASE("vramtrace run on a set-user-ID program says once that it cannot be traced") {
+    if (geteuid() != 0) {
+        WARN("needs root to make a set-user-ID file owned by someone else; skipped");
+        return;
+    }
+    std::string dir = make_temp_dir("setuid");
+    std::string prog = dir + "/suid_true";
+    REQUIRE(system(("cp /bin/true '" + prog + "'").c_str()) == 0);
+    REQUIRE(chown(prog.c_str(), 65534, 65534) == 0);
+    REQUIRE(chmod(prog.c_str(), 04755) == 0);
+    // Found through PATH, as the user would type it.
+    RunResult r = run({cli(), "run", "--", "suid_true"}, {false, {{"PATH", dir + ":/usr/bin:/bin"}}, dir});
+    INFO(r.err);
+    CHECK(r.exit_code == 0);
+    CHECK(count_of(r.err, "is set-user-ID or set-group-ID: the dynamic loader ignores LD_PRELOAD") == 1);
+    CHECK(r.err.find(prog) != std::string::npos);
+    // A plain program gets no such warning.
+    RunResult plain = run({cli(), "run", "--", "true"}, {false, {{"PATH", "/usr/bin:/bin"}}, dir});
+    CHECK(plain.exit_code == 0);
+    CHECK(plain.err.find("set-user-ID") == std::string::npos);
+}
