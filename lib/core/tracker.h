@@ -26,8 +26,9 @@ Tracker *tracker();
 void initialize();   // idempotent; the library constructor calls it
 void disable_tracking(const char *why); // says why once on stderr; calls are forwarded from then on
 
-// Whether this process has touched CUDA (an intercepted call or a driver look-up). A process that
-// never does writes no report and prints nothing.
+// Whether this process made an intercepted allocation or free. A process that never does (a shell,
+// a launcher or data-loader worker that only imports a framework) writes no report and prints
+// nothing.
 void note_cuda_seen();
 bool cuda_seen();
 

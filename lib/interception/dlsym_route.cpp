@@ -43,7 +43,6 @@ __attribute__((visibility("hidden"))) void *vt_dlsym_wrapped(void *handle, const
     note_driver_handle(handle);
     // Substitute only the driver's own function: another library's same-named symbol passes through.
     if (found != find_real(id)) return found;
-    note_cuda_seen();
     return info.handout;
 }
 

@@ -20,7 +20,6 @@ namespace {
 void substitute(void **pfn) {
     const Config &c = config();
     if (c.disabled || !c.hook_procaddress || pfn == nullptr || *pfn == nullptr) return;
-    note_cuda_seen();
     self_test_with_driver(); // once; also caches the driver version so no dump ever calls CUDA
     for (int i = 1; i < kApiCount; ++i) {
         ApiId id = static_cast<ApiId>(i);
