@@ -113,6 +113,14 @@ TEST_CASE("a process that never touches CUDA writes nothing and prints nothing")
     CHECK(list_dir(t.dir).empty());
 }
 
+TEST_CASE("a process that initializes CUDA but allocates nothing writes nothing and prints nothing") {
+    Traced t = run_both("standin_prog_lookup_only");
+    CHECK(t.traced.exit_code == 0);
+    CHECK(t.traced.out == "devices: 2\n");
+    CHECK(t.traced.err.empty());
+    CHECK(list_dir(t.dir).empty());
+}
+
 TEST_CASE("VRAMTRACE_SUMMARY=0 keeps stderr quiet but still writes the snapshot") {
     Traced t = run_both("leaky_pipeline", {}, {{"VRAMTRACE_SUMMARY", "0"}});
     CHECK(t.traced.err.empty());
