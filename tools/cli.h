@@ -7,7 +7,8 @@
 namespace vramtrace::cli {
 
 // Exit codes of the vramtrace command (`vramtrace run` returns the program's own status instead,
-// see cmd_run.cpp).
+// see cmd_run.cpp; `vramtrace diff` uses 1 for its growth gate and 3 for bad input, see
+// cmd_diff.cpp).
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailure = 1; // bad input file, output error
 inline constexpr int kExitUsage = 2;   // unknown command or option, missing argument
@@ -15,10 +16,14 @@ inline constexpr int kExitUsage = 2;   // unknown command or option, missing arg
 // Subcommands: args[0] is the subcommand's name; each returns the process exit code.
 int run_command(int argc, char **argv);
 int summary_command(int argc, char **argv);
+int diff_command(int argc, char **argv);
+int merge_command(int argc, char **argv);
 
 // Help texts (printed on stdout by --help).
 extern const char *const kRunHelp;
 extern const char *const kSummaryHelp;
+extern const char *const kDiffHelp;
+extern const char *const kMergeHelp;
 
 // Diagnostics on stderr, one line each: "vramtrace: error: ...", "vramtrace: warning: ...".
 void setup_logging();

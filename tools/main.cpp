@@ -22,6 +22,10 @@ constexpr const char *kUsage =
     "                          run PROGRAM with libvramtrace.so preloaded\n"
     "  summary [--top N] SNAPSHOT\n"
     "                          print the summary of a snapshot file\n"
+    "  diff [options] BASE NEW compare two snapshots per call site; a growth gate for CI\n"
+    "  merge [options] FILES...|DIR\n"
+    "                          one table per process and merged call sites of many snapshots,\n"
+    "                          optionally written as one snapshot (--output)\n"
     "  help [COMMAND]          show this help, or a command's\n"
     "\n"
     "options:\n"
@@ -29,13 +33,16 @@ constexpr const char *kUsage =
     "  -V, --version           show the version\n"
     "\n"
     "Exit status: 0 success, 1 bad input or output error, 2 usage error; `run` returns the\n"
-    "program's status (see 'vramtrace run --help').\n";
+    "program's status (see 'vramtrace run --help'); `diff` returns 1 when its growth gate\n"
+    "fails and 3 for bad input (see 'vramtrace diff --help').\n";
 
 int help(std::string_view command) {
     using namespace vramtrace::cli;
     if (command.empty()) return write_stdout(kUsage) ? kExitOk : kExitFailure;
     if (command == "run") return write_stdout(kRunHelp) ? kExitOk : kExitFailure;
     if (command == "summary") return write_stdout(kSummaryHelp) ? kExitOk : kExitFailure;
+    if (command == "diff") return write_stdout(kDiffHelp) ? kExitOk : kExitFailure;
+    if (command == "merge") return write_stdout(kMergeHelp) ? kExitOk : kExitFailure;
     return usage_error("unknown command '" + std::string(command) + "'");
 }
 
@@ -56,6 +63,8 @@ int main(int argc, char **argv) {
     }
     if (command == "run") return run_command(argc - 1, argv + 1);
     if (command == "summary") return summary_command(argc - 1, argv + 1);
+    if (command == "diff") return diff_command(argc - 1, argv + 1);
+    if (command == "merge") return merge_command(argc - 1, argv + 1);
     if (!command.empty() && command[0] == '-') return usage_error("unknown option '" + std::string(command) + "'");
     return usage_error("unknown command '" + std::string(command) + "'");
 }

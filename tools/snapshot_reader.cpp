@@ -209,13 +209,48 @@ template <> struct Schema<Allocation> {
     }};
 };
 
+template <> struct Schema<MergedProcess> {
+    static constexpr std::string_view where = "merged_processes";
+    static inline const std::array<Field<MergedProcess>, 11> fields{{
+        {"input", &MergedProcess::input},
+        {"file", &MergedProcess::file},
+        {"pid", &MergedProcess::pid},
+        {"host", &MergedProcess::host},
+        {"command_line", &MergedProcess::command_line},
+        {"reason", &MergedProcess::reason},
+        {"rank", &MergedProcess::rank},
+        {"live_bytes", &MergedProcess::live_bytes},
+        {"live_allocations", &MergedProcess::live_allocations},
+        {"dropped_allocations", &MergedProcess::dropped_allocations},
+        {"dropped_stacks", &MergedProcess::dropped_stacks},
+    }};
+};
+template <> struct Schema<MergedDevice> {
+    static constexpr std::string_view where = "merged_devices";
+    static inline const std::array<Field<MergedDevice>, 9> fields{{
+        {"input", &MergedDevice::input},
+        {"device", &MergedDevice::device},
+        {"uuid", &MergedDevice::uuid},
+        {"current_bytes", &MergedDevice::current_bytes},
+        {"peak_bytes", &MergedDevice::peak_bytes},
+        {"allocation_count", &MergedDevice::allocation_count},
+        {"free_count", &MergedDevice::free_count},
+        {"total_allocated_bytes", &MergedDevice::total_allocated_bytes},
+        {"total_freed_bytes", &MergedDevice::total_freed_bytes},
+    }};
+};
+
 template <class M> constexpr bool is_vector_member = false;
 template <class R, class T> constexpr bool is_vector_member<std::vector<T> R::*> = true;
 
-// Top-level members, in the order the writer emits them.
-enum class Top { Format, SchemaVersion, Process, Devices, Dropped, Modules, Frames, Stacks, Allocations, Unknown };
-constexpr std::array<std::string_view, 9> kTopNames = {"format", "schema_version", "process", "devices", "dropped",
-                                                       "modules", "frames", "stacks", "allocations"};
+// Top-level members: the kRequiredTop required ones in the order the library's writer emits them,
+// then the optional ones that `vramtrace merge` adds (snapshot_reader.h: MergedProcess).
+enum class Top { Format, SchemaVersion, Process, Devices, Dropped, Modules, Frames, Stacks, Allocations,
+                 MergedProcesses, MergedDevices, Unknown };
+constexpr std::array<std::string_view, 11> kTopNames = {"format", "schema_version", "process", "devices", "dropped",
+                                                        "modules", "frames", "stacks", "allocations",
+                                                        "merged_processes", "merged_devices"};
+constexpr size_t kRequiredTop = 9;
 
 class Handler final : public nlohmann::json_sax<nlohmann::json> {
 public:
@@ -298,7 +333,7 @@ private:
     // ---- where we are, for messages ----
     std::string record_path() const {
         std::string path(top_name());
-        if (top_ >= Top::Devices && top_ != Top::Dropped && top_ <= Top::Allocations)
+        if (top_ >= Top::Devices && top_ != Top::Dropped && top_ != Top::Unknown)
             path += "[" + std::to_string(index_) + "]";
         return path;
     }
@@ -324,13 +359,15 @@ private:
         case Top::Frames: fn(self->frame_, Schema<Frame>::fields); break;
         case Top::Stacks: fn(self->stack_, Schema<Stack>::fields); break;
         case Top::Allocations: fn(self->allocation_, Schema<Allocation>::fields); break;
+        case Top::MergedProcesses: fn(self->merged_process_, Schema<MergedProcess>::fields); break;
+        case Top::MergedDevices: fn(self->merged_device_, Schema<MergedDevice>::fields); break;
         default: break;
         }
     }
     static bool is_object_member(Top t) { return t == Top::Process || t == Top::Dropped; }
     static bool is_array_member(Top t) {
         return t == Top::Devices || t == Top::Modules || t == Top::Frames || t == Top::Stacks ||
-               t == Top::Allocations;
+               t == Top::Allocations || t == Top::MergedProcesses || t == Top::MergedDevices;
     }
 
     // An error. Once "format" confirmed the file, the parse stops. Before that the file may still
@@ -459,6 +496,8 @@ private:
         case Top::Frames: sink_.on_frame(std::move(frame_)); break;
         case Top::Stacks: sink_.on_stack(std::move(stack_)); break;
         case Top::Allocations: sink_.on_allocation(std::move(allocation_)); break;
+        case Top::MergedProcesses: sink_.on_merged_process(std::move(merged_process_)); break;
+        case Top::MergedDevices: sink_.on_merged_device(std::move(merged_device_)); break;
         default: break;
         }
     }
@@ -594,7 +633,7 @@ private:
             error_ = "truncated JSON";
             return;
         }
-        for (size_t i = 0; i < kTopNames.size(); ++i)
+        for (size_t i = 0; i < kRequiredTop; ++i)
             if (!(top_seen_ & (1u << i))) {
                 error_ = "missing member \"" + std::string(kTopNames[i]) + "\"";
                 return;
@@ -621,6 +660,8 @@ private:
     Frame frame_;
     Stack stack_;
     Allocation allocation_;
+    MergedProcess merged_process_;
+    MergedDevice merged_device_;
 };
 
 // Collects everything into a Snapshot.

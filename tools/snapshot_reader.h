@@ -16,13 +16,47 @@
 #include <cstdint>
 #include <iosfwd>
 #include <string>
+#include <vector>
 
 #include "reporting/report_model.h"
 
 namespace vramtrace::cli {
 
+// Optional top-level members written by `vramtrace merge` (docs/cli.md): one record per process
+// that went into a merged snapshot, and one per device of such a process, so that merging merged
+// snapshots still lists every process. Plain snapshots have neither; within schema 1 both are
+// optional (a reader that does not know them skips them).
+struct MergedProcess {
+    uint32_t input = 0;                    // row number in the merged snapshot, from 0
+    std::string file;                      // the snapshot file the process wrote
+    int64_t pid = 0;
+    std::string host;
+    std::vector<std::string> command_line;
+    std::string reason;                    // process.reason of that snapshot
+    int64_t rank = -1;                     // -1: not known (schema 1 snapshots carry no rank)
+    uint64_t live_bytes = 0;               // bytes and number of its live allocations at the dump
+    uint64_t live_allocations = 0;
+    uint64_t dropped_allocations = 0;
+    uint64_t dropped_stacks = 0;
+
+    bool operator==(const MergedProcess &) const = default;
+};
+struct MergedDevice {
+    uint32_t input = 0;                    // MergedProcess::input of the process
+    int device = 0;                        // ordinal as that process saw it (-1 host-pinned)
+    std::string uuid;                      // "" when not known (schema 1 snapshots carry none)
+    uint64_t current_bytes = 0;
+    uint64_t peak_bytes = 0;
+    uint64_t allocation_count = 0;
+    uint64_t free_count = 0;
+    uint64_t total_allocated_bytes = 0;
+    uint64_t total_freed_bytes = 0;
+
+    bool operator==(const MergedDevice &) const = default;
+};
+
 // Receives a snapshot's parts in document order. Members a reader does not know are skipped; every
-// field of schema v1 is required. Records may reach the sink before a later error is found (the
+// field of schema v1 is required (the merged_* members as a whole are optional). Records may reach the sink before a later error is found (the
 // file could be truncated): a sink must drop what it got when the read returns false.
 class SnapshotSink {
 public:
@@ -35,6 +69,8 @@ public:
     virtual void on_frame(report::Frame && /*frame*/) {}
     virtual void on_stack(report::Stack && /*stack*/) {}
     virtual void on_allocation(report::Allocation && /*allocation*/) {}
+    virtual void on_merged_process(MergedProcess && /*process*/) {}
+    virtual void on_merged_device(MergedDevice && /*device*/) {}
 };
 
 // Parses one snapshot from `in`, handing each part to `sink`. `name` (usually the path) starts

@@ -1,0 +1,753 @@
+// Folding many snapshots into one. See merge_core.h for what is kept in memory.
+#include "merge_core.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <istream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <tuple>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "reporting/report_model.h"
+#include "text_table.h"
+
+namespace vramtrace::cli {
+
+namespace {
+
+std::string json_string(std::string_view s) {
+    return nlohmann::json(std::string(s)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+void append_bytes(std::string &key, const void *p, size_t n) { key.append(static_cast<const char *>(p), n); }
+
+std::string idx(const char *array, size_t i) { return std::string(array) + "[" + std::to_string(i) + "]"; }
+
+} // namespace
+
+// What is known of the input being read.
+struct Merger::FileState {
+    size_t file_number = 0;
+    report::ProcessInfo process;
+    bool have_process = false;
+    std::vector<report::DeviceTotals> devices;
+    uint64_t dropped_allocations = 0, dropped_stacks = 0;
+    std::vector<report::Module> modules;
+    std::vector<report::Frame> frames;
+    std::vector<report::Stack> stacks;
+    std::unordered_map<uint32_t, size_t> stack_at; // id -> index into stacks
+    std::string duplicate_stack;                   // the first "stacks: id N appears more than once"
+    std::vector<MergedProcess> merged_processes;
+    std::vector<MergedDevice> merged_devices;
+
+    // Merged indices, filled as allocations need them (0 = not yet; else index + 1).
+    std::vector<uint32_t> module_merged, frame_merged, stack_merged;
+
+    bool frozen = false;        // the first allocation came: metadata is taken as complete
+    bool frozen_invalid = false; // ... and did not check out
+    bool late_metadata = false; // modules, frames or stacks came after an allocation
+    size_t allocation_index = 0;
+    bool dangling = false;      // an allocation named a stack id not (yet) seen
+    size_t dangling_index = 0;
+    uint32_t dangling_id = 0;
+    long long spool_start = 0;
+    uint64_t spool_count_start = 0;
+    std::unordered_map<uint32_t, std::pair<uint64_t, uint64_t>> per_stack; // merged stack id -> bytes, count
+    uint64_t live_bytes = 0, live_count = 0;
+
+    void reset_allocations() {
+        allocation_index = 0;
+        dangling = false;
+        per_stack.clear();
+        live_bytes = live_count = 0;
+    }
+
+    // The cross references read_snapshot_file checks, on what was read so far; "" when they hold.
+    std::string check() const {
+        for (size_t i = 0; i < frames.size(); ++i) {
+            int m = frames[i].module;
+            if (m < -1 || (m >= 0 && size_t(m) >= modules.size()))
+                return idx("frames", i) + ".module: " + std::to_string(m) + " is not an index into modules (" +
+                       std::to_string(modules.size()) + " entries)";
+        }
+        for (size_t i = 0; i < stacks.size(); ++i) {
+            const report::Stack &st = stacks[i];
+            if (st.id == 0) return idx("stacks", i) + ".id: 0 is reserved for \"no stack\"";
+            for (size_t k = 0; k < st.frames.size(); ++k)
+                if (st.frames[k] >= frames.size())
+                    return idx("stacks", i) + ".frames[" + std::to_string(k) + "]: " + std::to_string(st.frames[k]) +
+                           " is not an index into frames (" + std::to_string(frames.size()) + " entries)";
+            if (st.call_site < -1 || (st.call_site >= 0 && size_t(st.call_site) >= st.frames.size()))
+                return idx("stacks", i) + ".call_site: " + std::to_string(st.call_site) +
+                       " is not an index into this stack's frames (" + std::to_string(st.frames.size()) + " entries)";
+        }
+        return duplicate_stack;
+    }
+};
+
+// The sink of one pass over one input. The first pass takes everything; a second pass (only for a
+// file whose allocations came before its stacks) takes only the allocations.
+class MergeFileReader final : public SnapshotSink {
+public:
+    MergeFileReader(Merger &m, Merger::FileState &s, bool second) : m_(m), s_(s), second_(second) {}
+
+    void on_process(report::ProcessInfo &&p) override {
+        if (second_) return;
+        s_.process = std::move(p);
+        s_.have_process = true;
+    }
+    void on_device(report::DeviceTotals &&d) override {
+        if (!second_) s_.devices.push_back(d);
+    }
+    void on_dropped(uint64_t allocations, uint64_t stacks) override {
+        if (second_) return;
+        s_.dropped_allocations = allocations;
+        s_.dropped_stacks = stacks;
+    }
+    void on_module(report::Module &&mod) override {
+        if (second_) return;
+        metadata();
+        s_.modules.push_back(std::move(mod));
+    }
+    void on_frame(report::Frame &&f) override {
+        if (second_) return;
+        metadata();
+        s_.frames.push_back(std::move(f));
+    }
+    void on_stack(report::Stack &&st) override {
+        if (second_) return;
+        metadata();
+        size_t at = s_.stacks.size();
+        if (!s_.stack_at.emplace(st.id, at).second && s_.duplicate_stack.empty())
+            s_.duplicate_stack = "stacks: id " + std::to_string(st.id) + " appears more than once";
+        s_.stacks.push_back(std::move(st));
+    }
+    void on_merged_process(MergedProcess &&p) override {
+        if (!second_) s_.merged_processes.push_back(std::move(p));
+    }
+    void on_merged_device(MergedDevice &&d) override {
+        if (!second_) s_.merged_devices.push_back(std::move(d));
+    }
+
+    void on_allocation(report::Allocation &&a) override {
+        size_t index = s_.allocation_index++;
+        if (!s_.frozen) {
+            s_.frozen = true;
+            s_.frozen_invalid = !s_.check().empty();
+        }
+        if (s_.late_metadata || s_.frozen_invalid || s_.dangling) return;
+        uint32_t merged_stack = 0;
+        if (a.stack != 0) {
+            auto found = s_.stack_at.find(a.stack);
+            if (found == s_.stack_at.end()) {
+                s_.dangling = true;
+                s_.dangling_index = index;
+                s_.dangling_id = a.stack;
+                return;
+            }
+            merged_stack = stack_of(found->second);
+        }
+        m_.spool_allocation(a, merged_stack);
+        if (!report::counts_as_held(a)) return;
+        auto &t = s_.per_stack[merged_stack];
+        t.first += a.size;
+        t.second += 1;
+        s_.live_bytes += a.size;
+        s_.live_count += 1;
+    }
+
+private:
+    void metadata() {
+        if (s_.frozen) s_.late_metadata = true;
+    }
+
+    uint32_t stack_of(size_t local) {
+        if (s_.stack_merged.size() < s_.stacks.size()) s_.stack_merged.resize(s_.stacks.size(), 0);
+        if (s_.stack_merged[local] != 0) return s_.stack_merged[local];
+        const report::Stack &st = s_.stacks[local];
+        std::vector<uint32_t> frames;
+        frames.reserve(st.frames.size());
+        for (uint32_t f : st.frames) frames.push_back(frame_of(f));
+        uint32_t id = m_.intern_stack(std::move(frames), st.call_site);
+        s_.stack_merged[local] = id;
+        return id;
+    }
+    uint32_t frame_of(uint32_t local) {
+        if (s_.frame_merged.size() < s_.frames.size()) s_.frame_merged.resize(s_.frames.size(), 0);
+        if (s_.frame_merged[local] != 0) return s_.frame_merged[local] - 1;
+        const report::Frame &f = s_.frames[local];
+        int module = -1;
+        if (f.module >= 0) {
+            if (s_.module_merged.size() < s_.modules.size()) s_.module_merged.resize(s_.modules.size(), 0);
+            uint32_t &mm = s_.module_merged[size_t(f.module)];
+            if (mm == 0) mm = m_.intern_module(s_.modules[size_t(f.module)]) + 1;
+            module = int(mm - 1);
+        }
+        uint32_t merged = m_.intern_frame(f, module);
+        s_.frame_merged[local] = merged + 1;
+        return merged;
+    }
+
+    Merger &m_;
+    Merger::FileState &s_;
+    bool second_;
+};
+
+Merger::Merger(const SiteKeyOptions &keys, std::FILE *spool) : keys_(keys), spool_(spool) {}
+
+uint32_t Merger::intern_module(const report::Module &m) {
+    std::string key = m.path;
+    key += '\0';
+    key += m.build_id;
+    auto [it, inserted] = module_index_.try_emplace(std::move(key), uint32_t(modules_.size()));
+    if (inserted) modules_.push_back(m);
+    return it->second;
+}
+
+uint32_t Merger::intern_frame(const report::Frame &f, int merged_module) {
+    // A frame in a known module is the same frame in every process that loaded that module, wherever
+    // it was loaded; elsewhere only the address can tell.
+    std::string key;
+    if (merged_module >= 0) {
+        key = "m";
+        append_bytes(key, &merged_module, sizeof merged_module);
+        append_bytes(key, &f.module_offset, sizeof f.module_offset);
+    } else {
+        key = "a";
+        append_bytes(key, &f.address, sizeof f.address);
+        append_bytes(key, &f.line, sizeof f.line);
+        key += f.function;
+        key += '\0';
+        key += f.file;
+    }
+    auto [it, inserted] = frame_index_.try_emplace(std::move(key), uint32_t(frames_.size()));
+    if (inserted) {
+        Frame k;
+        k.module = merged_module;
+        k.address = f.address;
+        k.module_offset = f.module_offset;
+        k.function = f.function;
+        k.file = f.file;
+        k.line = f.line;
+        frames_.push_back(std::move(k));
+    }
+    return it->second;
+}
+
+uint32_t Merger::no_stack_site() {
+    auto [it, inserted] = site_index_.try_emplace(std::string(kNoStackKey), uint32_t(sites_.size()));
+    if (inserted) sites_.push_back(Site{std::string(kNoStackKey)});
+    return it->second;
+}
+
+uint32_t Merger::intern_stack(std::vector<uint32_t> frames, int call_site) {
+    std::string key;
+    append_bytes(key, &call_site, sizeof call_site);
+    append_bytes(key, frames.data(), frames.size() * sizeof(uint32_t));
+    auto [it, inserted] = stack_index_.try_emplace(std::move(key), uint32_t(stacks_.size() + 1));
+    if (!inserted) return it->second;
+    // Its call-site key, as call_sites.h builds it.
+    std::string site_key;
+    if (call_site < 0) {
+        site_key = kNoCallSiteKey;
+    } else {
+        unsigned taken = 0;
+        for (size_t i = size_t(call_site); i < frames.size() && taken < keys_.frames; ++i, ++taken) {
+            const Frame &k = frames_[frames[i]];
+            report::Frame f;
+            f.module = k.module;
+            f.address = k.address;
+            f.module_offset = k.module_offset;
+            f.function = k.function;
+            f.file = k.file;
+            f.line = k.line;
+            if (!site_key.empty()) site_key += kKeySeparator;
+            site_key += frame_key(k.module >= 0 ? std::string_view(modules_[size_t(k.module)].path) : "", f, keys_.lines);
+        }
+    }
+    auto [s, new_site] = site_index_.try_emplace(site_key, uint32_t(sites_.size()));
+    if (new_site) sites_.push_back(Site{std::move(site_key)});
+    Stack st;
+    st.frames = std::move(frames);
+    st.call_site = call_site;
+    st.site = s->second;
+    stacks_.push_back(std::move(st));
+    return it->second;
+}
+
+void Merger::spool_allocation(const report::Allocation &a, uint32_t merged_stack) {
+    if (!spool_ || spool_failed_) return;
+    auto escaped = [&](const std::string &s) -> const std::string & {
+        auto it = escaped_.find(s);
+        if (it == escaped_.end()) it = escaped_.emplace(s, json_string(s)).first;
+        return it->second;
+    };
+    std::string line = spooled_ == 0 ? "    " : ",\n    ";
+    line += "{\"address\": \"" + report::hex_u64(a.address) + "\", \"size\": " + std::to_string(a.size) +
+            ", \"kind\": " + escaped(a.kind) + ", \"device\": " + std::to_string(a.device) +
+            ", \"api\": " + escaped(a.api) + ", \"stream\": \"" + report::hex_u64(a.stream) +
+            "\", \"thread_id\": " + std::to_string(a.thread_id) + ", \"time_ns\": " + std::to_string(a.time_ns) +
+            ", \"stack\": " + std::to_string(merged_stack) + "}";
+    if (std::fwrite(line.data(), 1, line.size(), spool_) != line.size()) {
+        spool_failed_ = true;
+        spool_errno_ = errno;
+        return;
+    }
+    ++spooled_;
+}
+
+bool Merger::spool_mark(long long *offset) {
+    if (!spool_) return true;
+    off_t at = ::ftello(spool_);
+    if (at < 0) return false;
+    *offset = at;
+    return true;
+}
+
+bool Merger::spool_rewind(long long offset, uint64_t count) {
+    if (!spool_) return true;
+    if (std::fflush(spool_) != 0 || ::ftruncate(::fileno(spool_), off_t(offset)) != 0 ||
+        ::fseeko(spool_, off_t(offset), SEEK_SET) != 0)
+        return false;
+    spooled_ = count;
+    return true;
+}
+
+bool Merger::read_pass(std::istream &in, const std::string &name, FileState &state, bool second, std::string *error) {
+    MergeFileReader reader(*this, state, second);
+    return read_snapshot_stream(in, name, reader, error);
+}
+
+bool Merger::add_stream(std::istream &in, const std::string &name, std::string *error) {
+    FileState state;
+    state.file_number = files_;
+    if (!spool_mark(&state.spool_start)) {
+        if (error) *error = name + ": cannot use the temporary file: " + std::strerror(errno);
+        return false;
+    }
+    state.spool_count_start = spooled_;
+    if (!read_pass(in, name, state, false, error)) return false;
+    if (state.late_metadata) {
+        if (error) *error = name + ": its allocations come before its stacks; a stream is read only once";
+        return false;
+    }
+    return commit(state, name, error);
+}
+
+bool Merger::add_file(const std::string &path, Progress *progress, std::string *error) {
+    try {
+        FileState state;
+        state.file_number = files_;
+        if (!spool_mark(&state.spool_start)) {
+            if (error) *error = path + ": cannot use the temporary file: " + std::strerror(errno);
+            return false;
+        }
+        state.spool_count_start = spooled_;
+        MergeFileReader first(*this, state, false);
+        if (!stream_snapshot_file(path, first, progress, error)) return false;
+        if (state.late_metadata) {
+            // Allocations came before the modules, frames or stacks they need: forget what was
+            // taken from them and read the file again, now that everything else is known.
+            if (!spool_rewind(state.spool_start, state.spool_count_start)) {
+                if (error) *error = path + ": cannot use the temporary file: " + std::strerror(errno);
+                return false;
+            }
+            state.reset_allocations();
+            if (std::string problem = state.check(); !problem.empty()) {
+                if (error) *error = path + ": " + problem;
+                return false;
+            }
+            state.frozen = true;
+            state.frozen_invalid = false;
+            state.late_metadata = false;
+            MergeFileReader second(*this, state, true);
+            if (!stream_snapshot_file(path, second, progress, error)) return false;
+        }
+        return commit(state, path, error);
+    } catch (const std::bad_alloc &) {
+        if (error) *error = path + ": out of memory while merging";
+    } catch (const std::exception &e) {
+        if (error) *error = path + ": cannot merge: " + e.what();
+    }
+    return false;
+}
+
+bool Merger::commit(FileState &state, const std::string &name, std::string *error) {
+    auto fail = [&](const std::string &what) {
+        if (error) *error = name + ": " + what;
+        return false;
+    };
+    if (std::string problem = state.check(); !problem.empty()) return fail(problem);
+    if (state.dangling)
+        return fail(idx("allocations", state.dangling_index) + ".stack: " + std::to_string(state.dangling_id) +
+                    " is not the id of an entry in stacks");
+    if (spool_failed_) return fail(std::string("cannot write the temporary file: ") + std::strerror(spool_errno_));
+
+    // Rows: the processes a merged input lists, or this process.
+    size_t first_row = processes_.size();
+    if (!state.merged_processes.empty()) {
+        std::unordered_map<uint32_t, uint32_t> renumber;
+        for (size_t i = 0; i < state.merged_processes.size(); ++i) {
+            MergedProcess p = state.merged_processes[i];
+            uint32_t row = uint32_t(processes_.size());
+            if (!renumber.emplace(p.input, row).second)
+                return fail(idx("merged_processes", i) + ".input: " + std::to_string(p.input) + " appears more than once");
+            p.input = row;
+            process_hosts_.push_back(p.host);
+            processes_.push_back(std::move(p));
+        }
+        for (size_t i = 0; i < state.merged_devices.size(); ++i) {
+            MergedDevice d = state.merged_devices[i];
+            auto found = renumber.find(d.input);
+            if (found == renumber.end()) {
+                processes_.resize(first_row);
+                process_hosts_.resize(first_row);
+                return fail(idx("merged_devices", i) + ".input: " + std::to_string(d.input) +
+                            " is not the input of an entry in merged_processes");
+            }
+            d.input = found->second;
+            process_devices_.push_back(std::move(d));
+        }
+    } else {
+        MergedProcess p;
+        p.input = uint32_t(processes_.size());
+        p.file = name;
+        p.pid = state.process.pid;
+        p.host = state.process.host;
+        p.command_line = state.process.command_line;
+        p.reason = state.process.reason;
+        p.live_bytes = state.live_bytes;
+        p.live_allocations = state.live_count;
+        p.dropped_allocations = state.dropped_allocations;
+        p.dropped_stacks = state.dropped_stacks;
+        for (const report::DeviceTotals &t : state.devices) {
+            MergedDevice d;
+            d.input = p.input;
+            d.device = t.device;
+            d.current_bytes = t.current_bytes;
+            d.peak_bytes = t.peak_bytes;
+            d.allocation_count = t.allocation_count;
+            d.free_count = t.free_count;
+            d.total_allocated_bytes = t.total_allocated_bytes;
+            d.total_freed_bytes = t.total_freed_bytes;
+            process_devices_.push_back(std::move(d));
+        }
+        process_hosts_.push_back(p.host);
+        processes_.push_back(std::move(p));
+    }
+
+    // Totals per ordinal.
+    for (const report::DeviceTotals &t : state.devices) {
+        auto it = std::lower_bound(devices_.begin(), devices_.end(), t.device,
+                                   [](const report::DeviceTotals &d, int ordinal) { return d.device < ordinal; });
+        if (it == devices_.end() || it->device != t.device) {
+            report::DeviceTotals zero;
+            zero.device = t.device;
+            it = devices_.insert(it, zero);
+        }
+        it->current_bytes += t.current_bytes;
+        it->peak_bytes += t.peak_bytes;
+        it->allocation_count += t.allocation_count;
+        it->free_count += t.free_count;
+        it->total_allocated_bytes += t.total_allocated_bytes;
+        it->total_freed_bytes += t.total_freed_bytes;
+    }
+    dropped_allocations_ += state.dropped_allocations;
+    dropped_stacks_ += state.dropped_stacks;
+
+    // Call sites.
+    for (const auto &[stack, t] : state.per_stack) {
+        Site &site = sites_[stack == 0 ? no_stack_site() : stacks_[stack - 1].site];
+        site.live_bytes += t.first;
+        site.live_count += t.second;
+        if (site.last_file != state.file_number) {
+            site.last_file = state.file_number;
+            ++site.files;
+        }
+    }
+    live_bytes_ += state.live_bytes;
+    live_count_ += state.live_count;
+
+    // The merged process record.
+    const report::ProcessInfo &p = state.process;
+    if (first_) {
+        host_ = p.host;
+        executable_ = p.executable;
+        driver_version_ = p.driver_version;
+        start_time_ns_ = p.start_time_ns;
+        dump_time_ns_ = p.dump_time_ns;
+        first_ = false;
+    } else {
+        if (host_ != p.host) host_.clear();
+        if (executable_ != p.executable) executable_.clear();
+        if (driver_version_ != p.driver_version) driver_version_ = 0;
+        start_time_ns_ = std::min(start_time_ns_, p.start_time_ns);
+        dump_time_ns_ = std::max(dump_time_ns_, p.dump_time_ns);
+    }
+    stack_depth_ = std::max(stack_depth_, p.stack_depth);
+    ++files_;
+    return true;
+}
+
+std::vector<MergedDeviceRow> Merger::devices() const {
+    std::map<std::tuple<std::string, int, std::string>, MergedDeviceRow> rows;
+    for (const MergedDevice &d : process_devices_) {
+        const std::string &host = d.input < process_hosts_.size() ? process_hosts_[d.input] : std::string();
+        auto key = d.uuid.empty() ? std::make_tuple(host, d.device, std::string())
+                                  : std::make_tuple(std::string(), 0, d.uuid);
+        MergedDeviceRow &r = rows[key];
+        if (r.processes == 0) {
+            r.host = d.uuid.empty() ? host : std::string();
+            r.device = d.device;
+            r.uuid = d.uuid;
+            r.identity = d.uuid.empty() ? (host.empty() ? "?" : host) + " " + report::device_label(d.device)
+                                        : "uuid " + d.uuid;
+        }
+        ++r.processes;
+        r.current_bytes += d.current_bytes;
+        r.peak_sum += d.peak_bytes;
+        r.peak_max = std::max(r.peak_max, d.peak_bytes);
+    }
+    std::vector<MergedDeviceRow> out;
+    out.reserve(rows.size());
+    for (auto &[key, row] : rows) out.push_back(std::move(row));
+    return out;
+}
+
+std::vector<MergedSiteRow> Merger::sites() const {
+    std::vector<MergedSiteRow> out;
+    for (const Site &s : sites_)
+        if (s.live_count > 0) out.push_back(MergedSiteRow{s.key, s.live_bytes, s.live_count, s.files});
+    std::sort(out.begin(), out.end(), [](const MergedSiteRow &a, const MergedSiteRow &b) {
+        if (a.live_bytes != b.live_bytes) return a.live_bytes > b.live_bytes;
+        if (a.live_count != b.live_count) return a.live_count > b.live_count;
+        return a.key < b.key;
+    });
+    return out;
+}
+
+namespace {
+
+// Buffered writes to a file descriptor.
+class FdWriter {
+public:
+    explicit FdWriter(int fd) : fd_(fd) { buf_.reserve(kLimit); }
+    void put(std::string_view s) {
+        buf_.append(s);
+        if (buf_.size() >= kLimit) flush();
+    }
+    bool flush() {
+        size_t done = 0;
+        while (!failed_ && done < buf_.size()) {
+            ssize_t n = ::write(fd_, buf_.data() + done, buf_.size() - done);
+            if (n < 0 && errno == EINTR) continue;
+            if (n < 0) failed_ = true, errno_ = errno;
+            else done += size_t(n);
+        }
+        buf_.clear();
+        return !failed_;
+    }
+    bool failed() const { return failed_; }
+    int error_number() const { return errno_; }
+
+private:
+    static constexpr size_t kLimit = 256 * 1024;
+    int fd_;
+    std::string buf_;
+    bool failed_ = false;
+    int errno_ = 0;
+};
+
+std::string u64(uint64_t v) { return std::to_string(v); }
+
+template <class T, class Fn> void write_array(FdWriter &out, const char *name, const std::vector<T> &items, Fn &&line) {
+    out.put(std::string("  \"") + name + "\": ");
+    if (items.empty()) {
+        out.put("[],\n");
+        return;
+    }
+    out.put("[\n");
+    for (size_t i = 0; i < items.size(); ++i) {
+        out.put("    ");
+        out.put(line(items[i]));
+        out.put(i + 1 < items.size() ? ",\n" : "\n");
+    }
+    out.put("  ],\n");
+}
+
+std::string string_list(const std::vector<std::string> &items) {
+    std::string out = "[";
+    for (size_t i = 0; i < items.size(); ++i) {
+        if (i) out += ", ";
+        out += json_string(items[i]);
+    }
+    return out + "]";
+}
+
+} // namespace
+
+bool Merger::write_snapshot(int fd, const std::vector<std::string> &command_line, const std::string &version,
+                            std::string *error) {
+    if (spool_failed_) {
+        if (error) *error = std::string("cannot write the temporary file: ") + std::strerror(spool_errno_);
+        return false;
+    }
+    FdWriter out(fd);
+    out.put("{\n  \"format\": \"vramtrace-snapshot\",\n  \"schema_version\": " + std::to_string(report::kSchemaVersion) +
+            ",\n");
+    out.put("  \"process\": {\n    \"pid\": 0,\n    \"ppid\": 0,\n    \"command_line\": " + string_list(command_line) +
+            ",\n    \"executable\": " + json_string(executable_) + ",\n    \"host\": " + json_string(host_) +
+            ",\n    \"start_time_ns\": " + u64(start_time_ns_) + ",\n    \"dump_time_ns\": " + u64(dump_time_ns_) +
+            ",\n    \"driver_version\": " + std::to_string(driver_version_) +
+            ",\n    \"reason\": \"merge\",\n    \"vramtrace_version\": " + json_string(version) +
+            ",\n    \"stack_depth\": " + std::to_string(stack_depth_) + "\n  },\n");
+    write_array(out, "devices", devices_, [](const report::DeviceTotals &d) {
+        return "{\"device\": " + std::to_string(d.device) + ", \"current_bytes\": " + u64(d.current_bytes) +
+               ", \"peak_bytes\": " + u64(d.peak_bytes) + ", \"allocation_count\": " + u64(d.allocation_count) +
+               ", \"free_count\": " + u64(d.free_count) + ", \"total_allocated_bytes\": " +
+               u64(d.total_allocated_bytes) + ", \"total_freed_bytes\": " + u64(d.total_freed_bytes) + "}";
+    });
+    out.put("  \"dropped\": {\"allocations\": " + u64(dropped_allocations_) + ", \"stacks\": " + u64(dropped_stacks_) +
+            "},\n");
+    write_array(out, "merged_processes", processes_, [](const MergedProcess &p) {
+        return "{\"input\": " + std::to_string(p.input) + ", \"file\": " + json_string(p.file) +
+               ", \"pid\": " + std::to_string(p.pid) + ", \"host\": " + json_string(p.host) +
+               ", \"command_line\": " + string_list(p.command_line) + ", \"reason\": " + json_string(p.reason) +
+               ", \"rank\": " + std::to_string(p.rank) + ", \"live_bytes\": " + u64(p.live_bytes) +
+               ", \"live_allocations\": " + u64(p.live_allocations) + ", \"dropped_allocations\": " +
+               u64(p.dropped_allocations) + ", \"dropped_stacks\": " + u64(p.dropped_stacks) + "}";
+    });
+    write_array(out, "merged_devices", process_devices_, [](const MergedDevice &d) {
+        return "{\"input\": " + std::to_string(d.input) + ", \"device\": " + std::to_string(d.device) +
+               ", \"uuid\": " + json_string(d.uuid) + ", \"current_bytes\": " + u64(d.current_bytes) +
+               ", \"peak_bytes\": " + u64(d.peak_bytes) + ", \"allocation_count\": " + u64(d.allocation_count) +
+               ", \"free_count\": " + u64(d.free_count) + ", \"total_allocated_bytes\": " +
+               u64(d.total_allocated_bytes) + ", \"total_freed_bytes\": " + u64(d.total_freed_bytes) + "}";
+    });
+    write_array(out, "modules", modules_, [](const report::Module &m) {
+        return "{\"path\": " + json_string(m.path) + ", \"base\": \"" + report::hex_u64(m.base) +
+               "\", \"build_id\": " + json_string(m.build_id) + "}";
+    });
+    write_array(out, "frames", frames_, [](const Frame &f) {
+        return "{\"address\": \"" + report::hex_u64(f.address) + "\", \"module\": " + std::to_string(f.module) +
+               ", \"module_offset\": \"" + report::hex_u64(f.module_offset) + "\", \"function\": " +
+               json_string(f.function) + ", \"file\": " + json_string(f.file) + ", \"line\": " + std::to_string(f.line) +
+               "}";
+    });
+    uint32_t id = 0;
+    write_array(out, "stacks", stacks_, [&id](const Stack &s) {
+        std::string frames = "[";
+        for (size_t i = 0; i < s.frames.size(); ++i) {
+            if (i) frames += ", ";
+            frames += std::to_string(s.frames[i]);
+        }
+        frames += "]";
+        return "{\"id\": " + std::to_string(++id) + ", \"frames\": " + frames + ", \"call_site\": " +
+               std::to_string(s.call_site) + "}";
+    });
+    if (spooled_ == 0 || !spool_) {
+        out.put("  \"allocations\": []\n}\n");
+    } else {
+        out.put("  \"allocations\": [\n");
+        if (!out.flush()) {
+            if (error) *error = std::string("write failed: ") + std::strerror(out.error_number());
+            return false;
+        }
+        if (std::fflush(spool_) != 0) {
+            if (error) *error = std::string("cannot write the temporary file: ") + std::strerror(errno);
+            return false;
+        }
+        int in = ::fileno(spool_);
+        std::string chunk(256 * 1024, '\0');
+        off_t at = 0;
+        for (;;) {
+            ssize_t n = ::pread(in, chunk.data(), chunk.size(), at);
+            if (n < 0 && errno == EINTR) continue;
+            if (n < 0) {
+                if (error) *error = std::string("cannot read the temporary file: ") + std::strerror(errno);
+                return false;
+            }
+            if (n == 0) break;
+            at += n;
+            out.put(std::string_view(chunk.data(), size_t(n)));
+            if (out.failed()) break;
+        }
+        out.put("\n  ]\n}\n");
+    }
+    if (!out.flush()) {
+        if (error) *error = std::string("write failed: ") + std::strerror(out.error_number());
+        return false;
+    }
+    return true;
+}
+
+std::string format_merge_text(const Merger &merger, size_t top, const SiteKeyOptions &keys) {
+    std::string out;
+    const auto &procs = merger.processes();
+    std::set<std::string> hosts;
+    for (const MergedProcess &p : procs) hosts.insert(p.host);
+    std::vector<MergedDeviceRow> devices = merger.devices();
+    out += "merged " + std::to_string(merger.files()) + " snapshot" + (merger.files() == 1 ? "" : "s") + ": " +
+           std::to_string(procs.size()) + " process" + (procs.size() == 1 ? "" : "es") + " on " +
+           std::to_string(hosts.size()) + " host" + (hosts.size() == 1 ? "" : "s") + ", " +
+           std::to_string(devices.size()) + " device" + (devices.size() == 1 ? "" : "s") + "\n";
+    out += "live at the dumps: " + report::format_bytes_exact(merger.live_bytes()) + " in " +
+           std::to_string(merger.live_count()) + " allocation" + (merger.live_count() == 1 ? "" : "s") + "\n";
+    if (merger.dropped_allocations() || merger.dropped_stacks())
+        out += "warning: the inputs dropped " + std::to_string(merger.dropped_allocations()) + " allocation records and " +
+               std::to_string(merger.dropped_stacks()) + " stacks\n";
+
+    // Per process: its devices' current and peak (summed over its devices), and what was live.
+    std::vector<std::vector<const MergedDevice *>> by_process(procs.size());
+    for (const MergedDevice &d : merger.process_devices())
+        if (d.input < by_process.size()) by_process[d.input].push_back(&d);
+    out += "\nprocesses (current and peak summed over each process's devices; OOM events: n/a, not in schema 1)\n";
+    TextTable table({"#", "host", "pid", "rank", "devices", "current", "peak", "live at dump", "OOM", "file"});
+    for (const MergedProcess &p : procs) {
+        uint64_t current = 0, peak = 0;
+        std::string device_list;
+        for (const MergedDevice *d : by_process[p.input]) {
+            current += d->current_bytes;
+            peak += d->peak_bytes;
+            if (!device_list.empty()) device_list += ",";
+            device_list += report::device_label(d->device);
+        }
+        std::string live = std::to_string(p.live_allocations) + " (" + report::format_bytes(p.live_bytes) + ")";
+        if (p.reason == "exit" && p.live_allocations > 0) live += " leaked";
+        table.add({std::to_string(p.input), one_line(p.host.empty() ? "?" : p.host), std::to_string(p.pid),
+                   p.rank >= 0 ? std::to_string(p.rank) : "-", device_list.empty() ? "-" : device_list,
+                   report::format_bytes(current), report::format_bytes(peak), live, "n/a", one_line(p.file)});
+    }
+    out += table.render("  ");
+
+    out += "\ndevices (matched by UUID when the snapshots have one, else by host + ordinal)\n";
+    TextTable dev({"device", "processes", "current", "peak (sum)", "peak (max of one process)"});
+    for (const MergedDeviceRow &d : devices)
+        dev.add({one_line(d.identity), std::to_string(d.processes), report::format_bytes(d.current_bytes),
+                 report::format_bytes(d.peak_sum), report::format_bytes(d.peak_max)});
+    out += dev.render("  ");
+
+    std::vector<MergedSiteRow> sites = merger.sites();
+    size_t shown = top == 0 ? sites.size() : std::min(top, sites.size());
+    out += "\ncall sites, all inputs (" + std::to_string(sites.size()) + ", by live bytes; keys on " +
+           std::to_string(keys.frames) + (keys.frames == 1 ? " frame" : " frames") + ")\n";
+    if (!sites.empty()) {
+        TextTable st({"live", "allocations", "files", "site"});
+        for (size_t i = 0; i < shown; ++i)
+            st.add({report::format_bytes_exact(sites[i].live_bytes), std::to_string(sites[i].live_count),
+                    std::to_string(sites[i].files) + " of " + std::to_string(merger.files()), one_line(sites[i].key)});
+        out += st.render("  ");
+        if (shown < sites.size()) out += "  ... and " + std::to_string(sites.size() - shown) + " more (--top 0 lists all)\n";
+    }
+    return out;
+}
+
+} // namespace vramtrace::cli
