@@ -21,21 +21,28 @@ extern char **environ;
 namespace vramtrace::cli {
 
 const char *const kRunHelp =
-    "usage: vramtrace run [--output PATH] [--no-summary] [--] PROGRAM [ARGS...]\n"
+    "usage: vramtrace run [--output PATH] [--no-summary] [--no-follow] [--] PROGRAM [ARGS...]\n"
     "\n"
     "Runs PROGRAM with libvramtrace.so preloaded: the library is put first in LD_PRELOAD (the\n"
     "entries already there are kept), and traces every CUDA allocation of the program and of the\n"
     "programs it starts. At exit the program writes a snapshot (VRAMTRACE_OUTPUT, by default\n"
-    "vramtrace-%p.json in the current directory) and prints a summary on stderr.\n"
+    "vramtrace-%p.json in the current directory) and prints a summary on stderr. Each traced\n"
+    "process that used CUDA writes its own snapshot: keep %p in PATH so they do not overwrite\n"
+    "each other.\n"
     "\n"
     "options:\n"
     "  -o, --output PATH   where to write the snapshot; sets VRAMTRACE_OUTPUT=PATH\n"
     "                      (%p is replaced by the pid, %h by the host name)\n"
     "  --no-summary        no summary on stderr; sets VRAMTRACE_SUMMARY=0\n"
+    "  --no-follow         trace PROGRAM only, not the programs it starts or forks; sets\n"
+    "                      VRAMTRACE_FOLLOW=0 (the library takes itself out of LD_PRELOAD)\n"
     "  -h, --help          show this help\n"
     "Options end at '--' or at the first argument that is not an option.\n"
     "\n"
     "The library is looked for beside this executable, as installed: BINDIR/../lib/libvramtrace.so.\n"
+    "\n"
+    "Setuid and setgid programs: the dynamic loader ignores LD_PRELOAD for them, so nothing is\n"
+    "traced; vramtrace says so before running one.\n"
     "\n"
     "Exit status: the program's own exit status, or 128+N when a signal N killed it (137 for\n"
     "SIGKILL); 127 when PROGRAM was not found, 126 when it could not be executed; 125 when\n"
@@ -86,6 +93,40 @@ std::string preload_list(const std::string &lib, const char *existing) {
     return out;
 }
 
+// The file posix_spawnp will run: PROGRAM itself when it has a '/', else the first executable
+// regular file of that name in PATH (confstr's default path when PATH is unset). Empty: none.
+std::string find_program(const char *program) {
+    if (std::strchr(program, '/') != nullptr) return program;
+    std::string path;
+    if (const char *p = ::getenv("PATH")) {
+        path = p;
+    } else {
+        size_t n = ::confstr(_CS_PATH, nullptr, 0);
+        std::vector<char> buf(n > 0 ? n : 1);
+        if (n > 0) ::confstr(_CS_PATH, buf.data(), n);
+        path = buf.data();
+    }
+    std::string_view rest = path;
+    for (;;) {
+        size_t end = rest.find(':');
+        std::string_view dir = rest.substr(0, end);
+        std::string candidate = (dir.empty() ? std::string(".") : std::string(dir)) + "/" + program;
+        struct stat st {};
+        if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(candidate.c_str(), X_OK) == 0)
+            return candidate;
+        if (end == std::string_view::npos) return {};
+        rest = rest.substr(end + 1);
+    }
+}
+
+// Whether running this file changes the process's user or group (set-user-ID or set-group-ID bit
+// naming someone else): the loader then runs in secure-execution mode and ignores LD_PRELOAD.
+bool changes_identity(const std::string &file) {
+    struct stat st {};
+    if (file.empty() || ::stat(file.c_str(), &st) != 0) return false;
+    return ((st.st_mode & S_ISUID) && st.st_uid != ::geteuid()) || ((st.st_mode & S_ISGID) && st.st_gid != ::getegid());
+}
+
 bool starts_with_name(const char *entry, std::string_view name) {
     return std::strncmp(entry, name.data(), name.size()) == 0 && entry[name.size()] == '=';
 }
@@ -95,6 +136,7 @@ bool starts_with_name(const char *entry, std::string_view name) {
 int run_command(int argc, char **argv) {
     const char *output = nullptr;
     bool no_summary = false;
+    bool no_follow = false;
     int first = 1;
     for (; first < argc; ++first) {
         std::string_view arg = argv[first];
@@ -105,6 +147,8 @@ int run_command(int argc, char **argv) {
         if (arg == "-h" || arg == "--help") return write_stdout(kRunHelp) ? kExitOk : kExitFailure;
         if (arg == "--no-summary") {
             no_summary = true;
+        } else if (arg == "--no-follow") {
+            no_follow = true;
         } else if (arg == "-o" || arg == "--output") {
             if (first + 1 >= argc) return usage_error("run: " + std::string(arg) + " needs a path", "run");
             output = argv[++first];
@@ -145,14 +189,21 @@ int run_command(int argc, char **argv) {
         if (starts_with_name(*e, "LD_PRELOAD")) continue;
         if (output && starts_with_name(*e, "VRAMTRACE_OUTPUT")) continue;
         if (no_summary && starts_with_name(*e, "VRAMTRACE_SUMMARY")) continue;
+        if (no_follow && starts_with_name(*e, "VRAMTRACE_FOLLOW")) continue;
         env_strings.emplace_back(*e);
     }
     env_strings.push_back("LD_PRELOAD=" + preload_list(lib, ::getenv("LD_PRELOAD")));
     if (output) env_strings.push_back(std::string("VRAMTRACE_OUTPUT=") + output);
     if (no_summary) env_strings.push_back("VRAMTRACE_SUMMARY=0");
+    if (no_follow) env_strings.push_back("VRAMTRACE_FOLLOW=0");
     std::vector<char *> envp;
     for (std::string &s : env_strings) envp.push_back(s.data());
     envp.push_back(nullptr);
+
+    std::string resolved = find_program(program);
+    if (changes_identity(resolved))
+        log_warning(resolved + " is set-user-ID or set-group-ID: the dynamic loader ignores LD_PRELOAD for it, "
+                               "so vramtrace cannot trace it (no snapshot will be written)");
 
     // Signals: like system(), ignore SIGINT/SIGQUIT while the program runs (the terminal sends them
     // to it too), and pass on those sent to us alone. The program gets SIGINT/SIGQUIT as we got them.

@@ -52,6 +52,7 @@ void load_config() {
     c.hook_exports = parse_bool("VRAMTRACE_HOOK_EXPORTS", true);
     c.hook_dlsym = parse_bool("VRAMTRACE_HOOK_DLSYM", true);
     c.hook_procaddress = parse_bool("VRAMTRACE_HOOK_PROCADDRESS", true);
+    c.follow = parse_bool("VRAMTRACE_FOLLOW", true);
     const char *out = getenv("VRAMTRACE_OUTPUT");
     if (out != nullptr && *out != 0) c.output = out; // environment strings live as long as the process
     g_config = c;

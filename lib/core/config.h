@@ -14,6 +14,7 @@ struct Config {
     bool hook_exports = true;       // VRAMTRACE_HOOK_EXPORTS=0: exported cuda*/cu* record nothing
     bool hook_dlsym = true;         // VRAMTRACE_HOOK_DLSYM=0: dlsym hands out no driver wrappers
     bool hook_procaddress = true;   // VRAMTRACE_HOOK_PROCADDRESS=0: no cuGetProcAddress substitution
+    bool follow = true;             // VRAMTRACE_FOLLOW=0: trace this process only, not its children
     const char *output = "vramtrace-%p.json"; // VRAMTRACE_OUTPUT; %p pid, %h host, %% a percent sign
 };
 

@@ -1,7 +1,10 @@
 #include "reporting/dumper.h"
 
 #include <atomic>
+#include <cstdint>
 #include <mutex>
+#include <new>
+#include <type_traits>
 #include <string>
 #include <unistd.h>
 
@@ -21,11 +24,16 @@
 namespace vramtrace {
 namespace {
 
-// Leaked on purpose: must still work while static destructors run.
-std::mutex &dump_mutex() {
-    static std::mutex *m = new std::mutex;
-    return *m;
-}
+// In static storage and never destroyed: must still work while static destructors run. Rebuilt
+// in a forked child, where a dump that another parent thread was writing at the moment of fork
+// would otherwise leave it locked forever.
+// (std::mutex has a constexpr constructor and, in libstdc++, a trivial destructor: constant
+// initialization, nothing run at exit.)
+std::mutex g_dump_mutex;
+static_assert(std::is_trivially_destructible_v<std::mutex>);
+// The thread that holds the mutex (0: none), so that a dump started from a signal handler on the
+// thread that is already dumping (exit() from a handler, say) gives up instead of deadlocking.
+std::atomic<uint32_t> g_dump_owner{0};
 
 std::atomic<bool> g_exit_dump_done{false};
 
@@ -39,7 +47,17 @@ int dump_snapshot(const char *path, const char *reason, bool print_summary) {
     Tracker *t = tracker();
     if (t == nullptr) return VRAMTRACE_ERROR_DISABLED;
     ReentrancyGuard guard; // anything CUDA-related below is the tracker's own work, never recorded
-    std::lock_guard<std::mutex> lock(dump_mutex());
+    const uint32_t self = current_tid();
+    if (g_dump_owner.load(std::memory_order_acquire) == self) {
+        log_warning("a snapshot was requested while this thread was already writing one (from a "
+                    "signal handler?); not written");
+        return VRAMTRACE_ERROR_IO;
+    }
+    std::lock_guard<std::mutex> lock(g_dump_mutex);
+    g_dump_owner.store(self, std::memory_order_release);
+    struct OwnerReset {
+        ~OwnerReset() { g_dump_owner.store(0, std::memory_order_release); }
+    } owner_reset;
     report::Snapshot snapshot = build_snapshot(*t, reason);
     std::string target = path ? std::string(path)
                               : expand_output_path(config().output, snapshot.process.pid,
@@ -56,6 +74,30 @@ int dump_snapshot(const char *path, const char *reason, bool print_summary) {
     }
     if (print_summary) log_line("snapshot written to %s", target.c_str());
     return VRAMTRACE_OK;
+}
+
+// fork() waits for a dump in progress in another thread to finish: the dump holds locks we do not
+// own (the symbolizer's, libdw's) that a child would otherwise inherit locked. A fork from the
+// dumping thread itself (a signal handler) does not wait.
+static bool g_locked_for_fork = false;
+
+void dumper_before_fork() {
+    if (g_dump_owner.load(std::memory_order_acquire) == current_tid()) return;
+    g_dump_mutex.lock();
+    g_locked_for_fork = true;
+}
+
+void dumper_after_fork_in_parent() {
+    if (!g_locked_for_fork) return;
+    g_locked_for_fork = false;
+    g_dump_mutex.unlock();
+}
+
+void dumper_after_fork_in_child() {
+    g_locked_for_fork = false;
+    new (&g_dump_mutex) std::mutex;
+    g_dump_owner.store(0, std::memory_order_relaxed);
+    g_exit_dump_done.store(false, std::memory_order_relaxed);
 }
 
 void dump_at_exit() {

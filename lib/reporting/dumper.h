@@ -8,7 +8,16 @@ namespace vramtrace {
 // Writes a snapshot to path (nullptr: the configured VRAMTRACE_OUTPUT). Returns a VRAMTRACE_* code.
 int dump_snapshot(const char *path, const char *reason, bool print_summary);
 
-// The exit report: nothing when the process never touched CUDA.
+// The exit report: nothing when the process never touched CUDA. Written at most once per process;
+// allocations and frees that arrive later (other threads, late exit handlers) are still tracked
+// but not reported. _exit() and death by a signal write nothing.
 void dump_at_exit();
+
+// fork() handlers (registered by the tracker with pthread_atfork): a fork waits until a dump in
+// progress in another thread has finished, so the child never inherits a dump's locks taken; the
+// child starts with no dump done and writes its own exit report.
+void dumper_before_fork();
+void dumper_after_fork_in_parent();
+void dumper_after_fork_in_child();
 
 } // namespace vramtrace
