@@ -53,6 +53,10 @@ void *driver_handle() {
     void *h = g_driver_handle.load(std::memory_order_acquire);
     if (h != nullptr) return h;
     // Only find a driver that is already loaded: loading libcuda on our own would change the process.
+    // Asked once: dlopen takes the loader's lock, and a driver of another name (or one loaded later)
+    // is still learned from the handle the program passes to dlsym (note_driver_handle).
+    static std::atomic<bool> asked{false};
+    if (asked.exchange(true, std::memory_order_acq_rel)) return nullptr;
     h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
     if (h != nullptr) note_driver_handle(h);
     return g_driver_handle.load(std::memory_order_acquire);
