@@ -2,6 +2,17 @@
 // frames inside libvramtrace.so itself. Uses LLVM's libunwind (linked statically, all symbols local)
 // so it unwinds through code without frame pointers (Debian binaries, framework wheels, libcuda)
 // from .eh_frame. Symbolization happens only when a report is written.
+//
+// Fast path: the unwind rule of each return address (where the caller's stack pointer, frame
+// pointer and return address are, relative to this frame's stack or frame pointer) is derived once
+// from the address's .eh_frame entry, found through libunwind, and kept in a process-wide cache
+// keyed by return address (each entry also keeps a word of the code before that address, so a rule
+// never outlives a library that was unloaded); each thread also remembers the rules of its last walk
+// step by step, so a stack from a call path seen before is walked with a few loads per frame and no
+// look-up. Any frame whose rule is not of that simple shape (CFA expressions, signal frames,
+// registers saved in other registers, ...) sends the whole capture down the plain libunwind walk,
+// so the result is always the one libunwind gives (bench/capture_bench.cpp checks it).
+// docs/performance.md has the numbers.
 #pragma once
 
 #include <cstdint>
@@ -10,6 +21,18 @@ namespace vramtrace {
 
 // Writes at most max_depth addresses to out; returns how many.
 uint32_t capture_stack(uintptr_t *out, uint32_t max_depth);
+
+// The same stack by libunwind's own step-by-step walk, without the cache (the fallback of
+// capture_stack, and the reference it is checked against in bench/).
+uint32_t capture_stack_unwinder(uintptr_t *out, uint32_t max_depth);
+
+// Cache counters since start (for bench/ and the performance docs): rules derived from .eh_frame,
+// captures that fell back to the libunwind walk.
+struct StackCaptureStats {
+    uint64_t rules_derived;
+    uint64_t fallbacks;
+};
+StackCaptureStats stack_capture_stats();
 
 // True when address lies inside this library's own image.
 bool address_in_self(uintptr_t address);
