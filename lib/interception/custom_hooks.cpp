@@ -1,12 +1,10 @@
-// Hook bodies that need more than an out-parameter and a size: IPC imports (the size comes from
-// the driver) and virtual memory management (a physical allocation is known by its handle and
-// lives on the device its properties name; a mapping links an address range to a handle).
+// Hook bodies that need more than an address and a size: virtual memory management (a physical
+// allocation is known by its handle and lives on the device its properties name; a mapping links
+// an address range to a handle and takes its device from that handle's record).
 #include "interception/hook_scope.h"
 
 namespace vramtrace {
 namespace {
-
-uint64_t to_u64(void *p) { return reinterpret_cast<uint64_t>(p); }
 
 // The device a VMM allocation's properties name (CU_MEM_LOCATION_TYPE_DEVICE), else the host.
 int vmm_device(const CUmemAllocationProp *prop) {
@@ -24,33 +22,6 @@ int recorded_device(uint64_t handle) {
 } // namespace
 
 namespace hooks {
-
-cudaError_t cudaIpcOpenMemHandle(Reach reach, void **devPtr, cudaIpcMemHandle_t handle, unsigned int flags) {
-    auto real = VT_REAL(cudaIpcOpenMemHandle);
-    if (real == nullptr) return cuda::kRuntimeUnknown;
-    return tracked_alloc(
-        reach, {ApiId::cudaIpcOpenMemHandle, MemoryKind::IpcImported, 0},
-        [&] { return real(devPtr, handle, flags); }, [&] { return devPtr ? to_u64(*devPtr) : 0; },
-        [&] { return allocation_size_at(to_u64(*devPtr)); });
-}
-
-CUresult cuIpcOpenMemHandle_v2(Reach reach, CUdeviceptr *pdptr, CUipcMemHandle handle, unsigned int Flags) {
-    auto real = VT_REAL(cuIpcOpenMemHandle_v2);
-    if (real == nullptr) return cuda::kDriverUnknown;
-    return tracked_alloc(
-        reach, {ApiId::cuIpcOpenMemHandle_v2, MemoryKind::IpcImported, 0},
-        [&] { return real(pdptr, handle, Flags); }, [&] { return pdptr ? *pdptr : 0; },
-        [&] { return allocation_size_at(*pdptr); });
-}
-
-CUresult cuIpcOpenMemHandle(Reach reach, CUdeviceptr *pdptr, CUipcMemHandle handle, unsigned int Flags) {
-    auto real = VT_REAL(cuIpcOpenMemHandle);
-    if (real == nullptr) return cuda::kDriverUnknown;
-    return tracked_alloc(
-        reach, {ApiId::cuIpcOpenMemHandle, MemoryKind::IpcImported, 0},
-        [&] { return real(pdptr, handle, Flags); }, [&] { return pdptr ? *pdptr : 0; },
-        [&] { return allocation_size_at(*pdptr); });
-}
 
 CUresult cuMemCreate(Reach reach, CUmemGenericAllocationHandle *handle, size_t size,
                      const CUmemAllocationProp *prop, unsigned long long flags) {
