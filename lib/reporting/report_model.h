@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -28,6 +29,12 @@ struct ProcessInfo {
     std::string reason;            // "exit", "api", ... (why the snapshot was written)
     std::string vramtrace_version;
     uint32_t stack_depth = 0;      // VRAMTRACE_STACK_DEPTH in force
+    // Added within schema 1 (optional for readers; absent in older files):
+    uint64_t dump_monotonic_ns = 0; // CLOCK_MONOTONIC at the dump, to place the monotonic times of
+                                    // allocations/events on the wall clock; 0 when not known
+    std::string rank;               // RANK / SLURM_PROCID / OMPI_COMM_WORLD_RANK; "" when none set
+    bool symbolized = true;         // false: frames carry only addresses (a crash dump written from
+                                    // a signal handler); the CLI symbolizes them from the modules
 
     bool operator==(const ProcessInfo &) const = default;
 };
@@ -41,6 +48,13 @@ struct DeviceTotals {
     uint64_t free_count = 0;
     uint64_t total_allocated_bytes = 0;
     uint64_t total_freed_bytes = 0;
+    // Added within schema 1 (optional for readers; absent in older files):
+    std::string uuid;        // "GPU-8d3c..." (cuDeviceGetUuid, formatted as nvidia-smi does); "" unknown/host
+    std::string pci_bus_id;  // "0000:3b:00.0" (cuDeviceGetPCIBusId); "" unknown/host
+    std::optional<uint64_t> total_memory_bytes;  // the device's capacity (cuMemGetInfo total)
+    std::optional<uint64_t> process_used_bytes;  // what the driver charges this process on the
+                                                 // device at the dump (NVML usedGpuMemory: context,
+                                                 // modules, everything); absent when NVML is not there
 
     bool operator==(const DeviceTotals &) const = default;
 };
@@ -60,6 +74,15 @@ struct Frame {
     std::string function;       // demangled, empty when unknown
     std::string file;           // source file, empty when no debug info
     uint32_t line = 0;          // 0 when no debug info
+    // Added within schema 1: functions inlined at this address, innermost first; the frame's own
+    // function/file/line then describe the outermost (real) function and the call position in it.
+    struct Inlined {
+        std::string function;
+        std::string file;
+        uint32_t line = 0;
+        bool operator==(const Inlined &) const = default;
+    };
+    std::vector<Inlined> inlined;
 
     bool operator==(const Frame &) const = default;
 };
@@ -83,8 +106,81 @@ struct Allocation {
     uint32_t thread_id = 0;
     uint64_t time_ns = 0;    // CLOCK_MONOTONIC ns
     uint32_t stack = 0;      // Stack::id, 0 = none
+    // Added within schema 1: true when `size` is computed by vramtrace rather than told by the
+    // driver (CUDA arrays: width x height x depth x element size, ignoring the driver's padding).
+    bool size_is_estimate = false;
 
     bool operator==(const Allocation &) const = default;
+};
+
+// What was live on one device at the moment its tracked bytes were highest, grouped by stack.
+// The sum of sites[].bytes equals peak_bytes exactly.
+struct PeakSite {
+    uint32_t stack = 0;      // Stack::id (0: allocations with no stack)
+    uint64_t bytes = 0;
+    uint64_t count = 0;
+    bool operator==(const PeakSite &) const = default;
+};
+struct DevicePeak {
+    int device = 0;
+    uint64_t peak_bytes = 0;
+    uint64_t time_ns = 0;    // CLOCK_MONOTONIC when the peak was reached
+    std::vector<PeakSite> sites; // bytes descending, then stack ascending
+    bool operator==(const DevicePeak &) const = default;
+};
+
+// One entry of the event history (a bounded ring, VRAMTRACE_EVENTS).
+struct Event {
+    std::string type;        // "alloc" | "free" | "mark" | "oom"
+    uint64_t time_ns = 0;    // CLOCK_MONOTONIC
+    int device = -2;         // alloc/free/oom: the device; mark: -2
+    uint64_t address = 0;    // alloc/free; 0 otherwise
+    uint64_t size = 0;       // alloc/free: bytes; oom: the bytes requested
+    std::string kind;        // alloc/free: memory kind as in Allocation::kind; "" otherwise
+    std::string api;         // alloc/free/oom: the entry point; "" for marks
+    uint32_t stack = 0;      // alloc/oom: Stack::id; free: the freed allocation's; 0 none
+    uint32_t thread_id = 0;
+    std::string label;       // mark: the text given to vramtrace_mark; "" otherwise
+    bool operator==(const Event &) const = default;
+};
+struct EventHistory {
+    uint64_t capacity = 0;        // ring size in events (0: history off)
+    uint64_t recorded = 0;        // events recorded since start (more than capacity: it wrapped)
+    bool wrapped = false;
+    uint64_t complete_from_ns = 0; // CLOCK_MONOTONIC from which `events` is complete (the oldest
+                                   // kept event's time when wrapped; the start otherwise)
+    std::vector<Event> events;    // oldest first
+    bool operator==(const EventHistory &) const = default;
+};
+
+// An allocation that failed with out-of-memory, captured inside the failing call.
+struct OomEvent {
+    uint64_t time_ns = 0;       // CLOCK_MONOTONIC
+    int device = -2;
+    uint64_t requested_bytes = 0;
+    std::string api;
+    uint64_t stream = 0;
+    uint32_t stack = 0;          // Stack::id of the failing call
+    uint32_t thread_id = 0;
+    int result = 0;              // the code the real call returned (2 = CUDA_ERROR_OUT_OF_MEMORY /
+                                 // cudaErrorMemoryAllocation)
+    std::optional<uint64_t> device_free_bytes;   // cuMemGetInfo right after the failure
+    std::optional<uint64_t> device_total_bytes;
+    uint64_t tracked_bytes = 0;  // tracked bytes live on the device at that moment
+    bool operator==(const OomEvent &) const = default;
+};
+
+// A stream-ordered memory pool (cudaMemPool_t / CUmemoryPool) seen at dump time, from the pool's
+// attributes (CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT / _USED_MEM_CURRENT / ..._HIGH).
+struct Pool {
+    uint64_t handle = 0;
+    int device = -2;
+    bool is_default = false;     // the device's default pool (cudaMallocAsync without a pool)
+    uint64_t reserved_bytes = 0;
+    uint64_t used_bytes = 0;
+    uint64_t reserved_high_bytes = 0;
+    uint64_t used_high_bytes = 0;
+    bool operator==(const Pool &) const = default;
 };
 
 struct Snapshot {
@@ -97,6 +193,13 @@ struct Snapshot {
     std::vector<Frame> frames;
     std::vector<Stack> stacks;         // those referenced by allocations
     std::vector<Allocation> allocations;
+    // Added within schema 1 (optional for readers; empty in older files):
+    std::vector<DevicePeak> peaks;     // one per device that saw an allocation, ascending ordinal
+    std::vector<OomEvent> ooms;        // the most recent out-of-memory failures, oldest first
+    uint64_t oom_count = 0;            // all of them since start (ooms may hold fewer)
+    std::vector<Pool> pools;
+    EventHistory events;
+    // Stacks referenced by peaks, ooms and events are in `stacks` too.
 
     // The stack with this id, or nullptr (id 0, or not in `stacks`). O(log n) when `stacks` is in
     // ascending id order (as the library writes it), O(n) otherwise.
