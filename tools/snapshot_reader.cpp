@@ -10,6 +10,7 @@
 #include <fstream>
 #include <istream>
 #include <limits>
+#include <optional>
 #include <string_view>
 #include <variant>
 #include <vector>
@@ -23,7 +24,13 @@ namespace vramtrace::cli {
 namespace {
 
 using report::Allocation;
+using report::DevicePeak;
 using report::DeviceTotals;
+using report::Event;
+using report::EventHistory;
+using report::OomEvent;
+using report::PeakSite;
+using report::Pool;
 using report::Frame;
 using report::Module;
 using report::ProcessInfo;
@@ -45,6 +52,7 @@ struct Scalar {
     enum Kind { Null, Bool, Int, Uint, Float, String } kind = Null;
     int64_t i = 0;
     uint64_t u = 0;
+    bool b = false;
     std::string *s = nullptr; // String: the parser's buffer, which we may move from
 };
 
@@ -93,6 +101,17 @@ bool convert(const Scalar &v, uint32_t &out, std::string *why) {
     }
     return out = uint32_t(wide), true;
 }
+bool convert(const Scalar &v, bool &out, std::string *why) {
+    if (v.kind == Scalar::Bool) return out = v.b, true;
+    *why = std::string("expected true or false, got ") + kind_name(v.kind);
+    return false;
+}
+bool convert(const Scalar &v, std::optional<uint64_t> &out, std::string *why) {
+    uint64_t value = 0;
+    if (!convert(v, value, why)) return false;
+    out = value;
+    return true;
+}
 bool convert(const Scalar &v, std::string &out, std::string *why) {
     if (v.kind != Scalar::String) {
         *why = std::string("expected a string, got ") + kind_name(v.kind);
@@ -117,24 +136,32 @@ bool convert_hex(const Scalar &v, uint64_t &out, std::string *why) {
     return ok;
 }
 
-// The fields of one record type: name, member, and whether a uint64_t is written as a hex string.
+// The fields of one record type: name, member, whether a uint64_t is written as a hex string, and
+// whether the field may be absent (fields added within schema 1 are: older files lack them).
+// A std::vector<Sub> member whose Sub has a Schema is a list of nested records (frames[].inlined,
+// peaks[].sites); other vectors are lists of scalars.
 template <class R> struct Field {
     using Member = std::variant<int64_t R::*, uint64_t R::*, int R::*, uint32_t R::*, std::string R::*,
-                                std::vector<std::string> R::*, std::vector<uint32_t> R::*>;
+                                std::vector<std::string> R::*, std::vector<uint32_t> R::*, bool R::*,
+                                std::optional<uint64_t> R::*, std::vector<Frame::Inlined> R::*,
+                                std::vector<PeakSite> R::*>;
     std::string_view name;
     Member member;
     bool hex = false;
+    bool optional = false;
 };
+constexpr bool kHex = true, kOptional = true;
 
 struct Dropped {
     uint64_t allocations = 0;
     uint64_t stacks = 0;
+    uint64_t peak_sites = 0;
 };
 
 template <class R> struct Schema;
 template <> struct Schema<ProcessInfo> {
     static constexpr std::string_view where = "process";
-    static inline const std::array<Field<ProcessInfo>, 11> fields{{
+    static inline const std::array<Field<ProcessInfo>, 15> fields{{
         {"pid", &ProcessInfo::pid},
         {"ppid", &ProcessInfo::ppid},
         {"command_line", &ProcessInfo::command_line},
@@ -146,18 +173,23 @@ template <> struct Schema<ProcessInfo> {
         {"reason", &ProcessInfo::reason},
         {"vramtrace_version", &ProcessInfo::vramtrace_version},
         {"stack_depth", &ProcessInfo::stack_depth},
+        {"dump_monotonic_ns", &ProcessInfo::dump_monotonic_ns, false, kOptional},
+        {"rank", &ProcessInfo::rank, false, kOptional},
+        {"symbolized", &ProcessInfo::symbolized, false, kOptional},
+        {"signal", &ProcessInfo::signal, false, kOptional},
     }};
 };
 template <> struct Schema<Dropped> {
     static constexpr std::string_view where = "dropped";
-    static inline const std::array<Field<Dropped>, 2> fields{{
+    static inline const std::array<Field<Dropped>, 3> fields{{
         {"allocations", &Dropped::allocations},
         {"stacks", &Dropped::stacks},
+        {"peak_sites", &Dropped::peak_sites, false, kOptional},
     }};
 };
 template <> struct Schema<DeviceTotals> {
     static constexpr std::string_view where = "devices";
-    static inline const std::array<Field<DeviceTotals>, 7> fields{{
+    static inline const std::array<Field<DeviceTotals>, 11> fields{{
         {"device", &DeviceTotals::device},
         {"current_bytes", &DeviceTotals::current_bytes},
         {"peak_bytes", &DeviceTotals::peak_bytes},
@@ -165,6 +197,10 @@ template <> struct Schema<DeviceTotals> {
         {"free_count", &DeviceTotals::free_count},
         {"total_allocated_bytes", &DeviceTotals::total_allocated_bytes},
         {"total_freed_bytes", &DeviceTotals::total_freed_bytes},
+        {"uuid", &DeviceTotals::uuid, false, kOptional},
+        {"pci_bus_id", &DeviceTotals::pci_bus_id, false, kOptional},
+        {"total_memory_bytes", &DeviceTotals::total_memory_bytes, false, kOptional},
+        {"process_used_bytes", &DeviceTotals::process_used_bytes, false, kOptional},
     }};
 };
 template <> struct Schema<Module> {
@@ -177,13 +213,22 @@ template <> struct Schema<Module> {
 };
 template <> struct Schema<Frame> {
     static constexpr std::string_view where = "frames";
-    static inline const std::array<Field<Frame>, 6> fields{{
+    static inline const std::array<Field<Frame>, 7> fields{{
         {"address", &Frame::address, true},
         {"module", &Frame::module},
         {"module_offset", &Frame::module_offset, true},
         {"function", &Frame::function},
         {"file", &Frame::file},
         {"line", &Frame::line},
+        {"inlined", &Frame::inlined, false, kOptional},
+    }};
+};
+template <> struct Schema<Frame::Inlined> {
+    static constexpr std::string_view where = "inlined";
+    static inline const std::array<Field<Frame::Inlined>, 3> fields{{
+        {"function", &Frame::Inlined::function},
+        {"file", &Frame::Inlined::file},
+        {"line", &Frame::Inlined::line},
     }};
 };
 template <> struct Schema<Stack> {
@@ -196,7 +241,7 @@ template <> struct Schema<Stack> {
 };
 template <> struct Schema<Allocation> {
     static constexpr std::string_view where = "allocations";
-    static inline const std::array<Field<Allocation>, 9> fields{{
+    static inline const std::array<Field<Allocation>, 10> fields{{
         {"address", &Allocation::address, true},
         {"size", &Allocation::size},
         {"kind", &Allocation::kind},
@@ -206,6 +251,78 @@ template <> struct Schema<Allocation> {
         {"thread_id", &Allocation::thread_id},
         {"time_ns", &Allocation::time_ns},
         {"stack", &Allocation::stack},
+        {"size_is_estimate", &Allocation::size_is_estimate, false, kOptional},
+    }};
+};
+template <> struct Schema<PeakSite> {
+    static constexpr std::string_view where = "sites";
+    static inline const std::array<Field<PeakSite>, 3> fields{{
+        {"stack", &PeakSite::stack},
+        {"bytes", &PeakSite::bytes},
+        {"count", &PeakSite::count},
+    }};
+};
+template <> struct Schema<DevicePeak> {
+    static constexpr std::string_view where = "peaks";
+    static inline const std::array<Field<DevicePeak>, 4> fields{{
+        {"device", &DevicePeak::device},
+        {"peak_bytes", &DevicePeak::peak_bytes},
+        {"time_ns", &DevicePeak::time_ns},
+        {"sites", &DevicePeak::sites},
+    }};
+};
+template <> struct Schema<OomEvent> {
+    static constexpr std::string_view where = "ooms";
+    static inline const std::array<Field<OomEvent>, 11> fields{{
+        {"time_ns", &OomEvent::time_ns},
+        {"device", &OomEvent::device},
+        {"requested_bytes", &OomEvent::requested_bytes},
+        {"api", &OomEvent::api},
+        {"stream", &OomEvent::stream, kHex},
+        {"stack", &OomEvent::stack},
+        {"thread_id", &OomEvent::thread_id},
+        {"result", &OomEvent::result},
+        {"tracked_bytes", &OomEvent::tracked_bytes},
+        {"device_free_bytes", &OomEvent::device_free_bytes, false, kOptional},
+        {"device_total_bytes", &OomEvent::device_total_bytes, false, kOptional},
+    }};
+};
+template <> struct Schema<Pool> {
+    static constexpr std::string_view where = "pools";
+    static inline const std::array<Field<Pool>, 8> fields{{
+        {"handle", &Pool::handle, kHex},
+        {"device", &Pool::device},
+        {"is_default", &Pool::is_default},
+        {"reserved_bytes", &Pool::reserved_bytes},
+        {"used_bytes", &Pool::used_bytes},
+        {"reserved_high_bytes", &Pool::reserved_high_bytes},
+        {"used_high_bytes", &Pool::used_high_bytes},
+        {"is_graph_memory", &Pool::is_graph_memory, false, kOptional},
+    }};
+};
+template <> struct Schema<EventHistory> {
+    static constexpr std::string_view where = "event_history";
+    static inline const std::array<Field<EventHistory>, 4> fields{{
+        {"capacity", &EventHistory::capacity},
+        {"recorded", &EventHistory::recorded},
+        {"wrapped", &EventHistory::wrapped},
+        {"complete_from_ns", &EventHistory::complete_from_ns},
+    }};
+};
+// Marks carry no device/address/kind/size/api/stack, oom events no address/kind, marks alone a label.
+template <> struct Schema<Event> {
+    static constexpr std::string_view where = "events";
+    static inline const std::array<Field<Event>, 10> fields{{
+        {"type", &Event::type},
+        {"time_ns", &Event::time_ns},
+        {"thread_id", &Event::thread_id},
+        {"device", &Event::device, false, kOptional},
+        {"address", &Event::address, kHex, kOptional},
+        {"kind", &Event::kind, false, kOptional},
+        {"size", &Event::size, false, kOptional},
+        {"api", &Event::api, false, kOptional},
+        {"stack", &Event::stack, false, kOptional},
+        {"label", &Event::label, false, kOptional},
     }};
 };
 
@@ -242,14 +359,20 @@ template <> struct Schema<MergedDevice> {
 
 template <class M> constexpr bool is_vector_member = false;
 template <class R, class T> constexpr bool is_vector_member<std::vector<T> R::*> = true;
+// A list of nested records (its element type has a Schema).
+template <class M> constexpr bool is_sub_list = false;
+template <class R> constexpr bool is_sub_list<std::vector<Frame::Inlined> R::*> = true;
+template <class R> constexpr bool is_sub_list<std::vector<PeakSite> R::*> = true;
 
 // Top-level members: the kRequiredTop required ones in the order the library's writer emits them,
-// then the optional ones that `vramtrace merge` adds (snapshot_reader.h: MergedProcess).
+// then the optional ones that `vramtrace merge` adds (snapshot_reader.h: MergedProcess), then the
+// ones added within schema 1 (optional: older files lack them).
 enum class Top { Format, SchemaVersion, Process, Devices, Dropped, Modules, Frames, Stacks, Allocations,
-                 MergedProcesses, MergedDevices, Unknown };
-constexpr std::array<std::string_view, 11> kTopNames = {"format", "schema_version", "process", "devices", "dropped",
+                 MergedProcesses, MergedDevices, OomCount, Peaks, Ooms, Pools, EventHistory, Events, Unknown };
+constexpr std::array<std::string_view, 17> kTopNames = {"format", "schema_version", "process", "devices", "dropped",
                                                         "modules", "frames", "stacks", "allocations",
-                                                        "merged_processes", "merged_devices"};
+                                                        "merged_processes", "merged_devices", "oom_count", "peaks",
+                                                        "ooms", "pools", "event_history", "events"};
 constexpr size_t kRequiredTop = 9;
 
 class Handler final : public nlohmann::json_sax<nlohmann::json> {
@@ -266,7 +389,11 @@ public:
 
     // ---- nlohmann::json_sax ----
     bool null() override { return scalar(Scalar{Scalar::Null}); }
-    bool boolean(bool) override { return scalar(Scalar{Scalar::Bool}); }
+    bool boolean(bool v) override {
+        Scalar s{Scalar::Bool};
+        s.b = v;
+        return scalar(s);
+    }
     bool number_integer(number_integer_t v) override {
         Scalar s{Scalar::Int};
         s.i = v;
@@ -299,6 +426,14 @@ public:
                 if (k == kTopNames[i] && (!ignoring_ || i == 0)) top_ = Top(i);
             return true;
         }
+        if (c.kind == Ctx::SubRecord) {
+            sub_field_ = -1;
+            with_sub([&](auto &, const auto &fields) {
+                for (size_t i = 0; i < fields.size(); ++i)
+                    if (fields[i].name == k) sub_field_ = int(i);
+            });
+            return true;
+        }
         // A record: find the field.
         field_ = -1;
         with_record([&](auto &, const auto &fields) {
@@ -326,15 +461,14 @@ public:
 
 private:
     struct Ctx {
-        enum Kind { Root, Record, RecordArray, List, Skip } kind;
+        enum Kind { Root, Record, RecordArray, List, SubArray, SubRecord, Skip } kind;
         size_t skip_nested = 0; // Skip: containers opened inside the skipped one
     };
 
     // ---- where we are, for messages ----
     std::string record_path() const {
         std::string path(top_name());
-        if (top_ >= Top::Devices && top_ != Top::Dropped && top_ != Top::Unknown)
-            path += "[" + std::to_string(index_) + "]";
+        if (is_array_member(top_)) path += "[" + std::to_string(index_) + "]";
         return path;
     }
     std::string field_path() const {
@@ -361,13 +495,44 @@ private:
         case Top::Allocations: fn(self->allocation_, Schema<Allocation>::fields); break;
         case Top::MergedProcesses: fn(self->merged_process_, Schema<MergedProcess>::fields); break;
         case Top::MergedDevices: fn(self->merged_device_, Schema<MergedDevice>::fields); break;
+        case Top::Peaks: fn(self->peak_, Schema<DevicePeak>::fields); break;
+        case Top::Ooms: fn(self->oom_, Schema<OomEvent>::fields); break;
+        case Top::Pools: fn(self->pool_, Schema<Pool>::fields); break;
+        case Top::EventHistory: fn(self->history_, Schema<EventHistory>::fields); break;
+        case Top::Events: fn(self->event_, Schema<Event>::fields); break;
         default: break;
         }
     }
-    static bool is_object_member(Top t) { return t == Top::Process || t == Top::Dropped; }
+    // Calls fn(list, fields) for the list of nested records of the current field, when it is one.
+    template <class Fn> void with_sub(Fn &&fn) const {
+        if (field_ < 0) return;
+        with_record([&](auto &record, const auto &fields) {
+            std::visit(
+                [&](auto member) {
+                    if constexpr (is_sub_list<decltype(member)>) {
+                        auto &list = record.*member;
+                        using Sub = typename std::remove_reference_t<decltype(list)>::value_type;
+                        fn(list, Schema<Sub>::fields);
+                    }
+                },
+                fields[size_t(field_)].member);
+        });
+    }
+    std::string sub_path() const {
+        return field_path() + "[" + std::to_string(sub_index_) + "]";
+    }
+    std::string sub_field_path() const {
+        std::string path = sub_path();
+        with_sub([&](auto &, const auto &fields) {
+            if (sub_field_ >= 0 && size_t(sub_field_) < fields.size()) path.append(".").append(fields[size_t(sub_field_)].name);
+        });
+        return path;
+    }
+    static bool is_object_member(Top t) { return t == Top::Process || t == Top::Dropped || t == Top::EventHistory; }
     static bool is_array_member(Top t) {
         return t == Top::Devices || t == Top::Modules || t == Top::Frames || t == Top::Stacks ||
-               t == Top::Allocations || t == Top::MergedProcesses || t == Top::MergedDevices;
+               t == Top::Allocations || t == Top::MergedProcesses || t == Top::MergedDevices || t == Top::Peaks ||
+               t == Top::Ooms || t == Top::Pools || t == Top::Events;
     }
 
     // An error. Once "format" confirmed the file, the parse stops. Before that the file may still
@@ -420,6 +585,13 @@ private:
             return fail(record_path() + ": expected an object, got an array");
         case Ctx::Record: {
             if (field_ < 0) break; // an unknown member: skip its value
+            if (!object && field_is_sub_list()) {
+                sub_index_ = 0;
+                with_sub([](auto &list, const auto &) { list.clear(); });
+                seen_fields_ |= 1u << unsigned(field_);
+                ctx_.push_back(Ctx{Ctx::SubArray});
+                return true;
+            }
             bool list = field_is_list();
             if (!object && list) {
                 list_index_ = 0;
@@ -434,6 +606,20 @@ private:
         case Ctx::List:
             ctx_.push_back(Ctx{Ctx::Skip});
             return fail(field_path() + "[" + std::to_string(list_index_) + "]: expected a scalar, got " + got);
+        case Ctx::SubArray:
+            if (object) {
+                with_sub([](auto &list, const auto &) { list.emplace_back(); });
+                sub_seen_ = 0;
+                sub_field_ = -1;
+                ctx_.push_back(Ctx{Ctx::SubRecord});
+                return true;
+            }
+            ctx_.push_back(Ctx{Ctx::Skip});
+            return fail(sub_path() + ": expected an object, got an array");
+        case Ctx::SubRecord:
+            if (sub_field_ < 0) break; // an unknown member: skip its value
+            ctx_.push_back(Ctx{Ctx::Skip});
+            return fail(sub_field_path() + ": expected a scalar, got " + got);
         }
         ctx_.push_back(Ctx{Ctx::Skip});
         return true;
@@ -457,7 +643,19 @@ private:
         case Ctx::RecordArray:
             mark_top();
             return true;
+        case Ctx::SubRecord: {
+            std::string missing;
+            with_sub([&](auto &, const auto &fields) {
+                for (size_t i = 0; i < fields.size() && missing.empty(); ++i)
+                    if (!fields[i].optional && !(sub_seen_ & (1u << i))) missing = fields[i].name;
+            });
+            sub_field_ = -1;
+            if (!missing.empty()) return fail(sub_path() + ": missing field \"" + missing + "\"");
+            ++sub_index_;
+            return true;
+        }
         case Ctx::List:
+        case Ctx::SubArray:
         case Ctx::Skip:
             return true;
         }
@@ -477,10 +675,14 @@ private:
         std::string missing;
         with_record([&](auto &, const auto &fields) {
             for (size_t i = 0; i < fields.size() && ok; ++i)
-                if (!(seen_fields_ & (1u << i))) ok = false, missing = fields[i].name;
+                if (!fields[i].optional && !(seen_fields_ & (1u << i))) ok = false, missing = fields[i].name;
         });
         field_ = -1;
         if (!ok) return fail(record_path() + ": missing field \"" + missing + "\"");
+        if (top_ == Top::Events && event_.type != "alloc" && event_.type != "free" && event_.type != "mark" &&
+            event_.type != "oom")
+            return fail(record_path() + ".type: \"" + printable(event_.type) +
+                        "\" is not one of \"alloc\", \"free\", \"mark\", \"oom\"");
         if (!ignoring_) deliver();
         if (is_object_member(top_)) mark_top();
         else ++index_;
@@ -490,7 +692,10 @@ private:
     void deliver() {
         switch (top_) {
         case Top::Process: sink_.on_process(std::move(process_)); break;
-        case Top::Dropped: sink_.on_dropped(dropped_.allocations, dropped_.stacks); break;
+        case Top::Dropped:
+            sink_.on_dropped(dropped_.allocations, dropped_.stacks);
+            sink_.on_dropped_peak_sites(dropped_.peak_sites);
+            break;
         case Top::Devices: sink_.on_device(std::move(device_)); break;
         case Top::Modules: sink_.on_module(std::move(module_)); break;
         case Top::Frames: sink_.on_frame(std::move(frame_)); break;
@@ -498,6 +703,11 @@ private:
         case Top::Allocations: sink_.on_allocation(std::move(allocation_)); break;
         case Top::MergedProcesses: sink_.on_merged_process(std::move(merged_process_)); break;
         case Top::MergedDevices: sink_.on_merged_device(std::move(merged_device_)); break;
+        case Top::Peaks: sink_.on_peak(std::move(peak_)); break;
+        case Top::Ooms: sink_.on_oom(std::move(oom_)); break;
+        case Top::Pools: sink_.on_pool(std::move(pool_)); break;
+        case Top::EventHistory: sink_.on_event_history(std::move(history_)); break;
+        case Top::Events: sink_.on_event(std::move(event_)); break;
         default: break;
         }
     }
@@ -512,12 +722,20 @@ private:
         });
         return list;
     }
+    bool field_is_sub_list() const {
+        bool sub = false;
+        with_record([&](auto &, const auto &fields) {
+            std::visit([&](auto member) { sub = is_sub_list<decltype(member)>; }, fields[size_t(field_)].member);
+        });
+        return sub;
+    }
 
     void clear_list() {
         with_record([&](auto &record, const auto &fields) {
             std::visit(
                 [&](auto member) {
-                    if constexpr (is_vector_member<decltype(member)>) (record.*member).clear();
+                    if constexpr (is_vector_member<decltype(member)> && !is_sub_list<decltype(member)>)
+                        (record.*member).clear();
                 },
                 fields[size_t(field_)].member);
         });
@@ -537,7 +755,36 @@ private:
         case Ctx::RecordArray: return fail(record_path() + ": expected an object, got " + kind_name(v.kind));
         case Ctx::Record: return record_scalar(v);
         case Ctx::List: return list_scalar(v);
+        case Ctx::SubArray: return fail(sub_path() + ": expected an object, got " + kind_name(v.kind));
+        case Ctx::SubRecord: return sub_scalar(v);
         }
+        return true;
+    }
+
+    bool sub_scalar(const Scalar &v) {
+        if (sub_field_ < 0) return true; // unknown member
+        std::string why;
+        bool ok = true;
+        with_sub([&](auto &list, const auto &fields) {
+            const auto &f = fields[size_t(sub_field_)];
+            std::visit(
+                [&](auto member) {
+                    using Member = decltype(member);
+                    if constexpr (!is_vector_member<Member>) {
+                        auto &target = list.back().*member;
+                        using T = std::remove_reference_t<decltype(target)>;
+                        if constexpr (std::is_same_v<T, uint64_t>)
+                            ok = f.hex ? convert_hex(v, target, &why) : convert(v, target, &why);
+                        else
+                            ok = convert(v, target, &why);
+                    } else {
+                        ok = false, why = "nested lists are not expected here";
+                    }
+                },
+                f.member);
+        });
+        if (!ok) return fail(sub_field_path() + ": " + why);
+        sub_seen_ |= 1u << unsigned(sub_field_);
         return true;
     }
 
@@ -561,6 +808,14 @@ private:
                 return false;
             }
             return true;
+        case Top::OomCount: {
+            uint64_t count = 0;
+            std::string why;
+            if (!convert(v, count, &why)) return fail("oom_count: " + why);
+            mark_top();
+            if (!ignoring_) sink_.on_oom_count(count);
+            return true;
+        }
         case Top::SchemaVersion: {
             int version = 0;
             std::string why;
@@ -610,7 +865,7 @@ private:
         with_record([&](auto &record, const auto &fields) {
             std::visit(
                 [&](auto member) {
-                    if constexpr (is_vector_member<decltype(member)>) {
+                    if constexpr (is_vector_member<decltype(member)> && !is_sub_list<decltype(member)>) {
                         auto &list = record.*member;
                         typename std::remove_reference_t<decltype(list)>::value_type item{};
                         ok = convert(v, item, &why);
@@ -648,6 +903,9 @@ private:
     size_t index_ = 0;      // element of the current top-level array
     int field_ = -1;        // field of the current record, -1 unknown
     size_t list_index_ = 0; // element of the current list field
+    size_t sub_index_ = 0;  // element of the current list of nested records
+    int sub_field_ = -1;    // field of the current nested record, -1 unknown
+    uint32_t sub_seen_ = 0;
     uint32_t seen_fields_ = 0;
     uint32_t top_seen_ = 0;
     bool seen_any_ = false, format_ok_ = false, ignoring_ = false, root_closed_ = false;
@@ -662,6 +920,11 @@ private:
     Allocation allocation_;
     MergedProcess merged_process_;
     MergedDevice merged_device_;
+    DevicePeak peak_;
+    OomEvent oom_;
+    Pool pool_;
+    EventHistory history_;
+    Event event_;
 };
 
 // Collects everything into a Snapshot.
@@ -676,6 +939,17 @@ public:
     void on_frame(Frame &&f) override { s_.frames.push_back(std::move(f)); }
     void on_stack(Stack &&st) override { s_.stacks.push_back(std::move(st)); }
     void on_allocation(Allocation &&a) override { s_.allocations.push_back(std::move(a)); }
+    void on_dropped_peak_sites(uint64_t n) override { s_.dropped_peak_sites = n; }
+    void on_oom_count(uint64_t n) override { s_.oom_count = n; }
+    void on_peak(DevicePeak &&p) override { s_.peaks.push_back(std::move(p)); }
+    void on_oom(OomEvent &&o) override { s_.ooms.push_back(std::move(o)); }
+    void on_pool(Pool &&p) override { s_.pools.push_back(std::move(p)); }
+    void on_event_history(EventHistory &&h) override {
+        auto events = std::move(s_.events.events); // `events` may come before `event_history`
+        s_.events = std::move(h);
+        s_.events.events = std::move(events);
+    }
+    void on_event(Event &&e) override { s_.events.events.push_back(std::move(e)); }
 
 private:
     report::Snapshot &s_;
@@ -706,11 +980,18 @@ std::string check_references(report::Snapshot &s) {
     for (size_t i = 1; i < s.stacks.size(); ++i)
         if (s.stacks[i].id == s.stacks[i - 1].id)
             return "stacks: id " + std::to_string(s.stacks[i].id) + " appears more than once";
-    for (size_t i = 0; i < s.allocations.size(); ++i) {
-        uint32_t id = s.allocations[i].stack;
-        if (id != 0 && !s.find_stack(id))
-            return idx("allocations", i) + ".stack: " + std::to_string(id) + " is not the id of an entry in stacks";
-    }
+    auto dangling = [&](uint32_t id) { return id != 0 && !s.find_stack(id); };
+    auto not_a_stack = [](uint32_t id) { return ".stack: " + std::to_string(id) + " is not the id of an entry in stacks"; };
+    for (size_t i = 0; i < s.allocations.size(); ++i)
+        if (dangling(s.allocations[i].stack)) return idx("allocations", i) + not_a_stack(s.allocations[i].stack);
+    for (size_t i = 0; i < s.peaks.size(); ++i)
+        for (size_t k = 0; k < s.peaks[i].sites.size(); ++k)
+            if (dangling(s.peaks[i].sites[k].stack))
+                return idx("peaks", i) + idx(".sites", k) + not_a_stack(s.peaks[i].sites[k].stack);
+    for (size_t i = 0; i < s.ooms.size(); ++i)
+        if (dangling(s.ooms[i].stack)) return idx("ooms", i) + not_a_stack(s.ooms[i].stack);
+    for (size_t i = 0; i < s.events.events.size(); ++i)
+        if (dangling(s.events.events[i].stack)) return idx("events", i) + not_a_stack(s.events.events[i].stack);
     return {};
 }
 

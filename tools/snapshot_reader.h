@@ -69,6 +69,14 @@ public:
     virtual void on_frame(report::Frame && /*frame*/) {}
     virtual void on_stack(report::Stack && /*stack*/) {}
     virtual void on_allocation(report::Allocation && /*allocation*/) {}
+    // Added within schema 1 (optional members: not called for older files).
+    virtual void on_dropped_peak_sites(uint64_t /*count*/) {}
+    virtual void on_oom_count(uint64_t /*count*/) {}
+    virtual void on_peak(report::DevicePeak && /*peak*/) {}
+    virtual void on_oom(report::OomEvent && /*oom*/) {}
+    virtual void on_pool(report::Pool && /*pool*/) {}
+    virtual void on_event_history(report::EventHistory && /*header: events is empty*/) {}
+    virtual void on_event(report::Event && /*event*/) {}
     virtual void on_merged_process(MergedProcess && /*process*/) {}
     virtual void on_merged_device(MergedDevice && /*device*/) {}
 };
@@ -81,8 +89,9 @@ bool read_snapshot_stream(std::istream &in, const std::string &name, SnapshotSin
                           std::string *error);
 
 // Reads the whole file at `path` into *out (replacing its contents), then checks every cross
-// reference: frames[].module, stacks[].frames[], stacks[].call_site, allocations[].stack (0 or the
-// id of a stack), and that stack ids are unique and non-zero. `stacks` is left in ascending id order
+// reference: frames[].module, stacks[].frames[], stacks[].call_site, the stack of allocations[],
+// peaks[].sites[], ooms[] and events[] (0 or the id of a stack), and that stack ids are unique and
+// non-zero. `stacks` is left in ascending id order
 // (sorted if the file had another order) so that Snapshot::find_stack is a binary search.
 // On failure *out is left empty (a default Snapshot) and *error reads "PATH: what is wrong".
 bool read_snapshot_file(const std::string &path, report::Snapshot *out, std::string *error);

@@ -27,6 +27,9 @@ extern "C" {
 #define VRAMTRACE_ERROR_INVALID (-3)      /* a bad argument (NULL where one is required) */
 #define VRAMTRACE_ERROR_DISABLED (-4)     /* tracking was turned off after an internal failure */
 
+/* The most bytes of a vramtrace_mark label kept in the event history. */
+#define VRAMTRACE_MARK_LABEL_MAX 63
+
 /* Device ordinal used for pinned host memory (cudaMallocHost, cudaHostAlloc, cuMemHostAlloc, ...). */
 #define VRAMTRACE_HOST_DEVICE (-1)
 
@@ -47,6 +50,7 @@ typedef struct vramtrace_device_stats {
 /* The exported definitions, implemented in lib/core/public_api.cpp. */
 int vramtrace_dump(const char *path);
 int vramtrace_stats(vramtrace_device_stats *out, int capacity);
+int vramtrace_mark(const char *label);
 #else
 #include <dlfcn.h>
 
@@ -68,6 +72,19 @@ static inline int vramtrace_stats(vramtrace_device_stats *out, int capacity) {
     typedef int (*fn_t)(vramtrace_device_stats *, int);
     fn_t fn = (fn_t)vramtrace_lookup_("vramtrace_stats");
     return fn ? fn(out, capacity) : VRAMTRACE_ERROR_NOT_LOADED;
+}
+
+/* Record a "mark" in the event history of the snapshot (VRAMTRACE_EVENTS): an event of type "mark"
+ * with the CLOCK_MONOTONIC time in ns, the calling thread and a copy of label, so that allocations
+ * can be placed between program phases ("epoch 3", "after optimizer.step"). The label is copied
+ * before the call returns; only its first VRAMTRACE_MARK_LABEL_MAX bytes are kept (cut before a
+ * partial UTF-8 character). Returns VRAMTRACE_OK (also when the history is off, VRAMTRACE_EVENTS=0:
+ * then nothing is kept), VRAMTRACE_ERROR_INVALID for a NULL label, VRAMTRACE_ERROR_DISABLED or
+ * VRAMTRACE_ERROR_NOT_LOADED. Thread-safe and lock-free: it never waits for another thread. */
+static inline int vramtrace_mark(const char *label) {
+    typedef int (*fn_t)(const char *);
+    fn_t fn = (fn_t)vramtrace_lookup_("vramtrace_mark");
+    return fn ? fn(label) : VRAMTRACE_ERROR_NOT_LOADED;
 }
 #endif
 

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "core/log.h"
+#include "triggers/trigger_config.h"
 
 namespace vramtrace {
 namespace {
@@ -53,9 +54,12 @@ void load_config() {
     c.hook_dlsym = parse_bool("VRAMTRACE_HOOK_DLSYM", true);
     c.hook_procaddress = parse_bool("VRAMTRACE_HOOK_PROCADDRESS", true);
     c.follow = parse_bool("VRAMTRACE_FOLLOW", true);
+    c.crash_dump = parse_bool("VRAMTRACE_CRASH_DUMP", true);
+    c.events = parse_uint("VRAMTRACE_EVENTS", 65536, 1u << 28);
     const char *out = getenv("VRAMTRACE_OUTPUT");
     if (out != nullptr && *out != 0) c.output = out; // environment strings live as long as the process
     g_config = c;
+    triggers::load_trigger_config(); // VRAMTRACE_SIGNAL, _WARN_BYTES, _PERIOD, _PROMETHEUS_*, _OOM_*
 }
 
 } // namespace vramtrace

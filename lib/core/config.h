@@ -15,6 +15,9 @@ struct Config {
     bool hook_dlsym = true;         // VRAMTRACE_HOOK_DLSYM=0: dlsym hands out no driver wrappers
     bool hook_procaddress = true;   // VRAMTRACE_HOOK_PROCADDRESS=0: no cuGetProcAddress substitution
     bool follow = true;             // VRAMTRACE_FOLLOW=0: trace this process only, not its children
+    bool crash_dump = true;         // VRAMTRACE_CRASH_DUMP=0: no fatal-signal handlers, no crash snapshot
+    uint32_t events = 65536;        // VRAMTRACE_EVENTS: events kept in the history ring (96 bytes
+                                    // each), 0 = no history; at most 2^28
     const char *output = "vramtrace-%p.json"; // VRAMTRACE_OUTPUT; %p pid, %h host, %% a percent sign
 };
 

@@ -4,6 +4,9 @@
 
 #include "core/tracker.h"
 #include "reporting/dumper.h"
+#include "tracking/event_ring.h"
+
+static_assert(VRAMTRACE_MARK_LABEL_MAX == vramtrace::EventRecord::kLabelMax, "documented label bound");
 
 #define VT_EXPORT __attribute__((visibility("default")))
 
@@ -36,6 +39,11 @@ VT_EXPORT int vramtrace_stats(vramtrace_device_stats *out, int capacity) {
         ++count;
     });
     return count;
+}
+
+VT_EXPORT int vramtrace_mark(const char *label) {
+    if (label == nullptr) return VRAMTRACE_ERROR_INVALID;
+    return record_mark(label);
 }
 
 } // extern "C"

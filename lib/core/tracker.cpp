@@ -8,6 +8,9 @@
 #include <pthread.h>
 #include <sys/stat.h>
 
+#define VRAMTRACE_BUILDING_LIBRARY
+#include "vramtrace/vramtrace.h"
+
 #include "core/clock.h"
 #include "core/config.h"
 #include "core/log.h"
@@ -78,6 +81,29 @@ void remove_self_from_ld_preload() {
     log_debug("VRAMTRACE_FOLLOW=0: removed %s from LD_PRELOAD; child programs are not traced", self);
 }
 
+// Clocks and the event ring of a freshly constructed tracker.
+void start_tracker(Tracker *t) {
+    t->start_wall_ns = wall_ns();
+    t->start_monotonic_ns = monotonic_ns();
+    if (!t->events.init(config().events, t->start_monotonic_ns))
+        log_warning("no memory for the event history (VRAMTRACE_EVENTS=%u); snapshots carry no events",
+                    config().events);
+}
+
+EventRecord event_of(EventType type, const AllocationRecord &r) {
+    EventRecord e;
+    e.type = type;
+    e.time_ns = type == EventType::Alloc ? r.time_ns : monotonic_ns();
+    e.address = r.address;
+    e.size = r.size;
+    e.stack = r.stack_id;
+    e.thread_id = type == EventType::Alloc ? r.thread_id : current_tid();
+    e.device = r.device;
+    e.kind = static_cast<uint8_t>(r.kind);
+    e.api = r.api;
+    return e;
+}
+
 // In the child of fork(): the child gets a fresh, empty tracker (see docs/reliability.md). The
 // parent's live allocations are not the child's: device memory is not usefully inherited across
 // fork (CUDA does not support using the parent's context in the child), and reporting them again
@@ -102,8 +128,7 @@ void after_fork_in_child() {
         g_state.store(kDisabled, std::memory_order_relaxed);
         return;
     }
-    Tracker *t = new (g_storage) Tracker();
-    t->start_wall_ns = wall_ns();
+    start_tracker(new (g_storage) Tracker());
 }
 
 } // namespace
@@ -132,8 +157,7 @@ void initialize() {
         g_state.store(kDisabled, std::memory_order_release);
         return;
     }
-    Tracker *t = new (g_storage) Tracker();
-    t->start_wall_ns = wall_ns();
+    start_tracker(new (g_storage) Tracker());
     g_state.store(kReady, std::memory_order_release);
 }
 
@@ -154,8 +178,10 @@ uint32_t capture_and_intern_stack(Tracker &t) {
 }
 
 void record_allocation(Tracker &t, const AllocationRecord &record) {
-    if (t.table.insert(record) && counts_toward_device(record.kind))
-        t.counters.on_alloc(record.device, record.size);
+    if (!t.table.insert(record)) return;
+    if (counts_toward_device(record.kind))
+        t.counters.on_alloc(record.device, record.size, record.stack_id, record.time_ns);
+    t.events.push(event_of(EventType::Alloc, record));
 }
 
 bool take_allocation(Tracker &t, uint64_t address, AllocationRecord *out) {
@@ -165,7 +191,33 @@ bool take_allocation(Tracker &t, uint64_t address, AllocationRecord *out) {
 void restore_allocation(Tracker &t, const AllocationRecord &record) { t.table.insert(record); }
 
 void account_free(Tracker &t, const AllocationRecord &record) {
-    if (counts_toward_device(record.kind)) t.counters.on_free(record.device, record.size);
+    if (counts_toward_device(record.kind)) t.counters.on_free(record.device, record.size, record.stack_id);
+    t.events.push(event_of(EventType::Free, record));
+}
+
+void record_oom_event(Tracker &t, int device, uint64_t size, uint8_t api, uint32_t stack) {
+    EventRecord e;
+    e.type = EventType::Oom;
+    e.time_ns = monotonic_ns();
+    e.size = size;
+    e.stack = stack;
+    e.thread_id = current_tid();
+    e.device = static_cast<int16_t>(device);
+    e.api = api;
+    t.events.push(e);
+}
+
+int record_mark(const char *label) {
+    Tracker *t = tracker();
+    if (t == nullptr) return VRAMTRACE_ERROR_DISABLED;
+    EventRecord e;
+    e.type = EventType::Mark;
+    e.time_ns = monotonic_ns();
+    e.thread_id = current_tid();
+    e.device = kUnknownDevice;
+    EventRing::set_label(e, label);
+    t->events.push(e);
+    return VRAMTRACE_OK;
 }
 
 } // namespace vramtrace

@@ -7,6 +7,7 @@
 
 #include "tracking/allocation_record.h"
 #include "tracking/device_counters.h"
+#include "tracking/event_ring.h"
 #include "tracking/live_table.h"
 #include "tracking/stack_depot.h"
 
@@ -15,8 +16,10 @@ namespace vramtrace {
 struct Tracker {
     LiveTable table;
     StackDepot depot;
-    DeviceCounters counters;
+    DeviceCounters counters;   // current/peak/totals and the peak composition per device
+    EventRing events;          // alloc/free/mark/oom history (VRAMTRACE_EVENTS)
     uint64_t start_wall_ns = 0;
+    uint64_t start_monotonic_ns = 0;
 };
 
 // The tracker, or nullptr while it is not ready (before init, or after an internal failure turned
@@ -38,5 +41,13 @@ void record_allocation(Tracker &t, const AllocationRecord &record);
 bool take_allocation(Tracker &t, uint64_t address, AllocationRecord *out); // erase before the free
 void restore_allocation(Tracker &t, const AllocationRecord &record);     // the real free failed
 void account_free(Tracker &t, const AllocationRecord &record);            // the real free succeeded
+
+// Events that are not allocations or frees (both never block, never call malloc).
+// An allocation that failed for lack of memory: device ordinal, the bytes requested, the ApiId of
+// the outermost intercepted call and the StackDepot id of the failing call (0: none).
+void record_oom_event(Tracker &t, int device, uint64_t size, uint8_t api, uint32_t stack);
+// A "mark" with the caller's label (copied, cut to EventRecord::kLabelMax bytes; NULL = ""), for
+// vramtrace_mark. Returns VRAMTRACE_OK, or VRAMTRACE_ERROR_DISABLED when tracking is off.
+int record_mark(const char *label);
 
 } // namespace vramtrace

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
 #include <string>
@@ -14,7 +15,9 @@
 #include "interception/hook_table.h"
 #include "interception/real_functions.h"
 #include "reporting/call_site.h"
+#include "reporting/device_info.h"
 #include "reporting/symbolizer.h"
+#include "triggers/oom_log.h"
 
 namespace vramtrace {
 namespace {
@@ -28,6 +31,8 @@ const char *kind_name(MemoryKind k) {
     case MemoryKind::IpcImported: return "ipc_imported";
     case MemoryKind::VmmPhysical: return "vmm_physical";
     case MemoryKind::VmmMapping: return "vmm_mapping";
+    case MemoryKind::Array: return "array";
+    case MemoryKind::GraphPool: return "graph_pool";
     }
     return "unknown";
 }
@@ -40,6 +45,106 @@ std::string read_file(const char *path) {
     for (ssize_t n; (n = read(fd, buf, sizeof buf)) > 0;) out.append(buf, static_cast<size_t>(n));
     close(fd);
     return out;
+}
+
+const char *event_type_name(EventType type) {
+    switch (type) {
+    case EventType::Alloc: return "alloc";
+    case EventType::Free: return "free";
+    case EventType::Mark: return "mark";
+    case EventType::Oom: return "oom";
+    }
+    return "unknown";
+}
+
+report::Event to_report_event(const EventRecord &r) {
+    report::Event e;
+    e.type = event_type_name(r.type);
+    e.time_ns = r.time_ns;
+    e.thread_id = r.thread_id;
+    if (r.type == EventType::Mark) {
+        e.label = r.label;
+        return e;
+    }
+    e.device = r.device;
+    e.size = r.size;
+    e.api = api_name(r.api);
+    e.stack = r.stack;
+    if (r.type != EventType::Oom) {
+        e.address = r.address;
+        e.kind = kind_name(static_cast<MemoryKind>(r.kind));
+    }
+    return e;
+}
+
+// Each device's peak composition, read under the device's lock (a consistent cut).
+void capture_peaks(const Tracker &t, report::Snapshot &s) {
+    for (const report::DeviceTotals &d : s.devices) {
+        report::DevicePeak peak;
+        peak.device = d.device;
+        DevicePeakView view = t.counters.for_each_peak_site(d.device, [&](uint32_t stack, uint64_t bytes, uint64_t count) {
+            peak.sites.push_back({stack, bytes, count});
+        });
+        peak.peak_bytes = view.peak_bytes;
+        peak.time_ns = view.time_ns;
+        std::sort(peak.sites.begin(), peak.sites.end(), [](const report::PeakSite &a, const report::PeakSite &b) {
+            return a.bytes != b.bytes ? a.bytes > b.bytes : a.stack < b.stack;
+        });
+        s.peaks.push_back(std::move(peak));
+    }
+}
+
+void capture_events(const Tracker &t, report::Snapshot &s) {
+    report::EventHistory &h = s.events;
+    h.capacity = t.events.capacity();
+    h.recorded = t.events.for_each([&](const EventRecord &r) { h.events.push_back(to_report_event(r)); });
+    h.wrapped = h.recorded > h.capacity;
+    // Complete from the start until the ring wraps; then from the oldest event kept. (A slot being
+    // rewritten during the walk is left out, so the first event read is the oldest kept.)
+    h.complete_from_ns = t.events.start_ns();
+    if (h.wrapped) h.complete_from_ns = h.events.empty() ? s.process.dump_monotonic_ns : h.events.front().time_ns;
+}
+
+// Adds every stack referenced by allocations, peaks, ooms and events (raw frames, in ascending id
+// order). The depot never frees a stack, so every id recorded anywhere still resolves.
+void capture_stacks(const Tracker &t, report::Snapshot &s) {
+    std::vector<uint32_t> ids;
+    for (const report::Allocation &a : s.allocations) ids.push_back(a.stack);
+    for (const report::DevicePeak &p : s.peaks)
+        for (const report::PeakSite &site : p.sites) ids.push_back(site.stack);
+    for (const report::OomEvent &o : s.ooms) ids.push_back(o.stack);
+    for (const report::Event &e : s.events.events) ids.push_back(e.stack);
+    for (const report::Stack &st : s.stacks) ids.push_back(st.id); // a producer may have added some
+    std::sort(ids.begin(), ids.end());
+    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+    std::unordered_map<uint64_t, uint32_t> frame_index;
+    for (size_t i = 0; i < s.frames.size(); ++i) frame_index.emplace(s.frames[i].address, uint32_t(i));
+    std::vector<report::Stack> stacks;
+    size_t existing = 0;
+    std::sort(s.stacks.begin(), s.stacks.end(), [](const report::Stack &a, const report::Stack &b) { return a.id < b.id; });
+    for (uint32_t id : ids) {
+        if (id == 0) continue;
+        if (existing < s.stacks.size() && s.stacks[existing].id == id) {
+            stacks.push_back(std::move(s.stacks[existing++]));
+            continue;
+        }
+        StackView view = t.depot.get(id);
+        if (view.depth == 0) continue; // unknown id: the reader would refuse the reference
+        report::Stack stack;
+        stack.id = id;
+        for (uint32_t i = 0; i < view.depth; ++i) {
+            uint64_t address = view.frames[i];
+            auto [it, inserted] = frame_index.try_emplace(address, static_cast<uint32_t>(s.frames.size()));
+            if (inserted) {
+                report::Frame f;
+                f.address = address;
+                s.frames.push_back(std::move(f));
+            }
+            stack.frames.push_back(it->second);
+        }
+        stacks.push_back(std::move(stack));
+    }
+    s.stacks = std::move(stacks);
 }
 
 report::ProcessInfo process_info(const Tracker &t, const char *reason) {
@@ -66,20 +171,39 @@ report::ProcessInfo process_info(const Tracker &t, const char *reason) {
     p.reason = reason;
     p.vramtrace_version = VRAMTRACE_VERSION;
     p.stack_depth = config().stack_depth;
+    p.dump_monotonic_ns = monotonic_ns();
+    p.rank = rank_from_environment();
+    p.symbolized = false; // until symbolize_snapshot
     return p;
 }
 
 } // namespace
 
-report::Snapshot build_snapshot(const Tracker &t, const char *reason) {
+std::string rank_from_environment() {
+    for (const char *name : {"RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK"}) {
+        const char *v = getenv(name);
+        if (v != nullptr && *v != 0) return v;
+    }
+    return {};
+}
+
+report::Snapshot capture_snapshot(Tracker &t, const char *reason) {
     report::Snapshot s;
     s.process = process_info(t, reason);
     t.counters.for_each_seen([&](const DeviceTotalsView &d) {
-        s.devices.push_back({d.device, d.current_bytes, d.peak_bytes, d.allocation_count,
-                             d.free_count, d.total_allocated_bytes, d.total_freed_bytes});
+        report::DeviceTotals totals;
+        totals.device = d.device;
+        totals.current_bytes = d.current_bytes;
+        totals.peak_bytes = d.peak_bytes;
+        totals.allocation_count = d.allocation_count;
+        totals.free_count = d.free_count;
+        totals.total_allocated_bytes = d.total_allocated_bytes;
+        totals.total_freed_bytes = d.total_freed_bytes;
+        s.devices.push_back(std::move(totals));
     });
     s.dropped_allocations = t.table.dropped();
     s.dropped_stacks = t.depot.dropped();
+    s.dropped_peak_sites = t.counters.dropped_sites();
 
     std::vector<AllocationRecord> live;
     live.reserve(t.table.live_count() + 16);
@@ -87,35 +211,6 @@ report::Snapshot build_snapshot(const Tracker &t, const char *reason) {
     std::sort(live.begin(), live.end(), [](const AllocationRecord &a, const AllocationRecord &b) {
         return a.time_ns != b.time_ns ? a.time_ns < b.time_ns : a.address < b.address;
     });
-
-    // Stacks referenced by the live set, and their unique frames.
-    std::unordered_map<uint32_t, size_t> stack_index;
-    std::unordered_map<uint64_t, uint32_t> frame_index;
-    for (const AllocationRecord &r : live) {
-        if (r.stack_id == 0 || stack_index.count(r.stack_id)) continue;
-        StackView view = t.depot.get(r.stack_id);
-        report::Stack stack;
-        stack.id = r.stack_id;
-        for (uint32_t i = 0; i < view.depth; ++i) {
-            uint64_t address = view.frames[i];
-            auto [it, inserted] = frame_index.try_emplace(address, static_cast<uint32_t>(s.frames.size()));
-            if (inserted) {
-                report::Frame f;
-                f.address = address;
-                s.frames.push_back(std::move(f));
-            }
-            stack.frames.push_back(it->second);
-        }
-        stack_index.emplace(r.stack_id, s.stacks.size());
-        s.stacks.push_back(std::move(stack));
-    }
-    std::sort(s.stacks.begin(), s.stacks.end(),
-              [](const report::Stack &a, const report::Stack &b) { return a.id < b.id; });
-    symbolize::SymbolizerOptions options;
-    options.notice = [](void *, const char *message) { log_warning("%s", message); };
-    symbolize_snapshot_frames(s, options);
-    assign_call_sites(s);
-
     s.allocations.reserve(live.size());
     for (const AllocationRecord &r : live) {
         report::Allocation a;
@@ -128,8 +223,34 @@ report::Snapshot build_snapshot(const Tracker &t, const char *reason) {
         a.thread_id = r.thread_id;
         a.time_ns = r.time_ns;
         a.stack = r.stack_id;
+        a.size_is_estimate = r.kind == MemoryKind::Array; // computed from the array's descriptor
         s.allocations.push_back(std::move(a));
     }
+    capture_peaks(t, s);
+    capture_events(t, s);
+
+    // ---- Other producers: one call line each (fill_oom_events, fill_device_info, fill_pools). ----
+    // They run here, before capture_stacks, so that the stacks they reference are added.
+    fill_device_info(s);
+    fill_pools(s);
+    triggers::fill_oom_events(s);
+    // ---- end of other producers ----
+
+    capture_stacks(t, s);
+    return s;
+}
+
+void symbolize_snapshot(report::Snapshot &s) {
+    symbolize::SymbolizerOptions options;
+    options.notice = [](void *, const char *message) { log_warning("%s", message); };
+    symbolize_snapshot_frames(s, options);
+    assign_call_sites(s);
+    s.process.symbolized = true;
+}
+
+report::Snapshot build_snapshot(Tracker &t, const char *reason) {
+    report::Snapshot s = capture_snapshot(t, reason);
+    symbolize_snapshot(s);
     return s;
 }
 

@@ -10,6 +10,7 @@
 #include <ctime>
 #include <memory>
 #include <new>
+#include <optional>
 #include <string_view>
 
 #include <poll.h>
@@ -148,6 +149,7 @@ public:
     }
 
     // Key and value helpers: `"name": value`.
+    void boolean(bool v) { raw(v ? "true" : "false"); }
     void key(std::string_view name) {
         ch('"');
         raw(name);
@@ -233,7 +235,39 @@ void write_process(JsonOut &out, const ProcessInfo &p) {
     out.key("driver_version"), out.i64(p.driver_version), out.raw(",\n    ");
     out.key("reason"), out.str(p.reason), out.raw(",\n    ");
     out.key("vramtrace_version"), out.str(p.vramtrace_version), out.raw(",\n    ");
-    out.key("stack_depth"), out.u64(p.stack_depth), out.raw("\n  },\n");
+    out.key("stack_depth"), out.u64(p.stack_depth), out.raw(",\n    ");
+    out.key("dump_monotonic_ns"), out.u64(p.dump_monotonic_ns), out.raw(",\n    ");
+    out.key("rank"), out.str(p.rank), out.raw(",\n    ");
+    out.key("symbolized"), out.boolean(p.symbolized);
+    if (!p.signal.empty()) out.raw(",\n    "), out.key("signal"), out.str(p.signal);
+    out.raw("\n  },\n");
+}
+
+// `, "name": value` for an optional number, nothing when absent.
+void optional_u64(JsonOut &out, std::string_view name, const std::optional<uint64_t> &v) {
+    if (!v) return;
+    out.raw(", ");
+    out.key(name), out.u64(*v);
+}
+
+void write_event(JsonOut &out, const Event &e) {
+    out.key("type"), out.str(e.type), out.raw(", ");
+    out.key("time_ns"), out.u64(e.time_ns), out.raw(", ");
+    out.key("thread_id"), out.u64(e.thread_id);
+    if (e.type == "mark") {
+        out.raw(", ");
+        out.key("label"), out.str(e.label);
+        return;
+    }
+    out.raw(", ");
+    out.key("device"), out.i64(e.device), out.raw(", ");
+    if (e.type != "oom") {
+        out.key("address"), out.hex(e.address), out.raw(", ");
+        out.key("kind"), out.str(e.kind), out.raw(", ");
+    }
+    out.key("size"), out.u64(e.size), out.raw(", ");
+    out.key("api"), out.str(e.api), out.raw(", ");
+    out.key("stack"), out.u64(e.stack);
 }
 
 // `  "name": [` + one record per line + `  ]`, or `  "name": []` when empty.
@@ -269,11 +303,60 @@ void write_document(JsonOut &out, const Snapshot &s) {
         out.key("free_count"), out.u64(d.free_count), out.raw(", ");
         out.key("total_allocated_bytes"), out.u64(d.total_allocated_bytes), out.raw(", ");
         out.key("total_freed_bytes"), out.u64(d.total_freed_bytes);
+        if (!d.uuid.empty()) out.raw(", "), out.key("uuid"), out.str(d.uuid);
+        if (!d.pci_bus_id.empty()) out.raw(", "), out.key("pci_bus_id"), out.str(d.pci_bus_id);
+        optional_u64(out, "total_memory_bytes", d.total_memory_bytes);
+        optional_u64(out, "process_used_bytes", d.process_used_bytes);
     }, false);
     out.raw("  ");
     out.key("dropped"), out.ch('{');
     out.key("allocations"), out.u64(s.dropped_allocations), out.raw(", ");
-    out.key("stacks"), out.u64(s.dropped_stacks), out.raw("},\n");
+    out.key("stacks"), out.u64(s.dropped_stacks), out.raw(", ");
+    out.key("peak_sites"), out.u64(s.dropped_peak_sites), out.raw("},\n  ");
+    out.key("oom_count"), out.u64(s.oom_count), out.raw(",\n");
+    write_array(out, "peaks", s.peaks, [&](const DevicePeak &p) {
+        out.key("device"), out.i64(p.device), out.raw(", ");
+        out.key("peak_bytes"), out.u64(p.peak_bytes), out.raw(", ");
+        out.key("time_ns"), out.u64(p.time_ns), out.raw(", ");
+        out.key("sites"), out.ch('[');
+        for (size_t i = 0; i < p.sites.size(); ++i) {
+            if (i) out.raw(", ");
+            out.ch('{');
+            out.key("stack"), out.u64(p.sites[i].stack), out.raw(", ");
+            out.key("bytes"), out.u64(p.sites[i].bytes), out.raw(", ");
+            out.key("count"), out.u64(p.sites[i].count), out.ch('}');
+        }
+        out.ch(']');
+    }, false);
+    write_array(out, "ooms", s.ooms, [&](const OomEvent &o) {
+        out.key("time_ns"), out.u64(o.time_ns), out.raw(", ");
+        out.key("device"), out.i64(o.device), out.raw(", ");
+        out.key("requested_bytes"), out.u64(o.requested_bytes), out.raw(", ");
+        out.key("api"), out.str(o.api), out.raw(", ");
+        out.key("stream"), out.hex(o.stream), out.raw(", ");
+        out.key("stack"), out.u64(o.stack), out.raw(", ");
+        out.key("thread_id"), out.u64(o.thread_id), out.raw(", ");
+        out.key("result"), out.i64(o.result), out.raw(", ");
+        out.key("tracked_bytes"), out.u64(o.tracked_bytes);
+        optional_u64(out, "device_free_bytes", o.device_free_bytes);
+        optional_u64(out, "device_total_bytes", o.device_total_bytes);
+    }, false);
+    write_array(out, "pools", s.pools, [&](const Pool &p) {
+        out.key("handle"), out.hex(p.handle), out.raw(", ");
+        out.key("device"), out.i64(p.device), out.raw(", ");
+        out.key("is_default"), out.boolean(p.is_default), out.raw(", ");
+        out.key("reserved_bytes"), out.u64(p.reserved_bytes), out.raw(", ");
+        out.key("used_bytes"), out.u64(p.used_bytes), out.raw(", ");
+        out.key("reserved_high_bytes"), out.u64(p.reserved_high_bytes), out.raw(", ");
+        out.key("used_high_bytes"), out.u64(p.used_high_bytes);
+        if (p.is_graph_memory) out.raw(", "), out.key("is_graph_memory"), out.boolean(true); // helper F
+    }, false);
+    out.raw("  ");
+    out.key("event_history"), out.ch('{');
+    out.key("capacity"), out.u64(s.events.capacity), out.raw(", ");
+    out.key("recorded"), out.u64(s.events.recorded), out.raw(", ");
+    out.key("wrapped"), out.boolean(s.events.wrapped), out.raw(", ");
+    out.key("complete_from_ns"), out.u64(s.events.complete_from_ns), out.raw("},\n");
     write_array(out, "modules", s.modules, [&](const Module &m) {
         out.key("path"), out.str(m.path), out.raw(", ");
         out.key("base"), out.hex(m.base), out.raw(", ");
@@ -286,6 +369,17 @@ void write_document(JsonOut &out, const Snapshot &s) {
         out.key("function"), out.str(f.function), out.raw(", ");
         out.key("file"), out.str(f.file), out.raw(", ");
         out.key("line"), out.u64(f.line);
+        if (f.inlined.empty()) return;
+        out.raw(", ");
+        out.key("inlined"), out.ch('[');
+        for (size_t i = 0; i < f.inlined.size(); ++i) {
+            if (i) out.raw(", ");
+            out.ch('{');
+            out.key("function"), out.str(f.inlined[i].function), out.raw(", ");
+            out.key("file"), out.str(f.inlined[i].file), out.raw(", ");
+            out.key("line"), out.u64(f.inlined[i].line), out.ch('}');
+        }
+        out.ch(']');
     }, false);
     write_array(out, "stacks", s.stacks, [&](const Stack &st) {
         out.key("id"), out.u64(st.id), out.raw(", ");
@@ -307,7 +401,9 @@ void write_document(JsonOut &out, const Snapshot &s) {
         out.key("thread_id"), out.u64(a.thread_id), out.raw(", ");
         out.key("time_ns"), out.u64(a.time_ns), out.raw(", ");
         out.key("stack"), out.u64(a.stack);
-    }, true);
+        if (a.size_is_estimate) out.raw(", "), out.key("size_is_estimate"), out.boolean(true);
+    }, false);
+    write_array(out, "events", s.events.events, [&](const Event &e) { write_event(out, e); }, true);
     out.raw("}\n");
     out.flush();
 }

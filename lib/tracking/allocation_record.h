@@ -17,11 +17,19 @@ enum class MemoryKind : uint8_t {
     IpcImported = 4,    // cudaIpcOpenMemHandle, cuIpcOpenMemHandle_v2: owned by another process
     VmmPhysical = 5,    // cuMemCreate: physical memory; `address` holds the allocation handle
     VmmMapping = 6,     // cuMemMap: `address` is the mapped VA, `stream` holds the physical handle
+    Array = 7,          // CUDA arrays (cudaMallocArray, cuArrayCreate_v2, mipmapped, ...): `address`
+                        // holds the array handle; `size` is computed (width x height x depth x
+                        // element bytes, mip levels summed), so the report marks it an estimate
+    GraphPool = 8,      // graph memory nodes (cuGraphAddMemAllocNode, or cuMemAllocAsync while the
+                        // stream is being captured): `address` is the node's virtual address,
+                        // `stream` holds the graph; not counted (the graph's pool backs it at
+                        // launch: see the device's graph memory at dump time)
 };
 
 // Whether a record's bytes count toward its device's current/peak/totals.
 inline constexpr bool counts_toward_device(MemoryKind kind) {
-    return kind != MemoryKind::IpcImported && kind != MemoryKind::VmmMapping;
+    return kind != MemoryKind::IpcImported && kind != MemoryKind::VmmMapping &&
+           kind != MemoryKind::GraphPool;
 }
 
 inline constexpr int16_t kHostDevice = -1;   // device ordinal used for host-pinned memory

@@ -117,6 +117,29 @@ inline Snapshot doc_example_snapshot() {
     };
     s.stacks = {{1, {0, 1, 2}, 1}};
     s.allocations = {{0x7f3a00000000, 1048576, "device", 0, "cudaMalloc", 0, 4242, 123456789, 1}};
+    // Added within schema 1.
+    p.dump_monotonic_ns = 130456789;
+    p.rank = "0";
+    s.devices[0].uuid = "GPU-8d3c6f2a-1b4e-4c5d-9e8f-7a6b5c4d3e2f";
+    s.devices[0].pci_bus_id = "0000:3b:00.0";
+    s.devices[0].total_memory_bytes = 85899345920ull;
+    s.devices[0].process_used_bytes = 541065216ull;
+    s.frames[1].inlined = {{"fill(float*, unsigned long)", "/src/util.h", 12}};
+    s.stacks.push_back({2, {0, 2}, 1});
+    s.oom_count = 1;
+    s.peaks = {{0, 4194304, 120000000, {{2, 3145728, 1}, {1, 1048576, 1}}}};
+    s.ooms = {{125000000, 0, 8589934592ull, "cudaMalloc", 0, 2, 4242, 2, 3221225472ull, 85899345920ull, 1048576}};
+    s.pools = {{0x5581c1000000, 0, true, 2097152, 0, 4194304, 3145728}};
+    s.events.capacity = 65536;
+    s.events.recorded = 4;
+    s.events.wrapped = false;
+    s.events.complete_from_ns = 100000000;
+    s.events.events = {
+        {"mark", 110000000, -2, 0, 0, "", "", 0, 4242, "epoch 1"},
+        {"alloc", 120000000, 0, 0x7f3a00200000, 3145728, "device", "cudaMalloc", 2, 4242, ""},
+        {"free", 121000000, 0, 0x7f3a00200000, 3145728, "device", "cudaFree", 2, 4242, ""},
+        {"oom", 125000000, 0, 0, 8589934592ull, "", "cudaMalloc", 2, 4242, ""},
+    };
     return s;
 }
 

@@ -164,9 +164,9 @@ TEST_CASE("reader: missing and mistyped fields", "[reader]") {
           "stacks[1].frames[1]: expected a scalar, got an object");
     CHECK(read_error(replaced(json, "\"frames\": [0, 3, 2]", "\"frames\": 3")) ==
           "stacks[1].frames: expected an array, got an integer");
-    CHECK(read_error(replaced(json, "\"dropped\": {\"allocations\": 0, \"stacks\": 1}", "\"dropped\": {\"stacks\": 1}")) ==
+    CHECK(read_error(replaced(json, "\"dropped\": {\"allocations\": 0, \"stacks\": 1,", "\"dropped\": {\"stacks\": 1,")) ==
           "dropped: missing field \"allocations\"");
-    CHECK(read_error(replaced(json, "\"dropped\": {\"allocations\": 0, \"stacks\": 1}", "\"dropped\": [0, 1]")) ==
+    CHECK(read_error(replaced(json, "\"dropped\": {\"allocations\": 0, \"stacks\": 1, \"peak_sites\": 0}", "\"dropped\": [0, 1]")) ==
           "dropped: expected an object, got an array");
     CHECK(read_error(replaced(json, "\"devices\": [", "\"devices\": 3, \"x\": [")) ==
           "devices: expected an array, got an integer");
@@ -253,4 +253,61 @@ TEST_CASE("reader: streaming into a custom sink", "[reader]") {
     std::istringstream bad("{\"format\": \"vramtrace-snapshot\", \"schema_version\": 2}");
     CHECK_FALSE(vramtrace::cli::read_snapshot_stream(bad, "<stdin>", sink, &error));
     CHECK(error == "<stdin>: schema_version 2 is newer than this vramtrace reads (1); use a newer vramtrace");
+}
+
+TEST_CASE("reader: fields added within schema 1 are checked like the others", "[reader]") {
+    std::string json = json_of(vt_test::doc_example_snapshot());
+    // Dangling stack ids.
+    CHECK(read_error(replaced(json, "{\"stack\": 2, \"bytes\": 3145728", "{\"stack\": 9, \"bytes\": 3145728")) ==
+          "peaks[0].sites[0].stack: 9 is not the id of an entry in stacks");
+    CHECK(read_error(replaced(json, "\"stream\": \"0x0\", \"stack\": 2,", "\"stream\": \"0x0\", \"stack\": 7,")) ==
+          "ooms[0].stack: 7 is not the id of an entry in stacks");
+    CHECK(read_error(replaced(json, "\"api\": \"cudaFree\", \"stack\": 2}", "\"api\": \"cudaFree\", \"stack\": 5}")) ==
+          "events[2].stack: 5 is not the id of an entry in stacks");
+    // Types, values and required fields of the new records.
+    CHECK(read_error(replaced(json, "\"type\": \"mark\"", "\"type\": \"poke\"")) ==
+          "events[0].type: \"poke\" is not one of \"alloc\", \"free\", \"mark\", \"oom\"");
+    CHECK(read_error(replaced(json, "\"is_default\": true", "\"is_default\": 1")) ==
+          "pools[0].is_default: expected true or false, got an integer");
+    CHECK(read_error(replaced(json, "\"symbolized\": true", "\"symbolized\": \"yes\"")) ==
+          "process.symbolized: expected true or false, got a string");
+    CHECK(read_error(replaced(json, "\"stack\": 2, \"bytes\": 3145728, \"count\": 1", "\"stack\": 2, \"bytes\": 3145728")) ==
+          "peaks[0].sites[0]: missing field \"count\"");
+    CHECK(read_error(replaced(json, "\"bytes\": 1048576,", "\"bytes\": -1,")) ==
+          "peaks[0].sites[1].bytes: expected an unsigned integer, got -1");
+    CHECK(read_error(replaced(json, "\"sites\": [", "\"sites\": [[], ")) ==
+          "peaks[0].sites[0]: expected an object, got an array");
+    CHECK(read_error(replaced(json, "\"line\": 12}", "\"line\": [12]}")) ==
+          "frames[1].inlined[0].line: expected a scalar, got an array");
+    CHECK(read_error(replaced(json, "\"oom_count\": 1", "\"oom_count\": \"1\"")) ==
+          "oom_count: expected an unsigned integer, got a string");
+    CHECK(read_error(replaced(json, "\"event_history\": {\"capacity\": 65536, ", "\"event_history\": {")) ==
+          "event_history: missing field \"capacity\"");
+    CHECK(read_error(replaced(json, "{\"type\": \"alloc\", \"time_ns\": 120000000, ", "{\"type\": \"alloc\", ")) ==
+          "events[1]: missing field \"time_ns\"");
+    CHECK(read_error(replaced(json, "\"total_memory_bytes\": 85899345920", "\"total_memory_bytes\": null")) ==
+          "devices[0].total_memory_bytes: expected an unsigned integer, got null");
+    CHECK(read_error(json).empty());
+}
+
+TEST_CASE("reader: a file without the fields added within schema 1 reads with their defaults", "[reader]") {
+    Snapshot s;
+    std::string error;
+    REQUIRE(read_snapshot_file(std::string(VT_TEST_DATA_DIR) + "/summary_input.json", &s, &error));
+    CHECK(s.process.dump_monotonic_ns == 0);
+    CHECK(s.process.rank == "");
+    CHECK(s.process.symbolized == true);
+    CHECK(s.dropped_peak_sites == 0);
+    CHECK(s.oom_count == 0);
+    CHECK(s.peaks.empty());
+    CHECK(s.ooms.empty());
+    CHECK(s.pools.empty());
+    CHECK(s.events == EventHistory{});
+    for (const DeviceTotals &d : s.devices) {
+        CHECK(d.uuid == "");
+        CHECK(!d.total_memory_bytes.has_value());
+        CHECK(!d.process_used_bytes.has_value());
+    }
+    for (const Frame &f : s.frames) CHECK(f.inlined.empty());
+    for (const Allocation &a : s.allocations) CHECK(!a.size_is_estimate);
 }

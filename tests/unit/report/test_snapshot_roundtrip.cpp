@@ -1,6 +1,8 @@
 // write_snapshot_json -> file -> the CLI's reader gives back the same Snapshot, field by field.
 #include <catch2/catch.hpp>
 
+#include <optional>
+
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -186,7 +188,9 @@ TEST_CASE("the reader sorts stacks by id and the writer writes them back in that
     CHECK(back == vt_test::golden_snapshot());
 }
 
-TEST_CASE("data/summary_input.json is the golden snapshot, as the writer writes it", "[roundtrip]") {
+// summary_input.json was written before the fields added within schema 1: it must keep reading as
+// the golden snapshot (those fields at their defaults), and the writer adds only those fields.
+TEST_CASE("data/summary_input.json (an older schema 1 file) still reads as the golden snapshot", "[roundtrip]") {
     std::string path = std::string(VT_TEST_DATA_DIR) + "/summary_input.json";
     Snapshot back;
     std::string error;
@@ -195,5 +199,69 @@ TEST_CASE("data/summary_input.json is the golden snapshot, as the writer writes 
 
     vt_test::TempDir dir;
     write_file(vt_test::golden_snapshot(), dir.file("again.json"));
-    CHECK(vt_test::read_file(dir.file("again.json")) == vt_test::read_file(path));
+    std::string now = vt_test::read_file(dir.file("again.json"));
+    std::string before = vt_test::read_file(path);
+    CHECK(now.size() > before.size());
+    Snapshot again;
+    REQUIRE(vramtrace::cli::read_snapshot_file(dir.file("again.json"), &again, &error));
+    CHECK(again == back);
+}
+
+// Every field added within schema 1, with values that differ from the defaults.
+Snapshot with_every_new_field() {
+    Snapshot s = vt_test::doc_example_snapshot();
+    s.process.symbolized = false;
+    s.process.rank = "17";
+    s.dropped_peak_sites = 3;
+    s.devices.push_back({-1, 4096, 8192, 2, 1, 8192, 4096});          // host: no identity, no totals
+    s.devices.back().total_memory_bytes = 0;                          // present but 0: kept
+    s.frames[2].inlined = {{"a()", "/a.h", 1}, {"b(int)", "", 0}};
+    s.allocations.push_back({0x7f3a10000000, 12345, "array", 0, "cuArray3DCreate_v2", 0, 7, 9, 2});
+    s.allocations.back().size_is_estimate = true;
+    s.peaks.push_back({-1, 8192, 5, {{0, 8192, 2}}});
+    s.ooms.push_back({126000000, 1, 1, "cuMemAlloc_v2", 0x5000, 0, 9, 2, std::nullopt, std::nullopt, 0});
+    s.oom_count = 5;
+    s.pools.push_back({0x10, 1, false, 0, 0, 0, 0});
+    s.pools.push_back({0, 1, false, 4096, 0, 8192, 0});
+    s.pools.back().is_graph_memory = true;
+    s.process.signal = "SIGSEGV";
+    s.events.wrapped = true;
+    s.events.recorded = 70000;
+    s.events.events.push_back({"mark", 126000001, -2, 0, 0, "", "", 0, 1, "\xc3\xa9poch \"2\"\n"});
+    s.events.events.push_back({"alloc", 126000002, -1, 0x1000, 0, "host_pinned", "cudaMallocHost", 0, 1, ""});
+    return s;
+}
+
+TEST_CASE("round trip: every field added within schema 1", "[roundtrip]") {
+    vt_test::TempDir dir;
+    Snapshot s = with_every_new_field();
+    write_file(s, dir.file("new.json"));
+    Snapshot back;
+    std::string error;
+    REQUIRE(vramtrace::cli::read_snapshot_file(dir.file("new.json"), &back, &error));
+    compare(s, back);
+    CHECK(back.process.symbolized == false);
+    CHECK(back.process.rank == "17");
+    CHECK(back.process.dump_monotonic_ns == 130456789);
+    CHECK(back.dropped_peak_sites == 3);
+    CHECK(back.devices[0].uuid == "GPU-8d3c6f2a-1b4e-4c5d-9e8f-7a6b5c4d3e2f");
+    CHECK(back.devices[0].pci_bus_id == "0000:3b:00.0");
+    CHECK(back.devices[0].total_memory_bytes == std::optional<uint64_t>(85899345920ull));
+    CHECK(back.devices[0].process_used_bytes == std::optional<uint64_t>(541065216ull));
+    CHECK(back.devices[1].total_memory_bytes == std::optional<uint64_t>(0));
+    CHECK(!back.devices[1].process_used_bytes.has_value());
+    CHECK(back.frames[2].inlined.size() == 2);
+    CHECK(back.allocations[1].size_is_estimate);
+    CHECK(back.peaks.size() == 2);
+    CHECK(back.peaks[0].sites.size() == 2);
+    CHECK(back.ooms[1].device_free_bytes == std::nullopt);
+    CHECK(back.ooms[0].device_free_bytes == std::optional<uint64_t>(3221225472ull));
+    CHECK(back.oom_count == 5);
+    CHECK(back.pools.size() == 3);
+    CHECK(back.pools[2].is_graph_memory);
+    CHECK(back.process.signal == "SIGSEGV");
+    CHECK(back.events.wrapped);
+    CHECK(back.events.events.size() == 6);
+    CHECK(back.events.events[4].label == "\xc3\xa9poch \"2\"\n");
+    CHECK(back == s);
 }

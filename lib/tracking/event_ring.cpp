@@ -1,0 +1,112 @@
+// The event history ring (see event_ring.h). Slot layout, in 64-bit words:
+//   0 sequence | 1 time_ns | 2 type, kind, api, device | 3 thread_id, stack | 4 address | 5 size
+// and for marks words 4..11 hold the label (64 bytes, NUL-terminated) instead of address/size.
+// Payload words are relaxed atomics so that a reader racing a writer is well defined; the sequence
+// number decides whether the copy is kept.
+#include "tracking/event_ring.h"
+
+#include <cstring>
+
+#include "tracking/raw_memory.h"
+
+namespace vramtrace {
+namespace {
+
+constexpr size_t kLabelWords = (EventRecord::kLabelMax + 1) / 8;
+static_assert(4 + kLabelWords == EventRing::kSlotWords, "a mark's label fills the slot");
+
+uint64_t pack_meta(const EventRecord &e) {
+    return uint64_t(uint8_t(e.type)) | uint64_t(e.kind) << 8 | uint64_t(e.api) << 16 |
+           uint64_t(uint16_t(e.device)) << 32;
+}
+
+} // namespace
+
+bool EventRing::init(uint64_t capacity, uint64_t start_ns) {
+    start_ns_ = start_ns;
+    if (capacity == 0) return true;
+    if (capacity > (uint64_t{1} << 32)) return false;
+    void *m = map_zeroed(capacity * kSlotWords * sizeof(uint64_t));
+    if (m == nullptr) return false;
+    slots_ = static_cast<std::atomic<uint64_t> *>(m);
+    capacity_ = capacity;
+    return true;
+}
+
+void EventRing::set_label(EventRecord &event, const char *label) {
+    size_t n = label ? strnlen(label, EventRecord::kLabelMax + 1) : 0;
+    if (n > EventRecord::kLabelMax) {
+        n = EventRecord::kLabelMax;
+        // Do not keep the first bytes of a character cut in half: back up to its lead byte.
+        while (n > 0 && (static_cast<unsigned char>(label[n]) & 0xC0) == 0x80) --n;
+    }
+    if (n) memcpy(event.label, label, n);
+    memset(event.label + n, 0, sizeof event.label - n);
+}
+
+void EventRing::push(const EventRecord &e) {
+    if (capacity_ == 0) return;
+    const uint64_t ticket = head_.fetch_add(1, std::memory_order_relaxed);
+    std::atomic<uint64_t> *slot = slots_ + (ticket % capacity_) * kSlotWords;
+    const uint64_t busy = 2 * ticket + 1;
+    uint64_t seq = slot[0].load(std::memory_order_relaxed);
+    // Claim only a slot that holds a complete, older event; otherwise a writer of another lap is in
+    // it (or is newer): drop ours rather than wait.
+    if ((seq & 1) != 0 || seq >= busy ||
+        !slot[0].compare_exchange_strong(seq, busy, std::memory_order_relaxed, std::memory_order_relaxed)) {
+        lost_.fetch_add(1, std::memory_order_relaxed);
+        return;
+    }
+    std::atomic_thread_fence(std::memory_order_release); // the odd number is seen before the payload
+    slot[1].store(e.time_ns, std::memory_order_relaxed);
+    slot[2].store(pack_meta(e), std::memory_order_relaxed);
+    slot[3].store(uint64_t(e.thread_id) | uint64_t(e.stack) << 32, std::memory_order_relaxed);
+    if (e.type == EventType::Mark) {
+        uint64_t words[kLabelWords];
+        memcpy(words, e.label, sizeof words);
+        for (size_t i = 0; i < kLabelWords; ++i) slot[4 + i].store(words[i], std::memory_order_relaxed);
+    } else {
+        slot[4].store(e.address, std::memory_order_relaxed);
+        slot[5].store(e.size, std::memory_order_relaxed);
+    }
+    slot[0].store(busy + 1, std::memory_order_release);
+}
+
+bool EventRing::read_slot(uint64_t ticket, EventRecord *out) const {
+    const std::atomic<uint64_t> *slot = slots_ + (ticket % capacity_) * kSlotWords;
+    const uint64_t done = 2 * ticket + 2;
+    if (slot[0].load(std::memory_order_acquire) != done) return false;
+    uint64_t w[kSlotWords];
+    for (size_t i = 1; i < kSlotWords; ++i) w[i] = slot[i].load(std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_acquire); // the copy is done before the re-check
+    if (slot[0].load(std::memory_order_relaxed) != done) return false; // rewritten meanwhile: torn
+    EventRecord e;
+    e.time_ns = w[1];
+    e.type = EventType(uint8_t(w[2]));
+    e.kind = uint8_t(w[2] >> 8);
+    e.api = uint8_t(w[2] >> 16);
+    e.device = int16_t(uint16_t(w[2] >> 32));
+    e.thread_id = uint32_t(w[3]);
+    e.stack = uint32_t(w[3] >> 32);
+    if (e.type == EventType::Mark) {
+        memcpy(e.label, &w[4], sizeof e.label);
+        e.label[EventRecord::kLabelMax] = 0;
+    } else {
+        e.address = w[4];
+        e.size = w[5];
+    }
+    *out = e;
+    return true;
+}
+
+uint64_t EventRing::for_each_impl(void (*fn)(const EventRecord &, void *), void *ctx) const {
+    const uint64_t head = recorded();
+    if (capacity_ == 0) return head;
+    uint64_t first = head > capacity_ ? head - capacity_ : 0;
+    EventRecord e;
+    for (uint64_t t = first; t < head; ++t)
+        if (read_slot(t, &e)) fn(e, ctx);
+    return head;
+}
+
+} // namespace vramtrace
