@@ -47,6 +47,8 @@ int vt_old_rwlock_unlock(pthread_rwlock_t *);
 VT_OLD(vt_old_rwlock_unlock, pthread_rwlock_unlock);
 int vt_old_sigmask(int, const sigset_t *, sigset_t *);
 VT_OLD(vt_old_sigmask, pthread_sigmask);
+int vt_old_pthread_create(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+VT_OLD(vt_old_pthread_create, pthread_create); /* the triggers' reporter thread */
 int vt_old_xstat(int, const char *, struct stat *);
 VT_OLD(vt_old_xstat, __xstat);
 int vt_old_fxstat(int, int, struct stat *);
@@ -65,6 +67,9 @@ VT_HIDDEN int pthread_rwlock_rdlock(pthread_rwlock_t *l) { return vt_old_rwlock_
 VT_HIDDEN int pthread_rwlock_wrlock(pthread_rwlock_t *l) { return vt_old_rwlock_wrlock(l); }
 VT_HIDDEN int pthread_rwlock_unlock(pthread_rwlock_t *l) { return vt_old_rwlock_unlock(l); }
 VT_HIDDEN int pthread_sigmask(int how, const sigset_t *set, sigset_t *old) { return vt_old_sigmask(how, set, old); }
+VT_HIDDEN int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*start)(void *), void *arg) {
+    return vt_old_pthread_create(thread, attr, start, arg);
+}
 
 /* _STAT_VER_LINUX: the struct stat layout of x86-64 (the only one this library is built for). */
 enum { kStatVersion = 1 };

@@ -1,6 +1,8 @@
 // What every allocation and free hook does, in one place:
 //   guard -> capture stack -> (free: take the record out of the table) -> real call ->
 //   (alloc success: insert / failed free: put the record back) -> return the real result untouched.
+// An allocation that fails with out-of-memory is handed to the OOM trigger (lib/triggers/) before
+// the hook returns; a successful one may cross the VRAMTRACE_WARN_BYTES threshold (docs/triggers.md).
 // errno is what the real call left. Nothing here holds a lock while the real function runs.
 #pragma once
 
@@ -12,6 +14,8 @@
 #include "core/thread_state.h"
 #include "interception/hook_table.h"
 #include "interception/real_functions.h"
+#include "triggers/hook_triggers.h"
+#include "triggers/oom_request_size.h"
 
 namespace vramtrace {
 
@@ -27,6 +31,9 @@ struct AllocRequest {
     ApiId api;
     MemoryKind kind;
     uint64_t stream;
+    // The bytes asked for when the call fails (triggers/oom_request_size.h); kRequestFromSize: the
+    // row's size expression, which then reads only arguments.
+    uint64_t failed_request = triggers::kRequestFromSize;
 };
 
 // The device that holds memory of `kind` at `address`: the host for host kinds, else the driver's
@@ -55,7 +62,26 @@ int tracked_alloc(Reach reach, const AllocRequest &req, Call &&call, Address &&a
     int call_errno = errno;
     if (rc == cuda::kSuccess) {
         uint64_t ptr = address();
-        if (ptr != 0) record_new(*t, req, ptr, size(), device(ptr), stack);
+        if (ptr != 0) {
+            int dev = device(ptr);
+            uint64_t bytes = size();
+            record_new(*t, req, ptr, bytes, dev, stack);
+            triggers::after_recorded_alloc(*t, counts_toward_device(req.kind), dev, bytes);
+        }
+    } else if (rc == cuda::kDriverOutOfMemory) {
+        // Out of memory (the same code in both families): the state is captured here, inside the
+        // failing call, before the program sees the result; its result, errno and out-parameters
+        // are left as the real call left them. The device: nothing was allocated, so device(0)
+        // falls back to the current context's device (or the VMM properties' / host).
+        static_assert(cuda::kDriverOutOfMemory == cuda::kRuntimeOutOfMemory);
+        triggers::OomRequest oom;
+        oom.api = static_cast<uint8_t>(req.api);
+        oom.requested_bytes = req.failed_request != triggers::kRequestFromSize ? req.failed_request : size();
+        oom.stream = req.stream;
+        oom.device = device(0);
+        oom.stack = stack;
+        oom.result = rc;
+        triggers::on_allocation_oom(*t, oom);
     }
     errno = call_errno;
     return rc;
@@ -80,9 +106,10 @@ template <class Call> int tracked_free(Reach reach, uint64_t address, Call &&cal
     int rc = call();
     if (known) {
         int call_errno = errno;
-        if (rc == cuda::kSuccess)
+        if (rc == cuda::kSuccess) {
             account_free(*t, record);
-        else
+            triggers::after_tracked_free(counts_toward_device(record.kind), record.device, record.size);
+        } else
             restore_allocation(*t, record);
         errno = call_errno;
     }

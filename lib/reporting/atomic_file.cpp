@@ -4,6 +4,7 @@
 #include <csignal>
 #include <cstring>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/clock.h"
@@ -64,7 +65,7 @@ std::string temporary_name_for(const std::string &path, long pid, int attempt) {
 }
 
 bool write_file_atomically(const std::string &path, bool (*fill)(int, void *, std::string *), void *ctx,
-                           std::string *error) {
+                           std::string *error, unsigned mode) {
     int saved_errno = errno;
     FileSizeSignalBlock no_sigxfsz;
     std::string tmp;
@@ -79,6 +80,13 @@ bool write_file_atomically(const std::string &path, bool (*fill)(int, void *, st
     }
     if (fd < 0) {
         *error = "cannot create " + tmp + ": " + strerror(errno);
+        errno = saved_errno;
+        return false;
+    }
+    if (mode != 0600 && fchmod(fd, static_cast<mode_t>(mode)) != 0) {
+        *error = "cannot set the mode of " + tmp + ": " + strerror(errno);
+        close(fd);
+        unlink(tmp.c_str());
         errno = saved_errno;
         return false;
     }

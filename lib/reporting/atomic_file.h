@@ -12,8 +12,11 @@
 namespace vramtrace {
 
 // fill(fd, error) writes the content and returns false (with a message) on failure.
+// mode: the file's permission bits; 0600 (the default) is subject to the umask like any new file,
+// any other mode is set exactly with fchmod (a Prometheus textfile, 0644, must stay readable by
+// node_exporter whatever the program's umask).
 bool write_file_atomically(const std::string &path, bool (*fill)(int fd, void *ctx, std::string *error),
-                           void *ctx, std::string *error);
+                           void *ctx, std::string *error, unsigned mode = 0600);
 
 // The temporary name of the given attempt (0: ".NAME.tmp.PID"), for the tests.
 std::string temporary_name_for(const std::string &path, long pid, int attempt);

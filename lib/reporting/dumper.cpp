@@ -43,27 +43,37 @@ bool fill_json(int fd, void *ctx, std::string *error) {
 
 } // namespace
 
-int dump_snapshot(const char *path, const char *reason, bool print_summary) {
-    Tracker *t = tracker();
-    if (t == nullptr) return VRAMTRACE_ERROR_DISABLED;
-    ReentrancyGuard guard; // anything CUDA-related below is the tracker's own work, never recorded
-    const uint32_t self = current_tid();
-    if (g_dump_owner.load(std::memory_order_acquire) == self) {
-        log_warning("a snapshot was requested while this thread was already writing one (from a "
-                    "signal handler?); not written");
-        return VRAMTRACE_ERROR_IO;
+namespace {
+
+// Holds the dump mutex for one dump; `acquired` is false when this thread already holds it (a
+// dump requested from a signal handler that interrupted a dump), which must give up, not deadlock.
+class DumpLock {
+public:
+    DumpLock() {
+        const uint32_t self = current_tid();
+        if (g_dump_owner.load(std::memory_order_acquire) == self) {
+            log_warning("a snapshot was requested while this thread was already writing one (from a "
+                        "signal handler?); not written");
+            return;
+        }
+        g_dump_mutex.lock();
+        g_dump_owner.store(self, std::memory_order_release);
+        acquired = true;
     }
-    std::lock_guard<std::mutex> lock(g_dump_mutex);
-    g_dump_owner.store(self, std::memory_order_release);
-    struct OwnerReset {
-        ~OwnerReset() { g_dump_owner.store(0, std::memory_order_release); }
-    } owner_reset;
-    report::Snapshot snapshot = build_snapshot(*t, reason);
-    std::string target = path ? std::string(path)
-                              : expand_output_path(config().output, snapshot.process.pid,
-                                                   snapshot.process.host.c_str());
+    ~DumpLock() {
+        if (!acquired) return;
+        g_dump_owner.store(0, std::memory_order_release);
+        g_dump_mutex.unlock();
+    }
+    DumpLock(const DumpLock &) = delete;
+    DumpLock &operator=(const DumpLock &) = delete;
+    bool acquired = false;
+};
+
+// Writes a symbolized snapshot; the caller holds the dump lock.
+int write_locked(const report::Snapshot &snapshot, const std::string &target, bool print_summary) {
     std::string error;
-    bool written = write_file_atomically(target, &fill_json, &snapshot, &error);
+    bool written = write_file_atomically(target, &fill_json, const_cast<report::Snapshot *>(&snapshot), &error);
     if (print_summary) {
         std::string text = report::format_summary(snapshot);
         log_raw(text.data(), text.size());
@@ -74,6 +84,51 @@ int dump_snapshot(const char *path, const char *reason, bool print_summary) {
     }
     if (print_summary) log_line("snapshot written to %s", target.c_str());
     return VRAMTRACE_OK;
+}
+
+std::string expand_for(const report::ProcessInfo &process) {
+    return expand_output_path(config().output, process.pid, process.host.c_str(), rank_from_environment().c_str());
+}
+
+} // namespace
+
+int dump_snapshot(const char *path, const char *reason, bool print_summary) {
+    Tracker *t = tracker();
+    if (t == nullptr) return VRAMTRACE_ERROR_DISABLED;
+    ReentrancyGuard guard; // anything CUDA-related below is the tracker's own work, never recorded
+    DumpLock lock;
+    if (!lock.acquired) return VRAMTRACE_ERROR_IO;
+    report::Snapshot snapshot = build_snapshot(*t, reason);
+    std::string target = path ? std::string(path) : expand_for(snapshot.process);
+    return write_locked(snapshot, target, print_summary);
+}
+
+int write_captured_snapshot(report::Snapshot &snapshot, const std::string &path) {
+    ReentrancyGuard guard;
+    DumpLock lock;
+    if (!lock.acquired) return VRAMTRACE_ERROR_IO;
+    symbolize_snapshot(snapshot);
+    return write_locked(snapshot, path, false);
+}
+
+bool symbolize_captured_snapshot(report::Snapshot &snapshot) {
+    ReentrancyGuard guard;
+    DumpLock lock;
+    if (!lock.acquired) return false;
+    symbolize_snapshot(snapshot);
+    return true;
+}
+
+std::string exit_output_path() {
+    char host[256];
+    if (gethostname(host, sizeof host) != 0) host[0] = 0;
+    host[sizeof host - 1] = 0;
+    return expand_output_path(config().output, static_cast<long>(getpid()), host,
+                              rank_from_environment().c_str());
+}
+
+std::string trigger_output_path(const char *reason, int seq) {
+    return trigger_path_for(exit_output_path(), reason, seq);
 }
 
 // fork() waits for a dump in progress in another thread to finish: the dump holds locks we do not

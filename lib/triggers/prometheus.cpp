@@ -1,0 +1,81 @@
+#include "triggers/prometheus.h"
+
+#include <cerrno>
+#include <cstring>
+#include <unistd.h>
+
+#include "core/log.h"
+#include "core/tracker.h"
+#include "reporting/atomic_file.h"
+#include "reporting/device_info.h"
+#include "reporting/output_path.h"
+#include "reporting/snapshot_builder.h"
+#include "triggers/oom_log.h"
+#include "triggers/prometheus_text.h"
+#include "triggers/trigger_config.h"
+
+namespace vramtrace::triggers {
+namespace {
+
+std::string textfile_path(const std::string &host, const std::string &rank) {
+    return expand_output_path(trigger_config().prometheus_textfile, static_cast<long>(getpid()), host.c_str(),
+                              rank.c_str());
+}
+
+std::string this_host() {
+    char host[256];
+    if (gethostname(host, sizeof host) != 0) host[0] = 0;
+    host[sizeof host - 1] = 0;
+    return host;
+}
+
+bool fill_text(int fd, void *ctx, std::string *error) {
+    const std::string &text = *static_cast<const std::string *>(ctx);
+    for (size_t done = 0; done < text.size();) {
+        ssize_t n = write(fd, text.data() + done, text.size() - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            *error = std::string("write: ") + strerror(errno);
+            return false;
+        }
+        done += static_cast<size_t>(n);
+    }
+    return true;
+}
+
+} // namespace
+
+void write_prometheus_textfile() {
+    Tracker *t = tracker();
+    if (t == nullptr || trigger_config().prometheus_textfile == nullptr) return;
+    PrometheusSample sample;
+    sample.pid = static_cast<long>(getpid());
+    sample.host = this_host();
+    sample.rank = rank_from_environment();
+    sample.oom_count = oom_count();
+    // The device identity (UUID) comes from the same cache as the snapshots' (device_info.h).
+    report::Snapshot identity;
+    t->counters.for_each_seen([&](const DeviceTotalsView &d) {
+        report::DeviceTotals totals;
+        totals.device = d.device;
+        identity.devices.push_back(totals);
+        sample.devices.push_back({d.device, "", d.current_bytes, d.peak_bytes});
+    });
+    fill_device_info(identity);
+    for (size_t i = 0; i < sample.devices.size() && i < identity.devices.size(); ++i)
+        sample.devices[i].uuid = identity.devices[i].uuid;
+    std::string text = format_prometheus(sample);
+    std::string error;
+    std::string path = textfile_path(sample.host, sample.rank);
+    if (!write_file_atomically(path, &fill_text, &text, &error, 0644))
+        VT_WARN_ONCE("Prometheus textfile not written: %s (VRAMTRACE_PROMETHEUS_TEXTFILE)", error.c_str());
+}
+
+void remove_prometheus_textfile() {
+    if (trigger_config().prometheus_textfile == nullptr) return;
+    int saved = errno;
+    unlink(textfile_path(this_host(), rank_from_environment()).c_str());
+    errno = saved;
+}
+
+} // namespace vramtrace::triggers

@@ -1,0 +1,74 @@
+#include "triggers/prometheus_text.h"
+
+namespace vramtrace::triggers {
+namespace {
+
+void append_escaped(std::string &out, const std::string &value) {
+    for (char c : value) {
+        if (c == '\\') out += "\\\\";
+        else if (c == '"') out += "\\\"";
+        else if (c == '\n') out += "\\n";
+        else out += c;
+    }
+}
+
+void append_label(std::string &out, const char *name, const std::string &value, bool first = false) {
+    if (!first) out += ',';
+    out += name;
+    out += "=\"";
+    append_escaped(out, value);
+    out += '"';
+}
+
+std::string device_value(int device) {
+    if (device == -1) return "host";
+    if (device < 0) return "unknown";
+    return std::to_string(device);
+}
+
+void append_process_labels(std::string &out, const PrometheusSample &s, bool first) {
+    append_label(out, "pid", std::to_string(s.pid), first);
+    append_label(out, "host", s.host);
+    append_label(out, "rank", s.rank);
+}
+
+void append_device_metric(std::string &out, const PrometheusSample &s, const char *name, const char *help,
+                          uint64_t PrometheusDevice::*field) {
+    out += "# HELP ";
+    out += name;
+    out += ' ';
+    out += help;
+    out += "\n# TYPE ";
+    out += name;
+    out += " gauge\n";
+    for (const PrometheusDevice &d : s.devices) {
+        out += name;
+        out += '{';
+        append_label(out, "device", device_value(d.device), true);
+        append_label(out, "uuid", d.uuid);
+        append_process_labels(out, s, false);
+        out += "} ";
+        out += std::to_string(d.*field);
+        out += '\n';
+    }
+}
+
+} // namespace
+
+std::string format_prometheus(const PrometheusSample &s) {
+    std::string out;
+    append_device_metric(out, s, "vramtrace_device_current_bytes",
+                         "Bytes this process holds on the device through intercepted CUDA allocations.",
+                         &PrometheusDevice::current_bytes);
+    append_device_metric(out, s, "vramtrace_device_peak_bytes",
+                         "Highest vramtrace_device_current_bytes since the process started.",
+                         &PrometheusDevice::peak_bytes);
+    out += "# HELP vramtrace_oom_events_total Intercepted allocations that failed with out-of-memory.\n"
+           "# TYPE vramtrace_oom_events_total counter\n"
+           "vramtrace_oom_events_total{";
+    append_process_labels(out, s, true);
+    out += "} " + std::to_string(s.oom_count) + "\n";
+    return out;
+}
+
+} // namespace vramtrace::triggers

@@ -1,0 +1,84 @@
+#include "triggers/trigger_config.h"
+
+#include <cstdlib>
+
+#include "core/log.h"
+#include "triggers/trigger_parse.h"
+
+namespace vramtrace::triggers {
+namespace {
+
+TriggerConfig g_config;
+
+const char *setting(const char *name) {
+    const char *v = getenv(name);
+    return v != nullptr && *v != 0 ? v : nullptr;
+}
+
+// A number of seconds that may be 0 ("0", "0.0").
+bool parse_interval(const char *v, uint64_t *ns) {
+    if (auto n = parse_period_ns(v)) {
+        *ns = *n;
+        return true;
+    }
+    const char *p = v;
+    while (*p == '0') ++p;
+    if (*p == '.') for (++p; *p == '0'; ++p) {}
+    if (*p != 0 || p == v) return false;
+    *ns = 0;
+    return true;
+}
+
+} // namespace
+
+const TriggerConfig &trigger_config() { return g_config; }
+
+void load_trigger_config() {
+    TriggerConfig c;
+    if (const char *v = setting("VRAMTRACE_SIGNAL")) {
+        if (auto s = parse_signal(v)) {
+            c.dump_signal = *s;
+            c.dump_signal_explicit = true;
+        } else {
+            log_warning("VRAMTRACE_SIGNAL=\"%s\" is not a signal that can request a snapshot (a name such "
+                        "as SIGUSR2 or a number; 0 or none for off); using SIGUSR2", v);
+        }
+    }
+    if (const char *v = setting("VRAMTRACE_WARN_BYTES")) {
+        if (auto t = parse_byte_threshold(v)) {
+            c.warn_bytes = t->bytes;
+            c.warn_fraction = t->fraction;
+        } else {
+            log_warning("VRAMTRACE_WARN_BYTES=\"%s\" is not a size (bytes with an optional KiB/MiB/GiB "
+                        "suffix) or a fraction (0.9, 90%%) of device memory; no warning", v);
+        }
+    }
+    if (const char *v = setting("VRAMTRACE_WARN_INTERVAL")) {
+        if (!parse_interval(v, &c.warn_interval_ns))
+            log_warning("VRAMTRACE_WARN_INTERVAL=\"%s\" is not a number of seconds from 0 to 86400; using 10", v);
+    }
+    if (const char *v = setting("VRAMTRACE_PERIOD")) {
+        if (auto ns = parse_period_ns(v)) c.period_ns = *ns;
+        else log_warning("VRAMTRACE_PERIOD=\"%s\" is not a number of seconds above 0 (at most 86400); "
+                         "no periodic snapshot", v);
+    }
+    c.prometheus_textfile = setting("VRAMTRACE_PROMETHEUS_TEXTFILE");
+    if (const char *v = setting("VRAMTRACE_PROMETHEUS_PERIOD")) {
+        if (auto ns = parse_period_ns(v)) c.prometheus_period_ns = *ns;
+        else log_warning("VRAMTRACE_PROMETHEUS_PERIOD=\"%s\" is not a number of seconds above 0 (at most "
+                         "86400); using 15", v);
+    }
+    if (const char *v = setting("VRAMTRACE_OOM_SNAPSHOTS")) {
+        char *end = nullptr;
+        unsigned long n = strtoul(v, &end, 10);
+        if (*v >= '0' && *v <= '9' && *end == 0 && n <= 1000) c.oom_snapshots = static_cast<uint32_t>(n);
+        else log_warning("VRAMTRACE_OOM_SNAPSHOTS=\"%s\" is not a whole number from 0 to 1000; using 3", v);
+    }
+    if (const char *v = setting("VRAMTRACE_OOM_INTERVAL")) {
+        if (!parse_interval(v, &c.oom_interval_ns))
+            log_warning("VRAMTRACE_OOM_INTERVAL=\"%s\" is not a number of seconds from 0 to 86400; using 10", v);
+    }
+    g_config = c;
+}
+
+} // namespace vramtrace::triggers

@@ -1,0 +1,32 @@
+// Parsers for the trigger settings (VRAMTRACE_SIGNAL, VRAMTRACE_WARN_BYTES, the periods). Pure
+// functions with no side effects, so the unit tests can check every accepted and refused spelling;
+// lib/triggers/trigger_config.cpp turns a refusal into one warning and the default.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+namespace vramtrace::triggers {
+
+// A signal by name ("SIGUSR2", "USR2", "usr2", "SIGRTMIN+3") or number ("12"). 0 means off: "0",
+// "none", "off". Refused (nullopt): unknown names, numbers outside 1..SIGRTMAX, and the signals
+// that cannot be caught or that mean a fault (SIGKILL, SIGSTOP, SIGSEGV, SIGBUS, SIGFPE, SIGILL,
+// SIGABRT, SIGSYS, SIGTRAP).
+std::optional<int> parse_signal(const char *text);
+// The name of a signal for messages: "SIGUSR2", "SIGRTMIN+3", or "signal 42".
+const char *signal_name(int signo, char *buf, unsigned long size);
+
+// VRAMTRACE_WARN_BYTES: either bytes (a whole or decimal number with an optional suffix: B, K/KiB,
+// M/MiB, G/GiB, T/TiB (powers of 1024), KB, MB, GB, TB (powers of 1000); "1.5GiB" = 1610612736)
+// or a fraction of the device's total memory: a number without suffix containing '.' in (0, 1]
+// ("0.9") or a percentage in (0, 100] ("90%"). Exactly one of bytes/fraction is set on success.
+struct ByteThreshold {
+    uint64_t bytes = 0;     // > 0 when given in bytes
+    double fraction = 0.0;  // in (0, 1] when given as a fraction or percentage
+};
+std::optional<ByteThreshold> parse_byte_threshold(const char *text);
+
+// A period in seconds, whole or decimal ("15", "0.5"), > 0 and at most a day; nanoseconds out.
+std::optional<uint64_t> parse_period_ns(const char *text);
+
+} // namespace vramtrace::triggers

@@ -1,0 +1,99 @@
+// The watching triggers as a program sees them (tests/e2e/test_triggers_watch.cpp).
+//   standin_prog_trigger_watch threshold
+//       device 0: 6 MiB (hold_a) + 3 MiB (hold_b), free hold_b, 4 MiB (hold_c), 1 MiB (hold_d);
+//       with VRAMTRACE_WARN_BYTES=8MiB that crosses upward twice (at 9 MiB and at 10 MiB).
+//   standin_prog_trigger_watch periodic
+//       holds 2 MiB (hold_a), prints "ready", then sleeps (the test kills it with SIGKILL).
+//   standin_prog_trigger_watch prometheus FILE   (%p in FILE: this process's pid)
+//       device 0: 6 MiB (hold_a) + 3 MiB (hold_b), frees hold_b; device 1: 1 MiB (hold_e);
+//       so device 0 has current 6 MiB, peak 9 MiB. Waits (up to 10 s) until FILE shows
+//       device 1, then prints the file between "--- begin" / "--- end" and "mode <octal>".
+// Every live allocation is printed as an expect-live line.
+#include <cuda_runtime_api.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "expect_live.h"
+
+namespace {
+
+constexpr size_t kMiB = 1 << 20;
+
+}  // namespace
+
+// Outside the anonymous namespace: the call sites are named plainly in the reports.
+#define HOLD(name, bytes, device)                                                        \
+  static STANDIN_NOINLINE void* name(bool print) {                                              \
+    void* p = nullptr;                                                                   \
+    if (cudaSetDevice(device) != cudaSuccess || cudaMalloc(&p, bytes) != cudaSuccess) std::exit(1); \
+    if (print) print_expect_live(bytes, "cudaMalloc", device, #name, __FILE__, __LINE__); \
+    return p;                                                                            \
+  }
+HOLD(hold_a, 6 * kMiB, 0)
+HOLD(hold_b, 3 * kMiB, 0)
+HOLD(hold_c, 4 * kMiB, 0)
+HOLD(hold_d, 1 * kMiB, 0)
+HOLD(hold_e, 1 * kMiB, 1)
+#undef HOLD
+
+void sleep_ms(long ms) {
+  timespec ts{ms / 1000, (ms % 1000) * 1000 * 1000};
+  nanosleep(&ts, nullptr);
+}
+
+std::string read_file(const char* path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+
+
+int main(int argc, char** argv) {
+  if (argc < 2) return 2;
+  const std::string mode = argv[1];
+  if (mode == "threshold") {
+    hold_a(true);
+    void* b = hold_b(false);
+    cudaFree(b);
+    hold_c(true);
+    hold_d(true);
+    return 0;
+  }
+  if (mode == "periodic") {
+    hold_a(true);
+    std::printf("ready\n");
+    std::fflush(stdout);
+    for (int i = 0; i < 300; ++i) sleep_ms(100);
+    return 1;
+  }
+  if (mode == "prometheus" && argc == 3) {
+    std::string path = argv[2];  // "%p" stands for this process's pid
+    size_t at = path.find("%p");
+    if (at != std::string::npos) path.replace(at, 2, std::to_string(getpid()));
+    hold_a(true);
+    void* b = hold_b(false);
+    cudaFree(b);
+    hold_e(true);
+    std::string text;
+    for (int i = 0; i < 1000; ++i) {
+      text = read_file(path.c_str());
+      if (text.find("vramtrace_device_current_bytes{device=\"1\"") != std::string::npos) break;
+      sleep_ms(10);
+    }
+    struct stat st;
+    if (stat(path.c_str(), &st) != 0) return 1;
+    std::printf("--- begin\n%s--- end\nmode %o\n", text.c_str(), static_cast<unsigned>(st.st_mode & 07777));
+    return 0;
+  }
+  return 2;
+}

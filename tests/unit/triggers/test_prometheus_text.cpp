@@ -1,0 +1,27 @@
+// The Prometheus text exposition of lib/triggers/prometheus_text.h, byte for byte.
+#include <catch2/catch.hpp>
+
+#include "triggers/prometheus_text.h"
+
+using namespace vramtrace::triggers;
+
+TEST_CASE("prometheus: gauges per device and the OOM counter, labels escaped") {
+    PrometheusSample s;
+    s.pid = 4242;
+    s.host = "node\"7\\";
+    s.rank = "";
+    s.devices = {{-1, "", 4096, 8192}, {0, "GPU-1", 1048576, 4194304}};
+    s.oom_count = 2;
+    CHECK(format_prometheus(s) ==
+          "# HELP vramtrace_device_current_bytes Bytes this process holds on the device through intercepted CUDA allocations.\n"
+          "# TYPE vramtrace_device_current_bytes gauge\n"
+          "vramtrace_device_current_bytes{device=\"host\",uuid=\"\",pid=\"4242\",host=\"node\\\"7\\\\\",rank=\"\"} 4096\n"
+          "vramtrace_device_current_bytes{device=\"0\",uuid=\"GPU-1\",pid=\"4242\",host=\"node\\\"7\\\\\",rank=\"\"} 1048576\n"
+          "# HELP vramtrace_device_peak_bytes Highest vramtrace_device_current_bytes since the process started.\n"
+          "# TYPE vramtrace_device_peak_bytes gauge\n"
+          "vramtrace_device_peak_bytes{device=\"host\",uuid=\"\",pid=\"4242\",host=\"node\\\"7\\\\\",rank=\"\"} 8192\n"
+          "vramtrace_device_peak_bytes{device=\"0\",uuid=\"GPU-1\",pid=\"4242\",host=\"node\\\"7\\\\\",rank=\"\"} 4194304\n"
+          "# HELP vramtrace_oom_events_total Intercepted allocations that failed with out-of-memory.\n"
+          "# TYPE vramtrace_oom_events_total counter\n"
+          "vramtrace_oom_events_total{pid=\"4242\",host=\"node\\\"7\\\\\",rank=\"\"} 2\n");
+}
