@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "offline_symbolize.h"
 #include "reporting/report_model.h"
 
 namespace vramtrace::cli {
@@ -127,7 +128,9 @@ bool stream_snapshot_file(const std::string &path, SnapshotSink &sink, Progress 
         if (progress) progress->start_file(path, S_ISREG(st.st_mode) ? uint64_t(st.st_size) : 0);
         FdInputBuf buf(fd, progress);
         std::istream in(&buf);
-        if (!read_snapshot_stream(in, path, sink, error)) {
+        // A crash snapshot (process.symbolized false) gets its frames named on the way.
+        SymbolizingSink symbolizing(sink, path);
+        if (!read_snapshot_stream(in, path, symbolizing, error)) {
             if (buf.error_number() != 0) return fail(std::string("read error: ") + std::strerror(buf.error_number()));
             return false;
         }

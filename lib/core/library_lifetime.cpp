@@ -1,17 +1,34 @@
 // The library's constructor and destructor: start tracking as soon as we are loaded, and write the
 // exit report as late as possible. Preloaded libraries are finalized after the program's own
 // destructors and atexit handlers, so memory those free is not reported as leaked.
+//
+// The triggers (lib/triggers/) start later, at the first intercepted allocation: a process that
+// never uses CUDA gets no reporter thread and no signal handler. At exit, what the triggers still
+// have pending (an OOM snapshot captured just before exit) is written before the exit report.
+#include <pthread.h>
+
 #include "core/tracker.h"
 #include "interception/self_test.h"
 #include "reporting/dumper.h"
+#include "triggers/crash_handler.h"
+#include "triggers/reporter.h"
 
 namespace {
 
 __attribute__((constructor(101))) void vramtrace_library_start() {
     vramtrace::initialize();
     vramtrace::self_test_at_start();
+    // Fatal signals (docs/crash-dumps.md): installed at start, so that a crash before the first
+    // allocation's triggers still finds them; the handler writes only when CUDA was used.
+    vramtrace::crash::install_crash_handlers();
+    // Registered after the tracker's own handlers (initialize), so a child's tracker is rebuilt first.
+    pthread_atfork(nullptr, nullptr, &vramtrace::triggers::triggers_after_fork_in_child);
 }
 
-__attribute__((destructor(101))) void vramtrace_library_end() { vramtrace::dump_at_exit(); }
+__attribute__((destructor(101))) void vramtrace_library_end() {
+    vramtrace::triggers::triggers_before_exit_dump();
+    vramtrace::dump_at_exit();
+    vramtrace::triggers::triggers_after_exit_dump();
+}
 
 } // namespace

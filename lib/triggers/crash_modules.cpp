@@ -1,0 +1,210 @@
+// Module map from /proc/self/maps for the crash handler (see crash_modules.h). Everything here is a
+// system call (open/read/close) or a read of memory that /proc/self/maps says is mapped readable.
+#include "triggers/crash_modules.h"
+
+#include <cerrno>
+#include <elf.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+namespace vramtrace::crash {
+namespace {
+
+// One parsed line of /proc/self/maps: "begin-end perms offset major:minor inode    path".
+struct MapsLine {
+    uint64_t begin = 0, end = 0, offset = 0, inode = 0, device = 0;
+    bool readable = false, executable = false;
+    const char *path = nullptr;
+    size_t path_length = 0;
+};
+
+bool parse_hex(const char *&p, const char *end, uint64_t &out) {
+    const char *start = p;
+    uint64_t v = 0;
+    for (; p < end; ++p) {
+        unsigned d;
+        if (*p >= '0' && *p <= '9') d = unsigned(*p - '0');
+        else if (*p >= 'a' && *p <= 'f') d = unsigned(*p - 'a' + 10);
+        else if (*p >= 'A' && *p <= 'F') d = unsigned(*p - 'A' + 10);
+        else break;
+        v = v << 4 | d;
+    }
+    out = v;
+    return p != start;
+}
+
+bool parse_dec(const char *&p, const char *end, uint64_t &out) {
+    const char *start = p;
+    uint64_t v = 0;
+    for (; p < end && *p >= '0' && *p <= '9'; ++p) v = v * 10 + uint64_t(*p - '0');
+    out = v;
+    return p != start;
+}
+
+bool expect(const char *&p, const char *end, char c) {
+    if (p >= end || *p != c) return false;
+    ++p;
+    return true;
+}
+
+bool parse_line(const char *p, const char *end, MapsLine &l) {
+    uint64_t major = 0, minor = 0;
+    if (!parse_hex(p, end, l.begin) || !expect(p, end, '-') || !parse_hex(p, end, l.end) || !expect(p, end, ' '))
+        return false;
+    if (end - p < 5) return false;
+    l.readable = p[0] == 'r';
+    l.executable = p[2] == 'x';
+    p += 4;
+    if (!expect(p, end, ' ') || !parse_hex(p, end, l.offset) || !expect(p, end, ' ') || !parse_hex(p, end, major) ||
+        !expect(p, end, ':') || !parse_hex(p, end, minor) || !expect(p, end, ' ') || !parse_dec(p, end, l.inode))
+        return false;
+    l.device = major << 32 | minor;
+    while (p < end && *p == ' ') ++p;
+    l.path = p;
+    l.path_length = size_t(end - p);
+    return true;
+}
+
+uint64_t page_down(uint64_t v, uint64_t page) { return v & ~(page - 1); }
+
+// The GNU build id among the notes at [p, p + size), copied to m; notes of alignment 4 or 8.
+void build_id_from_notes(const uint8_t *p, uint64_t size, uint64_t align, CrashModule &m) {
+    if (align != 8) align = 4;
+    uint64_t pos = 0;
+    while (size - pos >= sizeof(Elf64_Nhdr)) {
+        Elf64_Nhdr nh;
+        const auto *src = p + pos;
+        auto *dst = reinterpret_cast<uint8_t *>(&nh);
+        for (size_t i = 0; i < sizeof nh; ++i) dst[i] = src[i];
+        uint64_t name_at = pos + sizeof nh;
+        if (nh.n_namesz > size || nh.n_descsz > size) return;
+        uint64_t desc_at = (name_at + nh.n_namesz + align - 1) & ~(align - 1);
+        uint64_t next = (desc_at + nh.n_descsz + align - 1) & ~(align - 1);
+        if (desc_at > size || desc_at + nh.n_descsz > size) return;
+        if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 && p[name_at] == 'G' && p[name_at + 1] == 'N' &&
+            p[name_at + 2] == 'U' && p[name_at + 3] == 0 && nh.n_descsz > 0 && nh.n_descsz <= sizeof m.build_id) {
+            for (uint32_t i = 0; i < nh.n_descsz; ++i) m.build_id[i] = p[desc_at + i];
+            m.build_id_length = static_cast<uint8_t>(nh.n_descsz);
+            return;
+        }
+        if (next <= pos) return;
+        pos = next;
+    }
+}
+
+// An ELF object mapped at file offset 0 by this line: fills m (not the path) and returns true.
+bool module_from_mapping(const MapsLine &l, uint64_t page_size, CrashModule &m) {
+    const uint64_t length = l.end - l.begin;
+    if (length < sizeof(Elf64_Ehdr)) return false;
+    const auto *image = reinterpret_cast<const uint8_t *>(l.begin);
+    const auto *eh = reinterpret_cast<const Elf64_Ehdr *>(image);
+    if (eh->e_ident[EI_MAG0] != ELFMAG0 || eh->e_ident[EI_MAG1] != ELFMAG1 || eh->e_ident[EI_MAG2] != ELFMAG2 ||
+        eh->e_ident[EI_MAG3] != ELFMAG3 || eh->e_ident[EI_CLASS] != ELFCLASS64)
+        return false;
+    if (eh->e_type != ET_DYN && eh->e_type != ET_EXEC) return false;
+    if (eh->e_phentsize != sizeof(Elf64_Phdr) || eh->e_phnum == 0 || eh->e_phoff % 8 != 0) return false;
+    if (eh->e_phoff > length || uint64_t(eh->e_phnum) * sizeof(Elf64_Phdr) > length - eh->e_phoff) return false;
+    const auto *ph = reinterpret_cast<const Elf64_Phdr *>(image + eh->e_phoff);
+
+    const Elf64_Phdr *first = nullptr;
+    uint64_t span_end = 0;
+    for (unsigned i = 0; i < eh->e_phnum; ++i) {
+        if (ph[i].p_type != PT_LOAD || ph[i].p_memsz == 0) continue;
+        if (!first || ph[i].p_vaddr < first->p_vaddr) first = &ph[i];
+        if (ph[i].p_vaddr + ph[i].p_memsz > span_end) span_end = ph[i].p_vaddr + ph[i].p_memsz;
+    }
+    // The mapping at file offset 0 is the lowest PT_LOAD's, which must start at offset 0.
+    if (!first || page_down(first->p_offset, page_size) != 0) return false;
+    const uint64_t first_page = page_down(first->p_vaddr, page_size);
+    if (l.begin < first_page) return false;
+    m.base = l.begin - first_page;
+    m.begin = l.begin;
+    m.end = m.base + span_end;
+    m.device = l.device;
+    m.inode = l.inode;
+    m.executable = l.executable;
+    m.build_id_length = 0;
+    for (unsigned i = 0; i < eh->e_phnum && m.build_id_length == 0; ++i) {
+        if (ph[i].p_type != PT_NOTE || ph[i].p_memsz == 0) continue;
+        const uint64_t at = m.base + ph[i].p_vaddr;
+        if (at < l.begin || at > l.end || ph[i].p_memsz > l.end - at) continue; // not in this mapping
+        build_id_from_notes(reinterpret_cast<const uint8_t *>(at), ph[i].p_memsz, ph[i].p_align, m);
+    }
+    return true;
+}
+
+void take_line(ModuleTable &t, const char *p, const char *end, uint64_t page_size) {
+    MapsLine l;
+    if (!parse_line(p, end, l) || l.path_length == 0 || l.path[0] != '/' || l.inode == 0) return;
+    if (l.executable && t.count > 0) {
+        // The executable segment of an object met earlier (maps are in address order).
+        for (uint32_t i = t.count; i-- > 0;) {
+            CrashModule &m = t.modules[i];
+            if (l.begin >= m.begin && l.begin < m.end) {
+                if (m.inode == l.inode && m.device == l.device) m.executable = true;
+                break;
+            }
+            if (m.end <= l.begin) break;
+        }
+    }
+    if (l.offset != 0 || !l.readable || t.count >= t.capacity) return;
+    CrashModule m;
+    if (!module_from_mapping(l, page_size, m)) return;
+    if (l.path_length > t.paths_capacity - t.paths_used) return;
+    m.path_offset = t.paths_used;
+    m.path_length = static_cast<uint32_t>(l.path_length);
+    for (size_t i = 0; i < l.path_length; ++i) t.paths[t.paths_used + i] = l.path[i];
+    t.paths_used += m.path_length;
+    t.modules[t.count++] = m;
+}
+
+} // namespace
+
+bool read_crash_modules(ModuleTable &t, char *buf, size_t cap, uint64_t page_size) {
+    t.count = 0;
+    t.paths_used = 0;
+    if (page_size == 0 || (page_size & (page_size - 1)) != 0) page_size = 4096;
+    int fd;
+    do {
+        fd = ::open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+    } while (fd < 0 && errno == EINTR);
+    if (fd < 0) return false;
+    size_t have = 0;
+    for (;;) {
+        ssize_t n = ::read(fd, buf + have, cap - have);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        have += size_t(n);
+        size_t start = 0;
+        for (size_t i = 0; i < have; ++i) {
+            if (buf[i] != '\n') continue;
+            take_line(t, buf + start, buf + i, page_size);
+            start = i + 1;
+        }
+        // Keep the unfinished line; a line longer than the whole buffer is dropped.
+        if (start == 0 && have == cap) start = have;
+        for (size_t i = start; i < have; ++i) buf[i - start] = buf[i];
+        have -= start;
+    }
+    if (have > 0) take_line(t, buf, buf + have, page_size);
+    ::close(fd);
+    uint32_t kept = 0;
+    for (uint32_t i = 0; i < t.count; ++i)
+        if (t.modules[i].executable) t.modules[kept++] = t.modules[i];
+    t.count = kept;
+    return true;
+}
+
+int find_crash_module(const ModuleTable &t, uint64_t address) {
+    uint32_t lo = 0, hi = t.count; // first module with begin > address
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (t.modules[mid].begin <= address) lo = mid + 1;
+        else hi = mid;
+    }
+    if (lo == 0) return -1;
+    const CrashModule &m = t.modules[lo - 1];
+    return address < m.end ? int(lo - 1) : -1;
+}
+
+} // namespace vramtrace::crash

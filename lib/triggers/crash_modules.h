@@ -1,0 +1,53 @@
+// The module map of this process as a crash handler can build it: from /proc/self/maps read with
+// read(2), and the ELF headers of each loaded object read from its own mapping. No malloc, no lock,
+// no dl_iterate_phdr or dladdr (neither is async-signal-safe: both take the dynamic linker's lock,
+// which the crashing thread may hold). The ordinary module map (lib/reporting/module_map.h) is for
+// dump time.
+//
+// Which mappings are modules: a readable mapping of a file at file offset 0 that starts with a
+// 64-bit ELF header whose program headers lie inside that mapping, and whose first PT_LOAD covers
+// file offset 0; kept only when the same file also has an executable mapping inside the object's
+// span (so an ELF file mapped as data is not taken for a loaded library). Load base, as everywhere
+// in vramtrace (address = base + ELF virtual address):
+//     base = mapping start - page_down(p_vaddr of the lowest PT_LOAD)
+// The GNU build id is read from PT_NOTE segments that lie inside the offset-0 mapping.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace vramtrace::crash {
+
+struct CrashModule {
+    uint64_t base = 0;             // address = base + ELF virtual address
+    uint64_t begin = 0, end = 0;   // span of its PT_LOAD segments (absolute)
+    uint64_t device = 0, inode = 0;
+    uint32_t path_offset = 0;      // into ModuleTable::paths
+    uint32_t path_length = 0;
+    uint8_t build_id[64] = {};
+    uint8_t build_id_length = 0;
+    bool executable = false;       // an executable mapping of the same file lies inside the span
+    int32_t output_index = -1;     // position in the snapshot's modules[] (-1: not referenced)
+};
+
+// Storage provided by the caller (an mmap'd arena: nothing here allocates).
+struct ModuleTable {
+    CrashModule *modules = nullptr;
+    uint32_t capacity = 0;
+    uint32_t count = 0;
+    char *paths = nullptr;         // path bytes, not NUL-terminated
+    uint32_t paths_capacity = 0;
+    uint32_t paths_used = 0;
+};
+
+// Fills `table` from /proc/self/maps, in ascending address order, then drops the objects without an
+// executable mapping. `scratch` (at least 8 KiB) is the read buffer. Returns false when
+// /proc/self/maps cannot be read (the table is then empty). Objects beyond the table's capacity
+// are left out.
+bool read_crash_modules(ModuleTable &table, char *scratch, size_t scratch_bytes, uint64_t page_size);
+
+// Index of the module whose span contains address, -1 when none (binary search: the table is in
+// ascending order of begin).
+int find_crash_module(const ModuleTable &table, uint64_t address);
+
+} // namespace vramtrace::crash

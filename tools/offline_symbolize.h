@@ -1,0 +1,61 @@
+// Naming the frames of a snapshot written without names (process.symbolized == false: a crash
+// snapshot, written from a signal handler; docs/crash-dumps.md) from the module files on disk:
+// function names from their ELF symbol tables, file:line through libdw when it can be loaded
+// (lib/reporting/symbolizer.h, offline mode: the snapshot's modules at their recorded bases).
+//
+// A module is used only when its file is there and carries the build id the snapshot recorded
+// (a module recorded without build id is used when its file is there). Otherwise one warning line
+// per module says why ("vramtrace: warning: FILE: module PATH: ...; its frames are not named"),
+// and frames into it keep their module + offset only. After naming, the call site of every stack is
+// found again with the whole rule of lib/reporting/call_site.h (the crash writer could apply only
+// its module-name half), and process.symbolized becomes true.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "reporting/report_model.h"
+#include "snapshot_reader.h"
+
+namespace vramtrace::cli {
+
+// Symbolizes `snapshot` in place when snapshot.process.symbolized is false; does nothing otherwise.
+// `name` (the file) starts the warning lines. Never throws except std::bad_alloc.
+void symbolize_offline(report::Snapshot &snapshot, const std::string &name);
+
+// The modules of `modules` that can be used, as the symbolizer wants them, and for each input
+// module its index among them (-1: not usable). Appends one warning text per unusable module.
+struct UsableModules {
+    std::vector<int> index;              // per input module
+    std::vector<std::string> warnings;   // "module PATH: ...; its frames are not named"
+};
+UsableModules check_modules_on_disk(const std::vector<report::Module> &modules);
+
+// A sink that names frames on their way to `inner` when the snapshot says it is not symbolized
+// (process, then modules, arrive before frames in every file the library writes), and puts each
+// stack's call site right; a pass-through otherwise. Warnings go to stderr as above.
+class SymbolizingSink final : public SnapshotSink {
+public:
+    SymbolizingSink(SnapshotSink &inner, std::string name);
+    ~SymbolizingSink() override;
+
+    void on_schema_version(int version) override { inner_.on_schema_version(version); }
+    void on_process(report::ProcessInfo &&process) override;
+    void on_device(report::DeviceTotals &&device) override { inner_.on_device(std::move(device)); }
+    void on_dropped(uint64_t allocations, uint64_t stacks) override { inner_.on_dropped(allocations, stacks); }
+    void on_module(report::Module &&module) override;
+    void on_frame(report::Frame &&frame) override;
+    void on_stack(report::Stack &&stack) override;
+    void on_allocation(report::Allocation &&allocation) override { inner_.on_allocation(std::move(allocation)); }
+    void on_merged_process(MergedProcess &&process) override { inner_.on_merged_process(std::move(process)); }
+    void on_merged_device(MergedDevice &&device) override { inner_.on_merged_device(std::move(device)); }
+
+private:
+    struct State;
+    SnapshotSink &inner_;
+    std::string name_;
+    std::unique_ptr<State> state_;
+};
+
+} // namespace vramtrace::cli
