@@ -55,6 +55,68 @@ struct CUmemAllocationPropPrefix {
 };
 inline constexpr int kPointerAttributeDeviceOrdinal = 9; // CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL
 
+// CUDA arrays: opaque handles, and the descriptors their size is computed from.
+using CUarray = void *;
+using CUmipmappedArray = void *;
+using cudaArray_t = void *;
+using cudaMipmappedArray_t = void *;
+struct cudaChannelFormatDesc {
+    int x, y, z, w; // bits per component
+    int f;          // enum cudaChannelFormatKind
+};
+struct CUDA_ARRAY_DESCRIPTOR {
+    size_t Width;
+    size_t Height;
+    int Format; // CUarray_format
+    unsigned int NumChannels;
+};
+struct CUDA_ARRAY3D_DESCRIPTOR {
+    size_t Width;
+    size_t Height;
+    size_t Depth;
+    int Format; // CUarray_format
+    unsigned int NumChannels;
+    unsigned int Flags;
+};
+inline constexpr unsigned kArray3DLayered = 0x01; // CUDA_ARRAY3D_LAYERED / cudaArrayLayered
+inline constexpr unsigned kArray3DCubemap = 0x04; // CUDA_ARRAY3D_CUBEMAP / cudaArrayCubemap
+
+// Graphs and stream-ordered pools.
+using CUgraph = void *;
+using CUgraphNode = void *;
+using cudaGraph_t = void *;
+using cudaGraphNode_t = void *;
+struct CUmemPoolPropsPrefix { // CUmemPoolProps / cudaMemPoolProps: 88 bytes, we read the location
+    int allocType;
+    int handleTypes;
+    CUmemLocation location;
+    void *win32SecurityAttributes;
+    size_t maxSize;
+    unsigned short usage;
+    unsigned char reserved[54];
+};
+// CUDA_MEM_ALLOC_NODE_PARAMS (v1) and cudaMemAllocNodeParams share this layout (checked by
+// tests/standin/programs/standin_abi_layout.cpp against the toolkit's headers).
+struct MemAllocNodeParams {
+    CUmemPoolPropsPrefix poolProps;
+    const void *accessDescs;
+    size_t accessDescCount;
+    size_t bytesize; // in
+    CUdeviceptr dptr; // out
+};
+static_assert(sizeof(CUmemPoolPropsPrefix) == 88 && sizeof(MemAllocNodeParams) == 120);
+inline constexpr int kStreamCaptureStatusActive = 1;    // CU_STREAM_CAPTURE_STATUS_ACTIVE
+inline constexpr uintptr_t kStreamLegacy = 0x1;         // CU_STREAM_LEGACY
+inline constexpr uintptr_t kStreamPerThread = 0x2;      // CU_STREAM_PER_THREAD
+inline constexpr int kPoolAttrReservedMemCurrent = 5;   // CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT
+inline constexpr int kPoolAttrReservedMemHigh = 6;      // CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH
+inline constexpr int kPoolAttrUsedMemCurrent = 7;       // CU_MEMPOOL_ATTR_USED_MEM_CURRENT
+inline constexpr int kPoolAttrUsedMemHigh = 8;          // CU_MEMPOOL_ATTR_USED_MEM_HIGH
+inline constexpr int kGraphMemAttrUsedMemCurrent = 0;   // CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT
+inline constexpr int kGraphMemAttrUsedMemHigh = 1;      // CU_GRAPH_MEM_ATTR_USED_MEM_HIGH
+inline constexpr int kGraphMemAttrReservedMemCurrent = 2; // CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT
+inline constexpr int kGraphMemAttrReservedMemHigh = 3;  // CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH
+
 inline constexpr int kSuccess = 0;                 // CUDA_SUCCESS, cudaSuccess
 inline constexpr int kDriverOutOfMemory = 2;       // CUDA_ERROR_OUT_OF_MEMORY
 inline constexpr int kRuntimeOutOfMemory = 2;      // cudaErrorMemoryAllocation
@@ -81,3 +143,18 @@ using cudaIpcMemHandle_t = vramtrace::cuda::cudaIpcMemHandle_t;
 using CUipcMemHandle = vramtrace::cuda::CUipcMemHandle;
 // Declared as an incomplete type on purpose: we read only its prefix (cuda_abi.h).
 struct CUmemAllocationProp;
+using CUarray = vramtrace::cuda::CUarray;
+using CUmipmappedArray = vramtrace::cuda::CUmipmappedArray;
+using cudaArray_t = vramtrace::cuda::cudaArray_t;
+using cudaMipmappedArray_t = vramtrace::cuda::cudaMipmappedArray_t;
+using cudaChannelFormatDesc = vramtrace::cuda::cudaChannelFormatDesc;
+using CUDA_ARRAY_DESCRIPTOR = vramtrace::cuda::CUDA_ARRAY_DESCRIPTOR;
+using CUDA_ARRAY3D_DESCRIPTOR = vramtrace::cuda::CUDA_ARRAY3D_DESCRIPTOR;
+using CUgraph = vramtrace::cuda::CUgraph;
+using CUgraphNode = vramtrace::cuda::CUgraphNode;
+using cudaGraph_t = vramtrace::cuda::cudaGraph_t;
+using cudaGraphNode_t = vramtrace::cuda::cudaGraphNode_t;
+using CUDA_MEM_ALLOC_NODE_PARAMS = vramtrace::cuda::MemAllocNodeParams;
+using cudaMemAllocNodeParams = vramtrace::cuda::MemAllocNodeParams;
+using CUmemPoolProps = vramtrace::cuda::CUmemPoolPropsPrefix;
+using cudaMemPoolProps = vramtrace::cuda::CUmemPoolPropsPrefix;

@@ -1,7 +1,13 @@
 // Hook bodies that need more than an address and a size: virtual memory management (a physical
 // allocation is known by its handle and lives on the device its properties name; a mapping links
-// an address range to a handle and takes its device from that handle's record).
+// an address range to a handle and takes its device from that handle's record), stream-ordered
+// calls that may be captured into a graph, graph memory nodes, and pool creation.
+#include <atomic>
+#include <type_traits>
+#include <vector>
+
 #include "interception/hook_scope.h"
+#include "reporting/device_info.h"
 
 namespace vramtrace {
 namespace {
@@ -41,6 +47,272 @@ CUresult cuMemMap(Reach reach, CUdeviceptr ptr, size_t size, size_t offset,
         reach, {ApiId::cuMemMap, MemoryKind::VmmMapping, handle},
         [&] { return real(ptr, size, offset, handle, flags); }, [&] { return ptr; },
         [&] { return size; }, [&](uint64_t) { return recorded_device(handle); });
+}
+
+} // namespace hooks
+} // namespace vramtrace
+
+// ---- Stream-ordered allocations and stream capture ------------------------------------------------
+// cuMemAllocAsync & co. issued on a stream that is being captured allocate nothing: they add a
+// graph memory node to the capture's graph and return the address it will have when the graph
+// runs. After a successful call we ask the driver (its own cuStreamGetCaptureInfo, no lock held)
+// whether the stream is capturing; if so the record is GraphPool, keyed by that address, with the
+// graph in `stream`, and it is not counted. A free issued during capture becomes a free node and
+// frees nothing now, so it changes no record. Stream 0 means the legacy default stream (which
+// cannot be captured) for the plain variants, and the per-thread default stream for the _ptsz ones.
+namespace vramtrace {
+namespace {
+
+std::atomic<void *> g_capture_info_v3{nullptr};
+std::atomic<void *> g_capture_info_v2{nullptr};
+std::atomic<void *> g_is_capturing{nullptr};
+
+void *cached(std::atomic<void *> &slot, const char *name) {
+    void *p = slot.load(std::memory_order_acquire);
+    if (p == nullptr) {
+        p = driver_symbol(name);
+        if (p != nullptr) slot.store(p, std::memory_order_release);
+    }
+    return p;
+}
+
+// Whether `stream` is being captured now; *graph = the capture's graph (0 when the driver only
+// answers cuStreamIsCapturing). errno is left as it was.
+bool capturing(uint64_t stream, bool per_thread, uint64_t *graph) {
+    *graph = 0;
+    if (stream == cuda::kStreamLegacy) return false;
+    if (stream == 0) {
+        if (!per_thread) return false;
+        stream = cuda::kStreamPerThread;
+    }
+    int saved_errno = errno;
+    auto s = reinterpret_cast<CUstream>(stream);
+    int status = 0;
+    unsigned long long id = 0;
+    void *g = nullptr;
+    bool answered = false;
+    using V3 = CUresult (*)(CUstream, int *, unsigned long long *, void **, const void **, const void **, size_t *);
+    using V2 = CUresult (*)(CUstream, int *, unsigned long long *, void **, const void **, size_t *);
+    using IsCapturing = CUresult (*)(CUstream, int *);
+    if (auto v3 = reinterpret_cast<V3>(cached(g_capture_info_v3, "cuStreamGetCaptureInfo_v3")))
+        answered = v3(s, &status, &id, &g, nullptr, nullptr, nullptr) == cuda::kSuccess;
+    if (!answered)
+        if (auto v2 = reinterpret_cast<V2>(cached(g_capture_info_v2, "cuStreamGetCaptureInfo_v2")))
+            answered = v2(s, &status, &id, &g, nullptr, nullptr) == cuda::kSuccess;
+    if (!answered) {
+        g = nullptr;
+        if (auto is = reinterpret_cast<IsCapturing>(cached(g_is_capturing, "cuStreamIsCapturing")))
+            answered = is(s, &status) == cuda::kSuccess;
+    }
+    errno = saved_errno;
+    if (!answered || status != cuda::kStreamCaptureStatusActive) return false;
+    *graph = reinterpret_cast<uint64_t>(g);
+    return true;
+}
+
+template <class Call, class Address>
+int stream_alloc(Reach reach, ApiId api, uint64_t stream, bool per_thread, uint64_t pool, Call &&call,
+                 Address &&address, uint64_t size) {
+    AllocRequest req{api, MemoryKind::Device, stream};
+    int rc = tracked_alloc(
+        reach, req, call,
+        [&] {
+            uint64_t graph = 0;
+            if (capturing(stream, per_thread, &graph)) {
+                req.kind = MemoryKind::GraphPool;
+                req.stream = graph;
+            }
+            return address();
+        },
+        [&] { return size; },
+        [&](uint64_t ptr) {
+            int device = device_holding(req.kind, ptr);
+            if (req.kind == MemoryKind::GraphPool) note_graph_memory_used(device);
+            else if (pool == 0) note_default_pool_used(device);
+            return device;
+        });
+    if (rc == cuda::kSuccess && pool != 0) note_pool_used(pool);
+    return rc;
+}
+
+template <class Call> int stream_free(Reach reach, uint64_t ptr, uint64_t stream, bool per_thread, Call &&call) {
+    uint64_t graph = 0;
+    if (ptr != 0 && tracker_for(reach) != nullptr && capturing(stream, per_thread, &graph)) return call();
+    return tracked_free(reach, ptr, call);
+}
+
+template <class T> uint64_t u64(T v) {
+    if constexpr (std::is_pointer_v<T>) return reinterpret_cast<uint64_t>(v);
+    else return static_cast<uint64_t>(v);
+}
+template <class T> uint64_t out_of(T *p) { return p ? u64(*p) : 0; }
+
+} // namespace
+
+namespace hooks {
+
+#define VT_STREAM_ALLOC(ret, fail, name, per_thread, pool, params, call_args, dptr, size, stream) \
+    ret name(Reach reach, VT_EXPAND params) {                                                  \
+        auto real = VT_REAL(name);                                                             \
+        if (real == nullptr) return fail;                                                      \
+        return stream_alloc(reach, ApiId::name, u64(stream), per_thread, u64(pool),            \
+                            [&] { return real call_args; }, [&] { return out_of(dptr); }, size); \
+    }
+#define VT_STREAM_FREE(ret, fail, name, per_thread, params, call_args, ptr, stream)              \
+    ret name(Reach reach, VT_EXPAND params) {                                                  \
+        auto real = VT_REAL(name);                                                             \
+        if (real == nullptr) return fail;                                                      \
+        return stream_free(reach, u64(ptr), u64(stream), per_thread, [&] { return real call_args; }); \
+    }
+
+VT_STREAM_ALLOC(cudaError_t, cuda::kRuntimeUnknown, cudaMallocAsync, false, 0,
+                (void **devPtr, size_t size, cudaStream_t stream), (devPtr, size, stream), devPtr, size, stream)
+VT_STREAM_ALLOC(cudaError_t, cuda::kRuntimeUnknown, cudaMallocAsync_ptsz, true, 0,
+                (void **devPtr, size_t size, cudaStream_t stream), (devPtr, size, stream), devPtr, size, stream)
+VT_STREAM_ALLOC(cudaError_t, cuda::kRuntimeUnknown, cudaMallocFromPoolAsync, false, memPool,
+                (void **ptr, size_t size, cudaMemPool_t memPool, cudaStream_t stream),
+                (ptr, size, memPool, stream), ptr, size, stream)
+VT_STREAM_ALLOC(cudaError_t, cuda::kRuntimeUnknown, cudaMallocFromPoolAsync_ptsz, true, memPool,
+                (void **ptr, size_t size, cudaMemPool_t memPool, cudaStream_t stream),
+                (ptr, size, memPool, stream), ptr, size, stream)
+VT_STREAM_ALLOC(CUresult, cuda::kDriverUnknown, cuMemAllocAsync, false, 0,
+                (CUdeviceptr *dptr, size_t bytesize, CUstream hStream), (dptr, bytesize, hStream), dptr, bytesize, hStream)
+VT_STREAM_ALLOC(CUresult, cuda::kDriverUnknown, cuMemAllocAsync_ptsz, true, 0,
+                (CUdeviceptr *dptr, size_t bytesize, CUstream hStream), (dptr, bytesize, hStream), dptr, bytesize, hStream)
+VT_STREAM_ALLOC(CUresult, cuda::kDriverUnknown, cuMemAllocFromPoolAsync, false, pool,
+                (CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool, CUstream hStream),
+                (dptr, bytesize, pool, hStream), dptr, bytesize, hStream)
+VT_STREAM_ALLOC(CUresult, cuda::kDriverUnknown, cuMemAllocFromPoolAsync_ptsz, true, pool,
+                (CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool, CUstream hStream),
+                (dptr, bytesize, pool, hStream), dptr, bytesize, hStream)
+VT_STREAM_FREE(cudaError_t, cuda::kRuntimeUnknown, cudaFreeAsync, false, (void *devPtr, cudaStream_t stream),
+               (devPtr, stream), devPtr, stream)
+VT_STREAM_FREE(cudaError_t, cuda::kRuntimeUnknown, cudaFreeAsync_ptsz, true, (void *devPtr, cudaStream_t stream),
+               (devPtr, stream), devPtr, stream)
+VT_STREAM_FREE(CUresult, cuda::kDriverUnknown, cuMemFreeAsync, false, (CUdeviceptr dptr, CUstream hStream),
+               (dptr, hStream), dptr, hStream)
+VT_STREAM_FREE(CUresult, cuda::kDriverUnknown, cuMemFreeAsync_ptsz, true, (CUdeviceptr dptr, CUstream hStream),
+               (dptr, hStream), dptr, hStream)
+
+} // namespace hooks
+
+// ---- Graph memory nodes -----------------------------------------------------------------------
+// cuGraphAddMemAllocNode fixes the node's virtual address when the node is added; the graph's
+// memory pool backs it while the graph runs. The record (GraphPool, not counted) lives under that
+// address, with the graph in `stream`, until the graph is destroyed or the address is freed
+// outside the graph (cuMemFree*, cuMemFreeAsync*: an allocation a graph left unfreed).
+namespace {
+
+template <class Call>
+int graph_alloc_node(Reach reach, ApiId api, uint64_t graph, cuda::MemAllocNodeParams *params, Call &&call) {
+    return tracked_alloc(
+        reach, {api, MemoryKind::GraphPool, graph}, call, [&] { return params ? params->dptr : 0; },
+        [&] { return params ? static_cast<uint64_t>(params->bytesize) : 0; },
+        [&](uint64_t) {
+            int device = params && params->poolProps.location.type == cuda::kMemLocationTypeDevice
+                             ? params->poolProps.location.id
+                             : kUnknownDevice;
+            note_graph_memory_used(device);
+            return device;
+        });
+}
+
+// The graph's records are taken out before the real call (an address it frees may be handed out
+// again at once) and put back if the call fails.
+template <class Call> int graph_destroy(Reach reach, uint64_t graph, Call &&call) {
+    Tracker *t = tracker_for(reach);
+    if (t == nullptr || graph == 0) return call();
+    ReentrancyGuard guard;
+    int saved_errno = errno;
+    std::vector<uint64_t> addresses;
+    t->table.for_each([&](const AllocationRecord &r) {
+        if (r.kind == MemoryKind::GraphPool && r.stream == graph) addresses.push_back(r.address);
+    });
+    std::vector<AllocationRecord> taken;
+    taken.reserve(addresses.size());
+    for (uint64_t a : addresses) {
+        AllocationRecord r;
+        if (take_allocation(*t, a, &r)) taken.push_back(r);
+    }
+    errno = saved_errno;
+    int rc = call();
+    int call_errno = errno;
+    for (const AllocationRecord &r : taken) {
+        if (rc == cuda::kSuccess) account_free(*t, r);
+        else restore_allocation(*t, r);
+    }
+    errno = call_errno;
+    return rc;
+}
+
+int pool_device(const cuda::CUmemPoolPropsPrefix *props) {
+    return props && props->location.type == cuda::kMemLocationTypeDevice ? props->location.id : kUnknownDevice;
+}
+
+} // namespace
+
+namespace hooks {
+
+cudaError_t cudaGraphAddMemAllocNode(Reach reach, cudaGraphNode_t *pGraphNode, cudaGraph_t graph,
+                                     const cudaGraphNode_t *pDependencies, size_t numDependencies,
+                                     cudaMemAllocNodeParams *nodeParams) {
+    auto real = VT_REAL(cudaGraphAddMemAllocNode);
+    if (real == nullptr) return cuda::kRuntimeUnknown;
+    return graph_alloc_node(reach, ApiId::cudaGraphAddMemAllocNode, u64(graph), nodeParams,
+                            [&] { return real(pGraphNode, graph, pDependencies, numDependencies, nodeParams); });
+}
+
+CUresult cuGraphAddMemAllocNode(Reach reach, CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies,
+                                size_t numDependencies, CUDA_MEM_ALLOC_NODE_PARAMS *nodeParams) {
+    auto real = VT_REAL(cuGraphAddMemAllocNode);
+    if (real == nullptr) return cuda::kDriverUnknown;
+    return graph_alloc_node(reach, ApiId::cuGraphAddMemAllocNode, u64(hGraph), nodeParams,
+                            [&] { return real(phGraphNode, hGraph, dependencies, numDependencies, nodeParams); });
+}
+
+cudaError_t cudaGraphDestroy(Reach reach, cudaGraph_t graph) {
+    auto real = VT_REAL(cudaGraphDestroy);
+    if (real == nullptr) return cuda::kRuntimeUnknown;
+    return graph_destroy(reach, u64(graph), [&] { return real(graph); });
+}
+
+CUresult cuGraphDestroy(Reach reach, CUgraph hGraph) {
+    auto real = VT_REAL(cuGraphDestroy);
+    if (real == nullptr) return cuda::kDriverUnknown;
+    return graph_destroy(reach, u64(hGraph), [&] { return real(hGraph); });
+}
+
+// Pools: remembered (never recorded as allocations) whichever layer sees them first.
+cudaError_t cudaMemPoolCreate(Reach, cudaMemPool_t *memPool, const cudaMemPoolProps *poolProps) {
+    auto real = VT_REAL(cudaMemPoolCreate);
+    if (real == nullptr) return cuda::kRuntimeUnknown;
+    cudaError_t rc = real(memPool, poolProps);
+    if (rc == cuda::kSuccess && memPool != nullptr) note_pool_created(u64(*memPool), pool_device(poolProps));
+    return rc;
+}
+
+CUresult cuMemPoolCreate(Reach, CUmemoryPool *pool, const CUmemPoolProps *poolProps) {
+    auto real = VT_REAL(cuMemPoolCreate);
+    if (real == nullptr) return cuda::kDriverUnknown;
+    CUresult rc = real(pool, poolProps);
+    if (rc == cuda::kSuccess && pool != nullptr) note_pool_created(u64(*pool), pool_device(poolProps));
+    return rc;
+}
+
+cudaError_t cudaMemPoolDestroy(Reach, cudaMemPool_t memPool) {
+    auto real = VT_REAL(cudaMemPoolDestroy);
+    if (real == nullptr) return cuda::kRuntimeUnknown;
+    cudaError_t rc = real(memPool);
+    if (rc == cuda::kSuccess) note_pool_destroyed(u64(memPool));
+    return rc;
+}
+
+CUresult cuMemPoolDestroy(Reach, CUmemoryPool pool) {
+    auto real = VT_REAL(cuMemPoolDestroy);
+    if (real == nullptr) return cuda::kDriverUnknown;
+    CUresult rc = real(pool);
+    if (rc == cuda::kSuccess) note_pool_destroyed(u64(pool));
+    return rc;
 }
 
 } // namespace hooks

@@ -2,6 +2,7 @@
 // behaviour (VT_DRIVER_CUSTOM) are written by hand elsewhere.
 #include <type_traits>
 
+#include "interception/array_size.h"
 #include "interception/hook_scope.h"
 
 namespace vramtrace::hooks {
@@ -28,7 +29,8 @@ uint64_t pitched_bytes(const cudaPitchedPtr *p, const cudaExtent &e) {
     ret name(Reach reach, VT_EXPAND params) {                                                      \
         auto real = VT_REAL(name);                                                                 \
         if (real == nullptr) return fail;                                                          \
-        return tracked_alloc(reach, {ApiId::name, MemoryKind::kind, to_u64(stream)},               \
+        return tracked_alloc(reach, {ApiId::name, MemoryKind::kind, to_u64(stream),                \
+                                     triggers::request_before_call<ApiId::name> args},             \
                              [&] { return real args; }, [&] { return to_u64(address); },           \
                              [&] { return to_u64(size); });                                        \
     }

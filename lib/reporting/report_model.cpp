@@ -113,13 +113,36 @@ std::string_view path_basename(std::string_view path) {
     return slash == std::string_view::npos ? path : path.substr(slash + 1);
 }
 
+namespace {
+// "function at file:line", "function at file", "function", "??".
+void append_position(std::string &out, const std::string &function, const std::string &file,
+                     uint32_t line) {
+    out += function.empty() ? "??" : function;
+    if (file.empty()) return;
+    out += " at ";
+    out += file;
+    if (line != 0) out += ":" + std::to_string(line);
+}
+} // namespace
+
 std::string describe_frame(const Snapshot &snapshot, const Frame &frame) {
-    std::string out = frame.function.empty() ? "??" : frame.function;
+    std::string out;
+    if (frame.inlined.empty()) {
+        append_position(out, frame.function, frame.file, frame.line);
+    } else {
+        // Innermost first, each caller it was inlined into in parentheses, the real function last.
+        append_position(out, frame.inlined[0].function, frame.inlined[0].file, frame.inlined[0].line);
+        for (size_t i = 1; i < frame.inlined.size(); ++i) {
+            out += " (inlined into ";
+            append_position(out, frame.inlined[i].function, frame.inlined[i].file, frame.inlined[i].line);
+            out += ')';
+        }
+        out += " (inlined into ";
+        append_position(out, frame.function, frame.file, frame.line);
+        out += ')';
+    }
     const Module *module = snapshot.find_module(frame);
     if (!frame.file.empty()) {
-        out += " at ";
-        out += frame.file;
-        if (frame.line != 0) out += ":" + std::to_string(frame.line);
         if (module) {
             out += " (";
             out += path_basename(module->path);
@@ -137,11 +160,22 @@ std::string describe_frame(const Snapshot &snapshot, const Frame &frame) {
 
 bool counts_as_held(const Allocation &a) {
     // IPC imports belong to another process; a VMM mapping shows memory already counted as the
-    // physical allocation (vmm_physical) it maps.
-    return a.kind != "ipc_imported" && a.kind != "vmm_mapping";
+    // physical allocation (vmm_physical) it maps; a graph memory node (graph_pool) is an address
+    // the graph's pool backs only while the graph runs (the device's graph memory says how much).
+    return a.kind != "ipc_imported" && a.kind != "vmm_mapping" && a.kind != "graph_pool";
 }
 
-std::vector<CallSiteGroup> group_live_by_call_site(const Snapshot &snapshot) {
+namespace {
+// One thing to group: `bytes` in `count` allocations made through `stack`; `allocation` (may be
+// null) adds its api, device and size to the group.
+struct GroupItem {
+    uint32_t stack;
+    uint64_t bytes;
+    uint64_t count;
+    const Allocation *allocation;
+};
+
+std::vector<CallSiteGroup> group_items(const Snapshot &snapshot, const std::vector<GroupItem> &items) {
     std::vector<CallSiteGroup> groups;
     std::vector<std::map<uint64_t, uint64_t, std::greater<>>> sizes;
     std::unordered_map<std::string, size_t> by_key;
@@ -189,6 +223,10 @@ std::vector<CallSiteGroup> group_live_by_call_site(const Snapshot &snapshot) {
             if (!frame->file.empty()) {
                 key = "1|" + module_path + '\x1f' + frame->file + '\x1f' +
                       zero_padded(frame->line, 10, 10) + '\x1f' + frame->function;
+                // Inlined calls at the frame: two places in one inlined function are two call
+                // sites even when the real function calls it from one line.
+                for (const Frame::Inlined &in : frame->inlined)
+                    key += '\x1e' + in.file + '\x1f' + zero_padded(in.line, 10, 10) + '\x1f' + in.function;
             } else if (module) {
                 key = "2|" + module_path + '\x1f' + zero_padded(frame->module_offset, 16, 16);
             } else {
@@ -202,16 +240,17 @@ std::vector<CallSiteGroup> group_live_by_call_site(const Snapshot &snapshot) {
         return index;
     };
 
-    for (const Allocation &a : snapshot.allocations) {
-        if (!counts_as_held(a)) continue;
-        size_t index = a.stack == 0 ? no_stack() : group_for_stack(a.stack);
+    for (const GroupItem &item : items) {
+        size_t index = item.stack == 0 ? no_stack() : group_for_stack(item.stack);
         CallSiteGroup &g = groups[index];
-        g.live_bytes += a.size;
-        g.live_count += 1;
-        if (std::find(g.apis.begin(), g.apis.end(), a.api) == g.apis.end()) g.apis.push_back(a.api);
-        if (std::find(g.devices.begin(), g.devices.end(), a.device) == g.devices.end())
-            g.devices.push_back(a.device);
-        sizes[index][a.size] += 1;
+        g.live_bytes += item.bytes;
+        g.live_count += item.count;
+        if (const Allocation *a = item.allocation) {
+            if (std::find(g.apis.begin(), g.apis.end(), a->api) == g.apis.end()) g.apis.push_back(a->api);
+            if (std::find(g.devices.begin(), g.devices.end(), a->device) == g.devices.end())
+                g.devices.push_back(a->device);
+            sizes[index][a->size] += 1;
+        }
     }
     for (size_t i = 0; i < groups.size(); ++i) {
         std::sort(groups[i].apis.begin(), groups[i].apis.end());
@@ -231,6 +270,22 @@ std::vector<CallSiteGroup> group_live_by_call_site(const Snapshot &snapshot) {
         return a.key < b.key;
     });
     return groups;
+}
+} // namespace
+
+std::vector<CallSiteGroup> group_live_by_call_site(const Snapshot &snapshot) {
+    std::vector<GroupItem> items;
+    items.reserve(snapshot.allocations.size());
+    for (const Allocation &a : snapshot.allocations)
+        if (counts_as_held(a)) items.push_back({a.stack, a.size, 1, &a});
+    return group_items(snapshot, items);
+}
+
+std::vector<CallSiteGroup> group_by_call_site(const Snapshot &snapshot, const std::vector<StackWeight> &weights) {
+    std::vector<GroupItem> items;
+    items.reserve(weights.size());
+    for (const StackWeight &w : weights) items.push_back({w.stack, w.bytes, w.count, nullptr});
+    return group_items(snapshot, items);
 }
 
 } // namespace vramtrace::report

@@ -185,6 +185,9 @@ std::vector<std::string> driver_apis_for(const std::string &api) {
     if (api == "cudaMallocFromPoolAsync_ptsz") return {"cuMemAllocFromPoolAsync_ptsz"};
     if (api == "cudaHostRegister") return {"cuMemHostRegister_v2"};
     if (api == "cudaIpcOpenMemHandle") return {"cuIpcOpenMemHandle_v2"};
+    if (api == "cudaMallocArray" || api == "cudaMalloc3DArray") return {"cuArray3DCreate_v2"};
+    if (api == "cudaMallocMipmappedArray") return {"cuMipmappedArrayCreate"};
+    if (api == "cudaGraphAddMemAllocNode") return {"cuGraphAddMemAllocNode"};
     return {api};
 }
 

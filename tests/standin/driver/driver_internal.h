@@ -60,6 +60,8 @@ enum class MemKind {
   host_registered,  // cuMemHostRegister(_v2): the caller's memory, owned by the caller
   ipc_import,       // cuIpcOpenMemHandle(_v2): a second mapping of an exported allocation's pages
   vmm_mapping,      // cuMemMap: [va, va + size) maps a cuMemCreate handle (holds no memory itself)
+  graph,            // a graph memory node's address (cuGraphAddMemAllocNode, or cuMemAllocAsync* on a
+                    // capturing stream): counted through the device's graph memory (graphs.cpp)
 };
 constexpr unsigned kind_bit(MemKind k) { return 1u << static_cast<unsigned>(k); }
 
@@ -188,6 +190,16 @@ inline bool round_up(std::size_t n, std::size_t m, std::size_t* out) {
   *out = n + (m - r);
   return true;
 }
+
+// Stream capture and graph memory (graphs.cpp). The graph a stream is capturing into, or nullptr
+// (created streams only: the NULL, legacy and per-thread streams are never captured here).
+struct Graph;
+Graph* capturing_graph(CUstream s);
+// Adds a graph memory node of `bytes` on `device` to g; *out = its address.
+CUresult graph_alloc(Graph* g, int device, std::size_t bytes, std::uintptr_t* out);
+// A captured free: the address must be a live allocation of a kind that stream-ordered frees take.
+CUresult graph_free(std::uintptr_t address);
+void forget_capture(CUstream s);  // the stream is being destroyed: its capture (if any) ends
 
 // Traces "<call> -> <result>" when tracing is on; returns r.
 CUresult traced(CUresult r, const char* fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -38,6 +38,12 @@ CUresult async_alloc(CUdeviceptr* dptr, std::size_t bytes, CUstream stream) {
   int device = -1;
   CUresult r = stream_device(stream, &device);
   if (r != CUDA_SUCCESS) return r;
+  if (Graph* g = capturing_graph(stream)) {  // captured: a graph memory node, not memory
+    std::uintptr_t address = 0;
+    r = graph_alloc(g, device, bytes, &address);
+    if (r == CUDA_SUCCESS) *dptr = static_cast<CUdeviceptr>(address);
+    return r;
+  }
   // From the device's default pool.
   std::uintptr_t address = 0;
   r = allocate(MemKind::device_async, device, bytes, &address,
@@ -50,6 +56,7 @@ CUresult async_free(CUdeviceptr dptr, CUstream stream) {
   if (!initialized()) return CUDA_ERROR_NOT_INITIALIZED;
   if (!valid_stream(stream)) return CUDA_ERROR_INVALID_HANDLE;
   if (dptr == 0) return CUDA_SUCCESS;
+  if (capturing_graph(stream) != nullptr) return graph_free(static_cast<std::uintptr_t>(dptr));  // a free node
   return release(static_cast<std::uintptr_t>(dptr), kAsyncFreeKinds);
 }
 
@@ -122,6 +129,7 @@ CUresult stream_destroy(CUstream s) {
     std::lock_guard<std::mutex> lock(st.mu);
     if (s == nullptr || st.streams.erase(stream) == 0) return CUDA_ERROR_INVALID_HANDLE;
   }
+  forget_capture(s);
   stream->magic = 0;
   delete stream;
   return CUDA_SUCCESS;

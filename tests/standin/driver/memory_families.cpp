@@ -43,6 +43,19 @@ CUresult pool_alloc(CUdeviceptr* dptr, std::size_t bytes, CUmemoryPool handle, C
   if (CUresult r = stream_device(stream, &stream_dev); r != CUDA_SUCCESS) return r;
   if (handle == nullptr) return CUDA_ERROR_INVALID_VALUE;
   std::uintptr_t address = 0;
+  if (Graph* g = capturing_graph(stream)) {  // captured: a graph memory node on the pool's device
+    int device = -1;
+    {
+      State& st = state();
+      std::lock_guard<std::mutex> lock(st.mu);
+      const Pool* pool = pool_from_handle(st, handle);
+      if (pool == nullptr) return CUDA_ERROR_INVALID_VALUE;
+      device = pool->device;
+    }
+    CUresult r = graph_alloc(g, device, bytes, &address);
+    if (r == CUDA_SUCCESS) *dptr = static_cast<CUdeviceptr>(address);
+    return r;
+  }
   CUresult r = allocate(MemKind::device_async, -1, bytes, &address, reinterpret_cast<Pool*>(handle));
   if (r == CUDA_SUCCESS) *dptr = static_cast<CUdeviceptr>(address);
   return r;

@@ -63,6 +63,19 @@ struct DriverTable {
   PFN_cuIpcGetMemHandle_v4010 ipcGetMemHandle;
   PFN_cuIpcOpenMemHandle_v11000 ipcOpenMemHandle;
   PFN_cuIpcCloseMemHandle_v4010 ipcCloseMemHandle;
+  PFN_cuArray3DCreate_v3020 array3DCreate;
+  PFN_cuArrayDestroy_v2000 arrayDestroy;
+  PFN_cuMipmappedArrayCreate_v5000 mipmappedArrayCreate;
+  PFN_cuMipmappedArrayDestroy_v5000 mipmappedArrayDestroy;
+  PFN_cuGraphCreate_v10000 graphCreate;
+  PFN_cuGraphDestroy_v10000 graphDestroy;
+  PFN_cuGraphAddMemAllocNode_v11040 graphAddMemAllocNode;
+  PFN_cuGraphAddMemFreeNode_v11040 graphAddMemFreeNode;
+  PFN_cuDeviceGraphMemTrim_v11040 deviceGraphMemTrim;
+  PFN_cuDeviceGetGraphMemAttribute_v11040 deviceGetGraphMemAttribute;
+  PFN_cuStreamBeginCapture_v10010 streamBeginCapture;
+  PFN_cuStreamEndCapture_v10000 streamEndCapture;
+  PFN_cuStreamIsCapturing_v10000 streamIsCapturing;
 };
 
 // Bootstraps on first use (thread-safe); afterwards returns the same result. On success *table

@@ -137,6 +137,19 @@ Bootstrap* bootstrap() {
   CUDART_LOOK_UP(gpa, t.ipcGetMemHandle, "cuIpcGetMemHandle", 4010, kDefault);
   CUDART_LOOK_UP(gpa, t.ipcOpenMemHandle, "cuIpcOpenMemHandle", 11000, kDefault);
   CUDART_LOOK_UP(gpa, t.ipcCloseMemHandle, "cuIpcCloseMemHandle", 4010, kDefault);
+  CUDART_LOOK_UP(gpa, t.array3DCreate, "cuArray3DCreate", 3020, kDefault);
+  CUDART_LOOK_UP(gpa, t.arrayDestroy, "cuArrayDestroy", 2000, kDefault);
+  CUDART_LOOK_UP(gpa, t.mipmappedArrayCreate, "cuMipmappedArrayCreate", 5000, kDefault);
+  CUDART_LOOK_UP(gpa, t.mipmappedArrayDestroy, "cuMipmappedArrayDestroy", 5000, kDefault);
+  CUDART_LOOK_UP(gpa, t.graphCreate, "cuGraphCreate", 10000, kDefault);
+  CUDART_LOOK_UP(gpa, t.graphDestroy, "cuGraphDestroy", 10000, kDefault);
+  CUDART_LOOK_UP(gpa, t.graphAddMemAllocNode, "cuGraphAddMemAllocNode", 11040, kDefault);
+  CUDART_LOOK_UP(gpa, t.graphAddMemFreeNode, "cuGraphAddMemFreeNode", 11040, kDefault);
+  CUDART_LOOK_UP(gpa, t.deviceGraphMemTrim, "cuDeviceGraphMemTrim", 11040, kDefault);
+  CUDART_LOOK_UP(gpa, t.deviceGetGraphMemAttribute, "cuDeviceGetGraphMemAttribute", 11040, kDefault);
+  CUDART_LOOK_UP(gpa, t.streamBeginCapture, "cuStreamBeginCapture", 10010, kDefault);
+  CUDART_LOOK_UP(gpa, t.streamEndCapture, "cuStreamEndCapture", 10000, kDefault);
+  CUDART_LOOK_UP(gpa, t.streamIsCapturing, "cuStreamIsCapturing", 10000, kDefault);
   if (t.deviceGetCount == nullptr || t.primaryCtxRetain == nullptr || t.ctxSetCurrent == nullptr ||
       t.ctxGetCurrent == nullptr || t.ctxGetDevice == nullptr) {
     b->error = cudaErrorInsufficientDriver;

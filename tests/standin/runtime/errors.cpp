@@ -70,6 +70,8 @@ cudaError_t map_error(CUresult r) {
     case CUDA_ERROR_NOT_PERMITTED: return cudaErrorNotPermitted;
     case CUDA_ERROR_NOT_SUPPORTED: return cudaErrorNotSupported;
     case CUDA_ERROR_MAP_FAILED: return cudaErrorMapBufferObjectFailed;
+    case CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED: return cudaErrorStreamCaptureUnsupported;
+    case CUDA_ERROR_ILLEGAL_STATE: return cudaErrorIllegalState;
     case CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED: return cudaErrorHostMemoryAlreadyRegistered;
     case CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED: return cudaErrorHostMemoryNotRegistered;
     default: return cudaErrorUnknown;

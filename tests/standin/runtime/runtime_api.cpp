@@ -587,3 +587,187 @@ STANDIN_CUDART_API void** CUDARTAPI __cudaRegisterFatBinary(void* fatCubin) {
 STANDIN_CUDART_API void CUDARTAPI __cudaRegisterFatBinaryEnd(void** fatCubinHandle) { (void)fatCubinHandle; }
 
 STANDIN_CUDART_API void CUDARTAPI __cudaUnregisterFatBinary(void** fatCubinHandle) { (void)fatCubinHandle; }
+
+// ---- CUDA arrays (cudart creates every one with cuArray3DCreate_v2 / cuMipmappedArrayCreate) ----
+
+namespace cudart {
+// A runtime channel descriptor as the driver's (format, channels): 1, 2 or 4 components of one
+// size; false for anything else (cudaErrorInvalidChannelDescriptor).
+bool driver_format(const cudaChannelFormatDesc* d, CUarray_format* format, unsigned* channels) {
+  if (d == nullptr) return false;
+  const int bits[4] = {d->x, d->y, d->z, d->w};
+  unsigned n = 0;
+  while (n < 4 && bits[n] != 0) ++n;
+  for (unsigned i = n; i < 4; ++i)
+    if (bits[i] != 0) return false;
+  if (n != 1 && n != 2 && n != 4) return false;
+  for (unsigned i = 1; i < n; ++i)
+    if (bits[i] != bits[0]) return false;
+  switch (d->f) {
+    case cudaChannelFormatKindSigned:
+      *format = bits[0] == 8 ? CU_AD_FORMAT_SIGNED_INT8 : bits[0] == 16 ? CU_AD_FORMAT_SIGNED_INT16
+              : bits[0] == 32 ? CU_AD_FORMAT_SIGNED_INT32 : CUarray_format{};
+      break;
+    case cudaChannelFormatKindUnsigned:
+      *format = bits[0] == 8 ? CU_AD_FORMAT_UNSIGNED_INT8 : bits[0] == 16 ? CU_AD_FORMAT_UNSIGNED_INT16
+              : bits[0] == 32 ? CU_AD_FORMAT_UNSIGNED_INT32 : CUarray_format{};
+      break;
+    case cudaChannelFormatKindFloat:
+      *format = bits[0] == 16 ? CU_AD_FORMAT_HALF : bits[0] == 32 ? CU_AD_FORMAT_FLOAT : CUarray_format{};
+      break;
+    default: return false;
+  }
+  *channels = n;
+  return *format != CUarray_format{};
+}
+}  // namespace cudart
+
+STANDIN_CUDART_API cudaError_t CUDARTAPI cudaMalloc3DArray(cudaArray_t* array, const struct cudaChannelFormatDesc* desc,
+                                                         struct cudaExtent extent, unsigned int flags) {
+  const cudart::DriverTable* t = nullptr;
+  CUDART_TRY(cudart::ensure_context(&t));
+  if (array == nullptr) CUDART_FAIL(cudaErrorInvalidValue);
+  CUDA_ARRAY3D_DESCRIPTOR d{};
+  if (!cudart::driver_format(desc, &d.Format, &d.NumChannels)) CUDART_FAIL(cudaErrorInvalidChannelDescriptor);
+  d.Width = extent.width;
+  d.Height = extent.height;
+  d.Depth = extent.depth;
+  d.Flags = flags;
+  CUarray handle = nullptr;
+  CUDART_DRIVER(array3DCreate, &handle, &d);
+  *array = reinterpret_cast<cudaArray_t>(handle);
+  return cudaSuccess;
+}
+
+STANDIN_CUDART_API cudaError_t CUDARTAPI cudaMallocArray(cudaArray_t* array, const struct cudaChannelFormatDesc* desc,
+                                                       size_t width, size_t height, unsigned int flags) {
+  cudaExtent extent{width, height, 0};
+  return cudaMalloc3DArray(array, desc, extent, flags);
+}
+
+STANDIN_CUDART_API cudaError_t CUDARTAPI cudaMallocMipmappedArray(cudaMipmappedArray_t* mipmappedArray,
+                                                                const struct cudaChannelFormatDesc* desc,
+                                                                struct cudaExtent extent, unsigned int numLevels,
+                                                                unsigned int flags) {
+  const cudart::DriverTable* t = nullptr;
+  CUDART_TRY(cudart::ensure_context(&t));
+  if (mipmappedArray == nullptr) CUDART_FAIL(cudaErrorInvalidValue);
+  CUDA_ARRAY3D_DESCRIPTOR d{};
+  if (!cudart::driver_format(desc, &d.Format, &d.NumChannels)) CUDART_FAIL(cudaErrorInvalidChannelDescriptor);
+  d.Width = extent.width;
+  d.Height = extent.height;
+  d.Depth = extent.depth;
+  d.Flags = flags;
+  CUmipmappedArray handle = nullptr;
+  CUDART_DRIVER(mipmappedArrayCreate, &handle, &d, numLevels == 0 ? 1 : numLevels);
+  *mipmappedArray = reinterpret_cast<cudaMipmappedArray_t>(handle);
+  return cudaSuccess;
+}
+
+STANDIN_CUDART_API cudaError_t CUDARTAPI cudaFreeArray(cudaArray_t array) {
+  const cudart::DriverTable* t = nullptr;
+  CUDART_TRY(cudart::ensure_context(&t));
+  if (array == nullptr) return cudaSuccess;
+  CUDART_DRIVER(arrayDestroy, reinterpret_cast<CUarray>(array));
+  return cudaSuccess;
+}
+
+STANDIN_CUDART_API cudaError_t CUDARTAPI cudaFreeMipmappedArray(cudaMipmappedArray_t mipmappedArray) {
+  const cudart::DriverTable* t = nullptr;
+  CUDART_TRY(cudart::ensure_context(&t));
+  if (mipmappedArray == nullptr) return cudaSuccess;
+  CUDART_DRIVER(mipmappedArrayDestroy, reinterpret_cast<CUmipmappedArray>(mipmappedArray));
+  return cudaSuccess;
+}
+
+// ---- graphs, graph memory nodes, stream capture ----
+
+STANDIN_CUDART_API cudaError_t CUDARTAPI cudaGraphCreate(cudaGraph_t* pGraph, unsigned int flags) {
+  const cudart::DriverTable* t = nullptr;
+  CUDART_TRY(cudart::ensure_context(&t));
+  CUDART_DRIVER(graphCreate, reinterpret_cast<CUgraph*>(pGraph), flags);
+  return cudaSuccess;
+}
+
+STANDIN_CUDART_API cudaError_t CUDARTAPI cudaGraphDestroy(cudaGraph_t graph) {
+  const cudart::DriverTable* t = nullptr;
+  CUDART_TRY(cudart::ensure_context(&t));
+  CUDART_DRIVER(graphDestroy, reinterpret_cast<CUgraph>(graph));
+  return cudaSuccess;
+}
+
+STANDIN_CUDART_API cudaError_t CUDARTAPI cudaGraphAddMemAllocNode(cudaGraphNode_t* pGraphNode, cudaGraph_t graph,
+                                                                const cudaGraphNode_t* pDependencies,
+                                                                size_t numDependencies,
+                                                                struct cudaMemAllocNodeParams* nodeParams) {
+  const cudart::DriverTable* t = nullptr;
+  CUDART_TRY(cudart::ensure_context(&t));
+  if (nodeParams == nullptr) CUDART_FAIL(cudaErrorInvalidValue);
+  CUDA_MEM_ALLOC_NODE_PARAMS p{};
+  p.poolProps.allocType = static_cast<CUmemAllocationType>(nodeParams->poolProps.allocType);
+  p.poolProps.handleTypes = static_cast<CUmemAllocationHandleType>(nodeParams->poolProps.handleTypes);
+  p.poolProps.location.type = static_cast<CUmemLocationType>(nodeParams->poolProps.location.type);
+  p.poolProps.location.id = nodeParams->poolProps.location.id;
+  p.poolProps.maxSize = nodeParams->poolProps.maxSize;
+  p.accessDescs = reinterpret_cast<const CUmemAccessDesc*>(nodeParams->accessDescs);
+  p.accessDescCount = nodeParams->accessDescCount;
+  p.bytesize = nodeParams->bytesize;
+  CUDART_DRIVER(graphAddMemAllocNode, reinterpret_cast<CUgraphNode*>(pGraphNode), reinterpret_cast<CUgraph>(graph),
+                reinterpret_cast<const CUgraphNode*>(pDependencies), numDependencies, &p);
+  nodeParams->dptr = reinterpret_cast<void*>(p.dptr);
+  return cudaSuccess;
+}
+
+STANDIN_CUDART_API cudaError_t CUDARTAPI cudaGraphAddMemFreeNode(cudaGraphNode_t* pGraphNode, cudaGraph_t graph,
+                                                               const cudaGraphNode_t* pDependencies,
+                                                               size_t numDependencies, void* dptr) {
+  const cudart::DriverTable* t = nullptr;
+  CUDART_TRY(cudart::ensure_context(&t));
+  CUDART_DRIVER(graphAddMemFreeNode, reinterpret_cast<CUgraphNode*>(pGraphNode), reinterpret_cast<CUgraph>(graph),
+                reinterpret_cast<const CUgraphNode*>(pDependencies), numDependencies,
+                reinterpret_cast<CUdeviceptr>(dptr));
+  return cudaSuccess;
+}
+
+STANDIN_CUDART_API cudaError_t CUDARTAPI cudaDeviceGraphMemTrim(int device) {
+  const cudart::DriverTable* t = nullptr;
+  CUDART_TRY(cudart::ensure_context(&t));
+  CUDART_DRIVER(deviceGraphMemTrim, device);
+  return cudaSuccess;
+}
+
+STANDIN_CUDART_API cudaError_t CUDARTAPI cudaDeviceGetGraphMemAttribute(int device, enum cudaGraphMemAttributeType attr,
+                                                                      void* value) {
+  const cudart::DriverTable* t = nullptr;
+  CUDART_TRY(cudart::ensure_context(&t));
+  CUDART_DRIVER(deviceGetGraphMemAttribute, device, static_cast<CUgraphMem_attribute>(attr), value);
+  return cudaSuccess;
+}
+
+STANDIN_CUDART_API cudaError_t CUDARTAPI cudaStreamBeginCapture(cudaStream_t stream, enum cudaStreamCaptureMode mode) {
+  const cudart::DriverTable* t = nullptr;
+  CUDART_TRY(cudart::ensure_context(&t));
+  CUDART_DRIVER(streamBeginCapture, reinterpret_cast<CUstream>(stream), static_cast<CUstreamCaptureMode>(mode));
+  return cudaSuccess;
+}
+
+STANDIN_CUDART_API cudaError_t CUDARTAPI cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t* pGraph) {
+  const cudart::DriverTable* t = nullptr;
+  CUDART_TRY(cudart::ensure_context(&t));
+  CUDART_DRIVER(streamEndCapture, reinterpret_cast<CUstream>(stream), reinterpret_cast<CUgraph*>(pGraph));
+  return cudaSuccess;
+}
+
+STANDIN_CUDART_API cudaError_t CUDARTAPI cudaStreamIsCapturing(cudaStream_t stream,
+                                                             enum cudaStreamCaptureStatus* pCaptureStatus) {
+  const cudart::DriverTable* t = nullptr;
+  CUDART_TRY(cudart::ensure_context(&t));
+  CUDART_DRIVER(streamIsCapturing, reinterpret_cast<CUstream>(stream),
+                reinterpret_cast<CUstreamCaptureStatus*>(pCaptureStatus));
+  return cudaSuccess;
+}
+
+STANDIN_CUDART_API struct cudaChannelFormatDesc CUDARTAPI cudaCreateChannelDesc(int x, int y, int z, int w,
+                                                                              enum cudaChannelFormatKind f) {
+  return cudaChannelFormatDesc{x, y, z, w, f};
+}

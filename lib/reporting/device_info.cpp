@@ -1,0 +1,353 @@
+#include "reporting/device_info.h"
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include "interception/cuda_abi.h"
+#include "interception/real_functions.h"
+#include "tracking/allocation_record.h"
+
+namespace vramtrace {
+namespace {
+
+constexpr int kMaxDevices = 64;  // device ordinals 0..63 (the bit masks below)
+constexpr int kMaxPools = 256;   // pools remembered; more are not reported
+
+// ---- driver functions we call ourselves (the driver's own, never our wrappers) ----
+std::atomic<void *> g_fn[8];
+enum Fn { kGetUuidV2, kGetUuid, kPciBusId, kTotalMem, kPoolAttr, kDefaultPool, kGraphMemAttr, kFnCount };
+constexpr const char *kFnNames[kFnCount] = {"cuDeviceGetUuid_v2", "cuDeviceGetUuid", "cuDeviceGetPCIBusId",
+                                            "cuDeviceTotalMem_v2", "cuMemPoolGetAttribute",
+                                            "cuDeviceGetDefaultMemPool", "cuDeviceGetGraphMemAttribute"};
+void *driver_fn(Fn f) {
+    void *p = g_fn[f].load(std::memory_order_acquire);
+    if (p == nullptr) {
+        p = driver_symbol(kFnNames[f]);
+        if (p != nullptr) g_fn[f].store(p, std::memory_order_release);
+    }
+    return p;
+}
+
+// ---- device identity: written once per device by the thread that wins `state`, read after ----
+struct Identity {
+    std::atomic<int> state; // 0 unknown, 1 being asked, 2 ready, 3 failed
+    char uuid[41];
+    char pci[32];
+    uint64_t total_bytes;
+    bool have_total;
+};
+Identity g_identity[kMaxDevices];
+
+// ---- pools and devices seen ----
+struct PoolSlot {
+    std::atomic<uint64_t> handle;
+    std::atomic<int> device; // -2 unknown (a pool the program passed us; resolved at dump time)
+};
+PoolSlot g_pools[kMaxPools];
+std::atomic<int> g_pool_slots_used{0}; // slots [0, used) have been handed out at least once
+std::atomic<uint64_t> g_default_pool_devices{0};
+std::atomic<uint64_t> g_graph_devices{0};
+
+// ---- the exit sample (see device_info.h) ----
+struct Sample {
+    int pool_count;
+    report::Pool pools[kMaxPools + 2 * kMaxDevices];
+    bool have_used[kMaxDevices];
+    uint64_t process_used[kMaxDevices];
+};
+Sample *g_exit_sample = nullptr; // set once by the atexit handler; never freed
+std::atomic<bool> g_exit_registered{false};
+
+bool valid_device(int device) { return device >= 0 && device < kMaxDevices; }
+
+void ask_identity(int device) {
+    Identity &id = g_identity[device];
+    unsigned char bytes[16];
+    using UuidFn = CUresult (*)(unsigned char *, int);
+    auto uuid_fn = reinterpret_cast<UuidFn>(driver_fn(kGetUuidV2));
+    if (uuid_fn == nullptr) uuid_fn = reinterpret_cast<UuidFn>(driver_fn(kGetUuid));
+    if (uuid_fn != nullptr && uuid_fn(bytes, device) == cuda::kSuccess) format_gpu_uuid(bytes, id.uuid);
+    auto pci_fn = reinterpret_cast<CUresult (*)(char *, int, int)>(driver_fn(kPciBusId));
+    char pci[sizeof id.pci] = {};
+    if (pci_fn != nullptr && pci_fn(pci, sizeof pci - 1, device) == cuda::kSuccess) {
+        // nvidia-smi and NVML spell the bus id with lowercase hex digits.
+        for (char &c : pci) c = (c >= 'A' && c <= 'F') ? static_cast<char>(c - 'A' + 'a') : c;
+        memcpy(id.pci, pci, sizeof pci);
+    }
+    auto total_fn = reinterpret_cast<CUresult (*)(size_t *, int)>(driver_fn(kTotalMem));
+    size_t total = 0;
+    if (total_fn != nullptr && total_fn(&total, device) == cuda::kSuccess) {
+        id.total_bytes = total;
+        id.have_total = true;
+    }
+}
+
+bool pool_attr(uint64_t pool, int attr, uint64_t *value) {
+    auto fn = reinterpret_cast<CUresult (*)(void *, int, void *)>(driver_fn(kPoolAttr));
+    uint64_t v = 0;
+    if (fn == nullptr || fn(reinterpret_cast<void *>(pool), attr, &v) != cuda::kSuccess) return false;
+    *value = v;
+    return true;
+}
+
+bool graph_attr(int device, int attr, uint64_t *value) {
+    auto fn = reinterpret_cast<CUresult (*)(int, int, void *)>(driver_fn(kGraphMemAttr));
+    uint64_t v = 0;
+    if (fn == nullptr || fn(device, attr, &v) != cuda::kSuccess) return false;
+    *value = v;
+    return true;
+}
+
+uint64_t default_pool_of(int device) {
+    auto fn = reinterpret_cast<CUresult (*)(void **, int)>(driver_fn(kDefaultPool));
+    void *pool = nullptr;
+    if (fn == nullptr || fn(&pool, device) != cuda::kSuccess) return 0;
+    return reinterpret_cast<uint64_t>(pool);
+}
+
+bool read_pool(uint64_t handle, int device, bool is_default, report::Pool *out) {
+    report::Pool p;
+    p.handle = handle;
+    p.device = device;
+    p.is_default = is_default;
+    if (!pool_attr(handle, cuda::kPoolAttrReservedMemCurrent, &p.reserved_bytes) ||
+        !pool_attr(handle, cuda::kPoolAttrUsedMemCurrent, &p.used_bytes))
+        return false; // destroyed meanwhile, or not a pool of this driver
+    pool_attr(handle, cuda::kPoolAttrReservedMemHigh, &p.reserved_high_bytes);
+    pool_attr(handle, cuda::kPoolAttrUsedMemHigh, &p.used_high_bytes);
+    *out = p;
+    return true;
+}
+
+// Every pool seen and each device's graph memory, asked of the driver now. `add` is called per pool.
+template <class Add> void query_pools(Add &&add) {
+    uint64_t defaults[kMaxDevices] = {};
+    uint64_t default_devices = g_default_pool_devices.load(std::memory_order_relaxed);
+    int slots = g_pool_slots_used.load(std::memory_order_acquire);
+    // Default pools: of the devices that used cudaMallocAsync, and any the program passed us.
+    bool any_unknown = false;
+    for (int i = 0; i < slots; ++i)
+        if (g_pools[i].handle.load(std::memory_order_acquire) != 0 &&
+            g_pools[i].device.load(std::memory_order_relaxed) == kUnknownDevice)
+            any_unknown = true;
+    for (int d = 0; d < kMaxDevices; ++d) {
+        bool wanted = (default_devices >> d) & 1;
+        if (!wanted && !(any_unknown && g_identity[d].state.load(std::memory_order_acquire) == 2)) continue;
+        defaults[d] = default_pool_of(d);
+        report::Pool p;
+        if (wanted && defaults[d] != 0 && read_pool(defaults[d], d, true, &p)) add(p);
+    }
+    for (int i = 0; i < slots; ++i) {
+        uint64_t h = g_pools[i].handle.load(std::memory_order_acquire);
+        if (h == 0) continue;
+        int device = g_pools[i].device.load(std::memory_order_relaxed);
+        bool is_default = false;
+        for (int d = 0; d < kMaxDevices; ++d) {
+            if (defaults[d] != 0 && defaults[d] == h) {
+                device = d;
+                is_default = true;
+            }
+        }
+        if (is_default && ((default_devices >> device) & 1)) continue; // listed above
+        report::Pool p;
+        if (read_pool(h, device, is_default, &p)) add(p);
+    }
+    uint64_t graph_devices = g_graph_devices.load(std::memory_order_relaxed);
+    for (int d = 0; d < kMaxDevices; ++d) {
+        if (!((graph_devices >> d) & 1)) continue;
+        report::Pool p;
+        p.device = d;
+        p.is_graph_memory = true;
+        if (!graph_attr(d, cuda::kGraphMemAttrReservedMemCurrent, &p.reserved_bytes) ||
+            !graph_attr(d, cuda::kGraphMemAttrUsedMemCurrent, &p.used_bytes))
+            continue;
+        graph_attr(d, cuda::kGraphMemAttrReservedMemHigh, &p.reserved_high_bytes);
+        graph_attr(d, cuda::kGraphMemAttrUsedMemHigh, &p.used_high_bytes);
+        add(p);
+    }
+}
+
+// ---- NVML, declared here (nvml.h is not needed): loaded at dump time only, never required ----
+using nvmlReturn_t = int;
+using nvmlDevice_t = void *;
+struct nvmlProcessInfo_t { // nvmlProcessInfo_v2_t, what the _v2/_v3 process queries fill
+    unsigned int pid;
+    unsigned long long usedGpuMemory;
+    unsigned int gpuInstanceId;
+    unsigned int computeInstanceId;
+};
+constexpr nvmlReturn_t kNvmlSuccess = 0;
+constexpr nvmlReturn_t kNvmlInsufficientSize = 7;
+constexpr unsigned long long kNvmlValueNotAvailable = ~0ull;
+
+// NVML's usedGpuMemory of this process on each device with a known PCI bus id.
+void query_nvml(bool have[kMaxDevices], uint64_t used[kMaxDevices]) {
+    bool any = false;
+    for (int d = 0; d < kMaxDevices; ++d)
+        any |= g_identity[d].state.load(std::memory_order_acquire) == 2 && g_identity[d].pci[0] != 0;
+    if (!any) return;
+    static void *lib = nullptr;
+    static bool tried = false;
+    if (!tried) { // under the dump mutex (or in the single exit handler)
+        tried = true;
+        lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+    }
+    if (lib == nullptr) return;
+    auto init = reinterpret_cast<nvmlReturn_t (*)()>(dlsym(lib, "nvmlInit_v2"));
+    auto shutdown = reinterpret_cast<nvmlReturn_t (*)()>(dlsym(lib, "nvmlShutdown"));
+    auto by_pci = reinterpret_cast<nvmlReturn_t (*)(const char *, nvmlDevice_t *)>(
+        dlsym(lib, "nvmlDeviceGetHandleByPciBusId_v2"));
+    using ProcFn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int *, nvmlProcessInfo_t *);
+    auto procs = reinterpret_cast<ProcFn>(dlsym(lib, "nvmlDeviceGetComputeRunningProcesses_v3"));
+    if (procs == nullptr) procs = reinterpret_cast<ProcFn>(dlsym(lib, "nvmlDeviceGetComputeRunningProcesses_v2"));
+    if (init == nullptr || shutdown == nullptr || by_pci == nullptr || procs == nullptr) return;
+    if (init() != kNvmlSuccess) return;
+    const unsigned self = static_cast<unsigned>(getpid());
+    for (int d = 0; d < kMaxDevices; ++d) {
+        const Identity &id = g_identity[d];
+        if (id.state.load(std::memory_order_acquire) != 2 || id.pci[0] == 0) continue;
+        nvmlDevice_t dev = nullptr;
+        if (by_pci(id.pci, &dev) != kNvmlSuccess) continue;
+        // Ask for the count, then for that many (plus room for processes that start meanwhile).
+        unsigned count = 0;
+        nvmlReturn_t r = procs(dev, &count, nullptr);
+        if (r != kNvmlSuccess && r != kNvmlInsufficientSize) continue;
+        for (int attempt = 0; attempt < 3 && count > 0; ++attempt) {
+            unsigned capacity = count + 8;
+            auto *infos = static_cast<nvmlProcessInfo_t *>(calloc(capacity, sizeof(nvmlProcessInfo_t)));
+            if (infos == nullptr) break;
+            count = capacity;
+            r = procs(dev, &count, infos);
+            if (r == kNvmlSuccess) {
+                for (unsigned i = 0; i < count && i < capacity; ++i) {
+                    if (infos[i].pid == self && infos[i].usedGpuMemory != kNvmlValueNotAvailable) {
+                        used[d] = infos[i].usedGpuMemory;
+                        have[d] = true;
+                    }
+                }
+            }
+            free(infos);
+            if (r != kNvmlInsufficientSize) break;
+        }
+    }
+    shutdown();
+}
+
+void sample_before_exit() {
+    // Taken while CUDA is still up (atexit handlers run before the libraries' destructors).
+    static Sample sample; // static storage: outlives nothing it needs to
+    sample.pool_count = 0;
+    query_pools([&](const report::Pool &p) {
+        if (sample.pool_count < static_cast<int>(sizeof sample.pools / sizeof sample.pools[0]))
+            sample.pools[sample.pool_count++] = p;
+    });
+    query_nvml(sample.have_used, sample.process_used);
+    g_exit_sample = &sample;
+}
+
+bool use_exit_sample(const report::Snapshot &s) {
+    return s.process.reason == "exit" || s.process.reason == "crash";
+}
+
+} // namespace
+
+void format_gpu_uuid(const unsigned char b[16], char out[41]) {
+    snprintf(out, 41, "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1],
+             b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
+}
+
+void note_device_seen(int device) {
+    if (!valid_device(device)) return;
+    Identity &id = g_identity[device];
+    if (id.state.load(std::memory_order_acquire) >= 2) return;
+    int expected = 0;
+    if (!id.state.compare_exchange_strong(expected, 1, std::memory_order_acq_rel)) return;
+    ask_identity(device);
+    id.state.store(2, std::memory_order_release);
+    if (!g_exit_registered.exchange(true, std::memory_order_acq_rel)) atexit(&sample_before_exit);
+}
+
+void note_pool_created(uint64_t pool, int device) {
+    if (pool == 0) return;
+    int used = g_pool_slots_used.load(std::memory_order_acquire);
+    for (int i = 0; i < used; ++i) {
+        if (g_pools[i].handle.load(std::memory_order_acquire) == pool) {
+            if (device != kUnknownDevice) g_pools[i].device.store(device, std::memory_order_relaxed);
+            return;
+        }
+    }
+    for (int i = 0; i < kMaxPools; ++i) {
+        uint64_t empty = 0;
+        // Publish the device before the handle, so a reader that sees the handle sees its device.
+        if (g_pools[i].handle.load(std::memory_order_relaxed) != 0) continue;
+        g_pools[i].device.store(device, std::memory_order_relaxed);
+        if (g_pools[i].handle.compare_exchange_strong(empty, pool, std::memory_order_acq_rel)) {
+            int seen = g_pool_slots_used.load(std::memory_order_relaxed);
+            while (seen < i + 1 && !g_pool_slots_used.compare_exchange_weak(seen, i + 1)) {
+            }
+            return;
+        }
+    }
+}
+
+void note_pool_destroyed(uint64_t pool) {
+    if (pool == 0) return;
+    int used = g_pool_slots_used.load(std::memory_order_acquire);
+    for (int i = 0; i < used; ++i) {
+        uint64_t expected = pool;
+        if (g_pools[i].handle.compare_exchange_strong(expected, 0, std::memory_order_acq_rel)) return;
+    }
+}
+
+void note_pool_used(uint64_t pool) { note_pool_created(pool, kUnknownDevice); }
+
+void note_default_pool_used(int device) {
+    if (!valid_device(device)) return;
+    uint64_t bit = uint64_t{1} << device;
+    if ((g_default_pool_devices.load(std::memory_order_relaxed) & bit) == 0)
+        g_default_pool_devices.fetch_or(bit, std::memory_order_relaxed);
+}
+
+void note_graph_memory_used(int device) {
+    if (!valid_device(device)) return;
+    uint64_t bit = uint64_t{1} << device;
+    if ((g_graph_devices.load(std::memory_order_relaxed) & bit) == 0)
+        g_graph_devices.fetch_or(bit, std::memory_order_relaxed);
+}
+
+void fill_device_info(report::Snapshot &s) {
+    bool have[kMaxDevices] = {};
+    uint64_t used[kMaxDevices] = {};
+    if (use_exit_sample(s)) {
+        if (g_exit_sample != nullptr) {
+            memcpy(have, g_exit_sample->have_used, sizeof have);
+            memcpy(used, g_exit_sample->process_used, sizeof used);
+        }
+    } else {
+        query_nvml(have, used);
+    }
+    for (report::DeviceTotals &d : s.devices) {
+        if (!valid_device(d.device)) continue;
+        const Identity &id = g_identity[d.device];
+        if (id.state.load(std::memory_order_acquire) != 2) continue;
+        d.uuid = id.uuid;
+        d.pci_bus_id = id.pci;
+        if (id.have_total) d.total_memory_bytes = id.total_bytes;
+        if (have[d.device]) d.process_used_bytes = used[d.device];
+    }
+}
+
+void fill_pools(report::Snapshot &s) {
+    if (use_exit_sample(s)) {
+        if (g_exit_sample != nullptr)
+            s.pools.insert(s.pools.end(), g_exit_sample->pools, g_exit_sample->pools + g_exit_sample->pool_count);
+        return;
+    }
+    query_pools([&](const report::Pool &p) { s.pools.push_back(p); });
+}
+
+} // namespace vramtrace
