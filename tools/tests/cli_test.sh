@@ -517,6 +517,142 @@ preload_merge_runs)
     jq -r --arg p " ($prog)" '.sites[] | select(.key | endswith($p)) | (.key | sub(" at "; " ") | sub(" \\(.*$"; "")) + " " + (.live_bytes.base | tostring) + " " + (.live_allocations.base | tostring)' \
         "$out" | sort >"$VT_WORK/got"
     same_text "$VT_WORK/expected" "$VT_WORK/got" ;;
+export_formats)
+    # The CLI reads a snapshot file (export_input.json holds the unit tests' fixture snapshot,
+    # tests/unit/export/export_fixture.h) and writes exactly the unit tests' golden files.
+    gold=$VT_CLI_DATA/../../../tests/unit/export/data; in=$VT_CLI_DATA/export_input.json
+    run 0 "$VT" export --format chrome "$in"; stderr_empty; same_text "$out" "$gold/chrome.json"
+    run 0 "$VT" export --format=folded "$in"; stderr_empty; same_text "$out" "$gold/folded_exit.txt"
+    run 0 "$VT" export -f folded --at peak --device 0 "$in"; same_text "$out" "$gold/folded_peak_device0.txt"
+    run 0 "$VT" export -f html -- "$in"; stderr_empty; same_text "$out" "$gold/report.html"
+    run 0 "$VT" export -f pprof -o "$VT_WORK/p.pb.gz" "$in"; stdout_empty; stderr_empty
+    gzip -dc "$VT_WORK/p.pb.gz" >"$VT_WORK/p.pb" || fail "pprof output is not gzip"
+    same_text "$VT_WORK/p.pb" "$gold/pprof_exit.pb"
+    run 0 "$VT" export -f pickle --output "$VT_WORK/s.pickle" "$in"; stdout_empty; stderr_is_one_line
+    stderr_has "vramtrace: warning: $in: 1 live allocation(s) left out: not on a CUDA device"
+    same_text "$VT_WORK/s.pickle" "$gold/memory_snapshot.pickle"
+    listing "$VT_WORK" | grep -q tmp && fail "a temporary file was left behind"
+    run 0 "$VT" help export; stdout_has "usage: vramtrace export --format FORMAT" ;;
+export_consumers)
+    # What the formats' readers check, with Python's own json and pickle modules.
+    in=$VT_CLI_DATA/export_input.json
+    run 0 "$VT" export -f chrome -o "$VT_WORK/t.json" "$in"
+    python3 - "$VT_WORK/t.json" >"$out" 2>"$err" <<'PY' || fail "chrome trace check"
+import json, sys
+d = json.load(open(sys.argv[1]))
+ev = d["traceEvents"]
+counters = [e for e in ev if e["ph"] == "C"]
+assert {e["name"] for e in counters} == {"tracked bytes host", "tracked bytes cuda:0", "tracked bytes cuda:1"}
+assert [e["args"]["bytes"] for e in counters if e["name"] == "tracked bytes cuda:0"] == [0, 1048576, 4194304, 1048576]
+assert [e["ts"] for e in ev if e.get("cat") == "mark"] == [1500000.0]
+assert sorted(e["args"]["size"] for e in ev if e.get("cat") == "alloc") == [4096, 1048576, 2097152, 3145728]
+assert all(e["ph"] in "MCi" for e in ev)
+PY
+    run 0 "$VT" export -f pickle -o "$VT_WORK/s.pickle" "$in"
+    python3 - "$VT_WORK/s.pickle" >"$out" 2>"$err" <<'PY' || fail "pickle check"
+import pickle, pickletools, sys
+raw = open(sys.argv[1], "rb").read()
+assert raw[:2] == b"\x80\x04"
+# Only opcodes that PyTorch's memory_viz JavaScript unpickler knows.
+viewer = {"PROTO", "EMPTY_DICT", "EMPTY_LIST", "MARK", "SETITEMS", "APPENDS", "BININT", "BININT1", "BININT2",
+          "LONG1", "SHORT_BINUNICODE", "BINUNICODE", "NEWTRUE", "NEWFALSE", "NONE", "TUPLE2", "STOP",
+          "MEMOIZE", "BINGET", "LONG_BINGET"}
+ops = {op.name for op, _, _ in pickletools.genops(raw)}
+assert ops <= viewer, ops - viewer
+d = pickle.loads(raw)
+assert [(s["device"], s["address"], s["total_size"]) for s in d["segments"]] == [(0, 0x7f3a00000000, 1048576), (1, 0x7f4a00000000, 2097152)]
+for s in d["segments"]:
+    assert [b["address"] for b in s["blocks"]] == [s["address"]] and sum(b["size"] for b in s["blocks"]) == s["total_size"]
+assert [[e["action"] for e in t] for t in d["device_traces"]] == [
+    ["segment_alloc", "alloc", "segment_alloc", "alloc", "free_requested", "free_completed", "segment_free", "oom"],
+    ["segment_alloc", "alloc"]]
+assert d["device_traces"][0][-1]["device_free"] == 1073741824
+assert d["segments"][0]["frames"][1] == {"filename": "/src/alloc.h", "line": 7, "name": "alloc_helper<float>(unsigned long)"}
+assert d["segments"][0]["blocks"][0]["frames"] == d["segments"][0]["frames"] == d["device_traces"][0][0]["frames"]
+assert d["device_traces"][0][2]["frames"][1] == {"filename": "/home/me/train", "line": 0, "name": "train+0x2000"}
+PY
+    run 0 "$VT" export -f folded "$in"
+    bad=$(grep -cvE '^[^ ;][^;]*(;[^;]+)* [0-9]+$' "$out"); [ "$bad" -eq 0 ] || fail "$bad malformed folded lines"
+    [ "$(awk '{ s += $NF } END { print s }' "$out")" -eq 3149824 ] || fail "folded bytes do not add up to the live bytes"
+    run 0 "$VT" export -f html "$in"
+    grep -qE '(src|href)=' "$out" && fail "the html report loads something"
+    stdout_has "<svg" ;;
+export_pprof_protoc)
+    # A real protobuf decoder reads the pprof output (protobuf-compiler; skipped without protoc).
+    command -v protoc >/dev/null || { echo "protoc not installed"; exit 77; }
+    proto_dir=$VT_CLI_DATA/../../export
+    run 0 "$VT" export -f pprof -o "$VT_WORK/p.pb.gz" "$VT_CLI_DATA/export_input.json"
+    gzip -dc "$VT_WORK/p.pb.gz" | protoc --proto_path="$proto_dir" --decode=perftools.profiles.Profile profile.proto \
+        >"$out" 2>"$err" || fail "protoc cannot decode the profile"
+    [ "$(grep -c '^sample {' "$out")" -eq 3 ] || fail "expected 3 samples"
+    [ "$(grep -c '^location {' "$out")" -eq 5 ] || fail "expected 5 locations"
+    stdout_has 'string_table: "inuse_space"'
+    stdout_has 'string_table: "alloc_helper<float>(unsigned long)"'
+    [ "$(grep -c '^  value: 2097152$' "$out")" -eq 1 ] || fail "the cuda:1 sample" ;;
+export_pprof_go)
+    # pprof itself (`go tool pprof`, from golang-go) reads the profile; skipped without Go.
+    command -v go >/dev/null || { echo "go not installed"; exit 77; }
+    run 0 "$VT" export -f pprof -o "$VT_WORK/p.pb.gz" "$VT_CLI_DATA/export_input.json"
+    HOME=$VT_WORK GOCACHE=$VT_WORK/gocache go tool pprof -raw "$VT_WORK/p.pb.gz" >"$out" 2>"$err" || fail "pprof cannot read the profile"
+    stdout_has "inuse_objects/count inuse_space/bytes[dflt]"
+    stdout_has "api:[cudaMallocAsync] device:[cuda:1] kind:[device]"
+    stdout_has "make_buffer(unsigned long) /src/train.cpp:42"
+    stdout_has "/home/me/train 3b1f5c2a [FN][FL][LN][IN]"
+    [ "$(grep -cE '^ +1 +(4096|1048576|2097152): ' "$out")" -eq 3 ] || fail "expected the 3 samples" ;;
+export_no_history)
+    jq 'del(.events, .event_history)' "$VT_CLI_DATA/export_input.json" >"$VT_WORK/nohist.json"
+    run 0 "$VT" export -f chrome "$VT_WORK/nohist.json"; stderr_is_one_line
+    stderr_has "vramtrace: warning: $VT_WORK/nohist.json: the snapshot has no event history"
+    jq_is "$out" '[.traceEvents[] | select(.name == "tracked bytes cuda:0") | .args.bytes]' "[0,1048576]"
+    jq_is "$out" '.otherData.history' '"none: only allocations live at the dump"'
+    # Schema 1 files of before the event history and peaks: every format that can, works.
+    f=$VT_CLI_DATA/schema-v1.json
+    for fmt in chrome folded pprof pickle html; do run 0 "$VT" export -f $fmt -o "$VT_WORK/o.$fmt" "$f"; done
+    run 1 "$VT" export -f folded --at peak "$f"; stderr_is_one_line
+    stderr_has "vramtrace: error: $f: the snapshot records no peak composition" ;;
+export_errors)
+    in=$VT_CLI_DATA/export_input.json
+    run 2 "$VT" export -f svg "$in"; stdout_empty; stderr_is_one_line
+    stderr_has "vramtrace: error: export: unknown format 'svg' (formats: chrome, folded, pprof, pickle, html) (see 'vramtrace export --help')"
+    run 2 "$VT" export "$in"; stderr_is_one_line; stderr_has "export: --format is required"
+    run 2 "$VT" export -f chrome; stderr_is_one_line; stderr_has "export: no snapshot file given"
+    run 2 "$VT" export -f chrome --at peak "$in"; stderr_is_one_line; stderr_has "--at applies to folded, pprof and html only"
+    run 2 "$VT" export -f folded --at middle "$in"; stderr_is_one_line; stderr_has "--at takes exit or peak, got 'middle'"
+    run 2 "$VT" export -f folded --device x "$in"; stderr_is_one_line; stderr_has "--device takes a device ordinal"
+    run 2 "$VT" export -f folded --frobnicate "$in"; stderr_is_one_line; stderr_has "export: unknown option '--frobnicate'"
+    run 2 "$VT" export -f folded "$in" "$in"; stderr_is_one_line; stderr_has "more than one snapshot"
+    run 1 "$VT" export -f folded --device 7 "$in"; stderr_is_one_line; stderr_has "$in: the snapshot has no device cuda:7"
+    run 1 "$VT" export -f chrome "$VT_WORK/nope.json"; stdout_empty; stderr_is_one_line
+    stderr_has "vramtrace: error: $VT_WORK/nope.json: cannot open: No such file or directory"
+    head -c 300 "$in" >"$VT_WORK/cut.json"
+    run 1 "$VT" export -f chrome "$VT_WORK/cut.json"; stdout_empty; stderr_is_one_line; stderr_has "truncated JSON"
+    run 1 "$VT" export -f chrome -o "$VT_WORK/no/such/dir/t.json" "$in"; stderr_is_one_line
+    stderr_has "vramtrace: error: $VT_WORK/no/such/dir/t.json: cannot write: No such file or directory"
+    # A binary format is not written to a terminal.
+    if command -v script >/dev/null; then
+        script -qec "$VT export -f pprof $in" /dev/null >"$out" 2>&1; status=$?
+        [ "$status" -eq 2 ] || fail "pprof to a terminal: status $status"
+        stdout_has "the pprof format is binary: give --output PATH or redirect stdout"
+    fi ;;
+preload_export)
+    # A program run under the real library, exported: the folded stacks hold exactly the bytes the
+    # program says each of its sites left live (leaf frame = the site's function), the trace's
+    # counter ends at the device's current bytes, and the pickle loads with one segment per live
+    # device allocation.
+    run 0 "$VT" run --no-summary --output "$VT_WORK/run.json" -- "$VT_DIFF_PROG" base
+    awk '$1 == "site" { print $2, $4 }' "$out" | sort >"$VT_WORK/expected"
+    run 0 "$VT" export -f folded "$VT_WORK/run.json"; stderr_empty
+    awk '{ n = split($1, f, ";"); b[f[n]] += $NF } END { for (k in b) print k, b[k] }' "$out" | sort >"$VT_WORK/got"
+    same_text "$VT_WORK/expected" "$VT_WORK/got"
+    run 0 "$VT" export -f chrome -o "$VT_WORK/t.json" "$VT_WORK/run.json"; stderr_empty
+    current=$(jq '.devices[] | select(.device == 0) | .current_bytes' "$VT_WORK/run.json")
+    jq_is "$VT_WORK/t.json" '[.traceEvents[] | select(.name == "tracked bytes cuda:0")] | last | .args.bytes' "$current"
+    run 0 "$VT" export -f pickle -o "$VT_WORK/s.pickle" "$VT_WORK/run.json"
+    segments=$(jq '[.allocations[] | select(.device >= 0)] | length' "$VT_WORK/run.json")
+    python3 -c 'import pickle, sys; d = pickle.load(open(sys.argv[1], "rb")); print(len(d["segments"]))' \
+        "$VT_WORK/s.pickle" >"$out" 2>"$err" || fail "the pickle does not load"
+    [ "$(cat "$out")" -eq "$segments" ] || fail "expected $segments segments"
+    for fmt in pprof html; do run 0 "$VT" export -f $fmt -o "$VT_WORK/o.$fmt" "$VT_WORK/run.json"; done ;;
 *)
     echo "unknown case: $case_name"; exit 2 ;;
 esac

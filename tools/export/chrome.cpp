@@ -1,0 +1,155 @@
+// Chrome Trace Event JSON (the "JSON object" form), read by chrome://tracing and ui.perfetto.dev.
+// Layout and field mapping: docs/exports.md. One trace event per line, in a fixed order (metadata,
+// counters per device, then events oldest first), so the output is byte-stable for a snapshot.
+#include <algorithm>
+#include <set>
+
+#include "export.h"
+#include "export_common.h"
+
+namespace vramtrace::exporter {
+
+namespace {
+
+struct Writer {
+    std::string out;
+    bool first = true;
+    void begin_event() {
+        out += first ? "\n" : ",\n";
+        first = false;
+    }
+};
+
+std::string process_title(const report::Snapshot &snapshot) {
+    std::string title = "vramtrace:";
+    for (const std::string &arg : snapshot.process.command_line) title += " " + arg;
+    if (snapshot.process.command_line.empty()) title += " pid " + to_dec_signed(snapshot.process.pid);
+    return title;
+}
+
+} // namespace
+
+std::string export_chrome(const report::Snapshot &snapshot, const Options &options, std::vector<std::string> *notes) {
+    const std::string pid = to_dec_signed(snapshot.process.pid);
+    const uint64_t origin = time_origin_ns(snapshot);
+    auto ts = [&](uint64_t t) { return micros_text(t > origin ? t - origin : 0); };
+    Writer w;
+    w.out = "{\"traceEvents\": [";
+
+    std::vector<const report::Event *> events = wanted_events(snapshot, options);
+    bool has_history = !snapshot.events.events.empty();
+    if (!has_history && notes)
+        notes->push_back("the snapshot has no event history (VRAMTRACE_EVENTS=0, or an older vramtrace): the trace "
+                         "shows only the allocations live at the dump, at the times they were made");
+
+    // Metadata: the process and every thread that appears.
+    w.begin_event();
+    w.out += "{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": " + pid + ", \"tid\": 0, \"args\": {\"name\": ";
+    append_json_string(w.out, process_title(snapshot));
+    w.out += "}}";
+    std::set<uint32_t> threads;
+    if (has_history) {
+        for (const report::Event *e : events) threads.insert(e->thread_id);
+    } else {
+        for (const report::Allocation &a : snapshot.allocations)
+            if (device_wanted(options, a.device)) threads.insert(a.thread_id);
+        for (const report::OomEvent &o : snapshot.ooms)
+            if (device_wanted(options, o.device)) threads.insert(o.thread_id);
+    }
+    for (uint32_t tid : threads) {
+        w.begin_event();
+        w.out += "{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": " + pid + ", \"tid\": " + to_dec(tid) +
+                 ", \"args\": {\"name\": \"thread " + to_dec(tid) + "\"}}";
+    }
+
+    // Counter tracks: tracked bytes per device.
+    Timeline timeline = build_timeline(snapshot, options);
+    for (const DeviceSeries &s : timeline.devices) {
+        std::string name = "tracked bytes " + report::device_label(s.device);
+        for (const SeriesPoint &p : s.points) {
+            w.begin_event();
+            w.out += "{\"name\": \"" + name + "\", \"ph\": \"C\", \"ts\": " + ts(p.time_ns) + ", \"pid\": " + pid +
+                     ", \"args\": {\"bytes\": " + to_dec(p.bytes) + "}}";
+        }
+    }
+
+    auto memory_event = [&](const char *what, uint64_t time_ns, uint32_t tid, int device, uint64_t address,
+                            uint64_t size, const std::string &kind, const std::string &api, uint32_t stack) {
+        w.begin_event();
+        w.out += "{\"name\": \"" + std::string(what) + " " + report::format_bytes(size) + "\", \"cat\": \"" + what +
+                 "\", \"ph\": \"i\", \"s\": \"t\", \"ts\": " + ts(time_ns) + ", \"pid\": " + pid +
+                 ", \"tid\": " + to_dec(tid) + ", \"args\": {\"device\": \"" + report::device_label(device) +
+                 "\", \"size\": " + to_dec(size) + ", \"address\": \"" + report::hex_u64(address) + "\", \"kind\": ";
+        append_json_string(w.out, kind);
+        w.out += ", \"api\": ";
+        append_json_string(w.out, api);
+        w.out += ", \"call_site\": ";
+        append_json_string(w.out, call_site_text(snapshot, stack));
+        w.out += "}}";
+    };
+    auto oom_event = [&](uint64_t time_ns, uint32_t tid, int device, uint64_t requested, const std::string &api,
+                         uint32_t stack) {
+        w.begin_event();
+        w.out += "{\"name\": \"out of memory " + report::format_bytes(requested) +
+                 "\", \"cat\": \"oom\", \"ph\": \"i\", \"s\": \"p\", \"ts\": " + ts(time_ns) + ", \"pid\": " + pid +
+                 ", \"tid\": " + to_dec(tid) + ", \"args\": {\"device\": \"" + report::device_label(device) +
+                 "\", \"requested\": " + to_dec(requested) + ", \"api\": ";
+        append_json_string(w.out, api);
+        w.out += ", \"call_site\": ";
+        append_json_string(w.out, call_site_text(snapshot, stack));
+        w.out += "}}";
+    };
+
+    if (has_history) {
+        for (const report::Event *e : events) {
+            if (e->type == "alloc" || e->type == "free") {
+                memory_event(e->type.c_str(), e->time_ns, e->thread_id, e->device, e->address, e->size, e->kind,
+                             e->api, e->stack);
+            } else if (e->type == "oom") {
+                oom_event(e->time_ns, e->thread_id, e->device, e->size, e->api, e->stack);
+            } else if (e->type == "mark") {
+                w.begin_event();
+                w.out += "{\"name\": ";
+                append_json_string(w.out, e->label);
+                w.out += ", \"cat\": \"mark\", \"ph\": \"i\", \"s\": \"g\", \"ts\": " + ts(e->time_ns) +
+                         ", \"pid\": " + pid + ", \"tid\": " + to_dec(e->thread_id) + "}";
+            }
+        }
+    } else {
+        std::vector<const report::Allocation *> live;
+        for (const report::Allocation &a : snapshot.allocations)
+            if (device_wanted(options, a.device)) live.push_back(&a);
+        std::stable_sort(live.begin(), live.end(), [](auto *a, auto *b) { return a->time_ns < b->time_ns; });
+        for (const report::Allocation *a : live)
+            memory_event("alloc", a->time_ns, a->thread_id, a->device, a->address, a->size, a->kind, a->api, a->stack);
+        for (const report::OomEvent &o : snapshot.ooms)
+            if (device_wanted(options, o.device))
+                oom_event(o.time_ns, o.thread_id, o.device, o.requested_bytes, o.api, o.stack);
+    }
+    // Each device's peak, where the snapshot knows when it was.
+    for (const report::DevicePeak &p : snapshot.peaks) {
+        if (!device_wanted(options, p.device) || p.time_ns == 0) continue;
+        w.begin_event();
+        w.out += "{\"name\": \"peak " + report::device_label(p.device) + " " + report::format_bytes(p.peak_bytes) +
+                 "\", \"cat\": \"peak\", \"ph\": \"i\", \"s\": \"p\", \"ts\": " + ts(p.time_ns) + ", \"pid\": " +
+                 pid + ", \"tid\": 0, \"args\": {\"device\": \"" + report::device_label(p.device) +
+                 "\", \"peak_bytes\": " + to_dec(p.peak_bytes) + "}}";
+    }
+
+    w.out += "\n],\n\"displayTimeUnit\": \"ms\",\n\"otherData\": {\"source\": ";
+    append_json_string(w.out, "vramtrace " + snapshot.process.vramtrace_version);
+    w.out += ", \"reason\": ";
+    append_json_string(w.out, snapshot.process.reason);
+    w.out += ", \"host\": ";
+    append_json_string(w.out, snapshot.process.host);
+    w.out += ", \"history\": ";
+    std::string history = !has_history                   ? "none: only allocations live at the dump"
+                          : snapshot.events.wrapped ? "wrapped: events before " + ts(snapshot.events.complete_from_ns) +
+                                                          " us were dropped"
+                                                    : "complete";
+    append_json_string(w.out, history);
+    w.out += "}}\n";
+    return w.out;
+}
+
+} // namespace vramtrace::exporter

@@ -1,0 +1,49 @@
+// Folded stacks: one line per distinct stack, root first, frames joined by ';', a space, then the
+// bytes ("main;train_step;cudaMalloc 20971520"), as flamegraph.pl, inferno and speedscope read.
+// Inlined functions carry flamegraph.pl's "_[i]" annotation. With more than one device in the
+// output, each line starts with the device ("cuda:0;main;..."), since bytes of different devices
+// do not add up to anything one GPU holds.
+#include <map>
+#include <set>
+
+#include "export.h"
+#include "export_common.h"
+
+namespace vramtrace::exporter {
+
+namespace {
+
+// ';' separates frames and a line ends at '\n': neither may appear inside a name.
+std::string clean(std::string name) {
+    for (char &c : name)
+        if (c == ';') c = ':';
+        else if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+    return name;
+}
+
+} // namespace
+
+std::string export_folded(const report::Snapshot &snapshot, const Options &options, std::vector<std::string> *) {
+    std::vector<WeightedStack> stacks = weighted_stacks(snapshot, options, options.at.value_or(At::Exit));
+    std::set<int> devices;
+    for (const WeightedStack &w : stacks) devices.insert(w.device);
+    bool prefix_device = devices.size() > 1;
+    // Distinct stacks can fold to the same names (two return addresses in one function): summed.
+    std::map<std::string, uint64_t> lines;
+    for (const WeightedStack &w : stacks) {
+        std::vector<NamedFrame> frames = expand_stack(snapshot, snapshot.find_stack(w.stack));
+        std::string line = prefix_device ? report::device_label(w.device) : std::string();
+        auto add = [&](const std::string &name) {
+            if (!line.empty()) line += ';';
+            line += clean(name);
+        };
+        if (frames.empty()) add(std::string(kNoStackName));
+        for (auto it = frames.rbegin(); it != frames.rend(); ++it) add(it->inlined ? it->name + "_[i]" : it->name);
+        lines[line] += w.bytes;
+    }
+    std::string out;
+    for (const auto &[line, bytes] : lines) out += line + " " + to_dec(bytes) + "\n";
+    return out;
+}
+
+} // namespace vramtrace::exporter
