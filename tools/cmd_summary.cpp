@@ -5,6 +5,7 @@
 
 #include "cli.h"
 #include "reporting/summary_format.h"
+#include "offline_symbolize.h"
 #include "snapshot_reader.h"
 
 namespace vramtrace::cli {
@@ -13,12 +14,14 @@ const char *const kSummaryHelp =
     "usage: vramtrace summary [--top N] SNAPSHOT\n"
     "\n"
     "Prints the summary of a snapshot written by libvramtrace.so: per device the current, peak,\n"
-    "total allocated and total freed memory, the top call sites by live bytes, and the\n"
-    "allocations still live (leaks, for a snapshot taken at exit). It is the summary the library\n"
-    "prints on stderr at exit.\n"
+    "total allocated and total freed memory (also by kind and by size class, small < 1 MiB and\n"
+    "large >= 1 MiB, where the snapshot's event history allows), what nvidia-smi counts beyond it,\n"
+    "the top call sites by live bytes and at each device's peak, out-of-memory failures, memory\n"
+    "pools, and the allocations still live (leaks, for a snapshot taken at exit). It is the summary\n"
+    "the library prints on stderr at exit.\n"
     "\n"
     "options:\n"
-    "  --top N       list the N call sites with the most live bytes (default 10; 0 = all)\n"
+    "  --top N       list N call sites per table (default 10; 0 = all)\n"
     "  -h, --help    show this help\n"
     "\n"
     "Exit status: 0 success, 1 the file is missing, unreadable or not a valid snapshot,\n"
@@ -70,6 +73,7 @@ int summary_command(int argc, char **argv) {
         log_error(error);
         return kExitFailure;
     }
+    symbolize_offline(snapshot, path); // a crash snapshot: name its frames from the files on disk
     std::string text = report::format_summary(snapshot, options);
     if (text.empty()) {
         log_error(path + ": out of memory while formatting the summary");

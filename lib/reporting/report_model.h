@@ -35,6 +35,10 @@ struct ProcessInfo {
     std::string rank;               // RANK / SLURM_PROCID / OMPI_COMM_WORLD_RANK; "" when none set
     bool symbolized = true;         // false: frames carry only addresses (a crash dump written from
                                     // a signal handler); the CLI symbolizes them from the modules
+    std::string signal;             // Added by helper C (crash snapshots): the fatal signal that
+                                    // made the process write this snapshot ("SIGSEGV", "SIGBUS",
+                                    // "SIGABRT", "SIGFPE", "SIGILL") when reason is "crash"; ""
+                                    // otherwise (the writer then leaves the member out)
 
     bool operator==(const ProcessInfo &) const = default;
 };
@@ -180,6 +184,9 @@ struct Pool {
     uint64_t used_bytes = 0;
     uint64_t reserved_high_bytes = 0;
     uint64_t used_high_bytes = 0;
+    // Added by helper F (coverage): true for a device's graph memory (cuDeviceGetGraphMemAttribute
+    // CU_GRAPH_MEM_ATTR_*, the pool behind graph memory nodes); handle is then 0.
+    bool is_graph_memory = false;
     bool operator==(const Pool &) const = default;
 };
 
@@ -189,6 +196,10 @@ struct Snapshot {
     std::vector<DeviceTotals> devices; // ascending ordinal
     uint64_t dropped_allocations = 0;  // records the table could not hold
     uint64_t dropped_stacks = 0;       // stacks the depot could not hold
+    // Added within schema 1 (helper A; optional for readers, 0 in older files): allocations whose
+    // call site got no peak counter (no memory could be mapped for it); their bytes are counted
+    // under stack 0 in `peaks`, so the sums stay exact.
+    uint64_t dropped_peak_sites = 0;
     std::vector<Module> modules;
     std::vector<Frame> frames;
     std::vector<Stack> stacks;         // those referenced by allocations
@@ -234,10 +245,13 @@ std::string_view path_basename(std::string_view path);
 //   "make_buffer(unsigned long) at /src/train.cpp:42 (train)"  with file:line,
 //   "worker() (train+0x3000)"                                  without file:line,
 //   "?? (0x7fffe0001000)"                                      without function and module.
+// A frame with inlined calls starts with the innermost one and names each function it was inlined
+// into in parentheses, the real function last, then the module as above:
+//   "g() at /src/a.cpp:3 (inlined into f() at /src/a.cpp:10) (train)".
 std::string describe_frame(const Snapshot &snapshot, const Frame &frame);
 
 // Live allocations grouped by the call-site frame of their stack. Frames with file:line group by
-// (module path, file, line, function), so two return addresses on one source line are one call
+// (module path, file, line, function, and the position of each inlined call), so two return addresses on one source line are one call
 // site; frames without file:line group by (module path, module offset), or by address when the
 // module is unknown. Allocations whose stack is 0 or missing, and those whose stack has no call
 // site (every frame inside vramtrace, the CUDA runtime or the driver), form one group each.
@@ -261,5 +275,16 @@ bool counts_as_held(const Allocation &a);
 // Groups the allocations that count_as_held. Sorted by live bytes descending, then live count
 // descending, then key ascending.
 std::vector<CallSiteGroup> group_live_by_call_site(const Snapshot &snapshot);
+
+// Bytes and allocations attributed to a stack (e.g. DevicePeak::sites).
+struct StackWeight {
+    uint32_t stack = 0;  // Stack::id; 0 = no stack
+    uint64_t bytes = 0;
+    uint64_t count = 0;
+};
+// Groups weighted stacks by call site with the same keys, locations and order as
+// group_live_by_call_site (live_bytes/live_count are the summed weights); apis, devices and sizes
+// stay empty.
+std::vector<CallSiteGroup> group_by_call_site(const Snapshot &snapshot, const std::vector<StackWeight> &weights);
 
 } // namespace vramtrace::report

@@ -3,6 +3,9 @@
 #include "summary_format.h"
 
 #include <algorithm>
+#include <functional>
+#include <map>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -101,6 +104,35 @@ public:
     // last column is never padded, so no line ends in spaces.
     void table(std::string_view indent, const std::vector<std::vector<std::string>> &rows,
                const std::vector<bool> &right) {
+        for (const std::string &text : render(indent, rows, right)) add(text);
+    }
+
+    // `first` then the items joined by ", ", broken into lines of at most kWidth characters (the
+    // prefix included; an item longer than that gets a line of its own); continuation lines start
+    // with `indent`.
+    void wrap(std::string first, const std::string &indent, const std::vector<std::string> &items) {
+        constexpr size_t kWidth = 100;
+        std::string text = std::move(first);
+        size_t start = text.size();
+        for (size_t i = 0; i < items.size(); ++i) {
+            std::string piece = items[i] + (i + 1 < items.size() ? "," : "");
+            bool fresh = text.size() == start;
+            if (!fresh && kSummaryLinePrefix.size() + text.size() + 1 + piece.size() > kWidth) {
+                add(text);
+                text = indent;
+                start = text.size();
+                fresh = true;
+            }
+            if (!fresh) text += ' ';
+            text += piece;
+        }
+        while (!text.empty() && text.back() == ' ') text.pop_back();
+        add(text);
+    }
+
+    static std::vector<std::string> render(std::string_view indent, const std::vector<std::vector<std::string>> &rows,
+                                           const std::vector<bool> &right) {
+        std::vector<std::string> out;
         std::vector<size_t> width(right.size(), 0);
         for (const auto &row : rows)
             for (size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
@@ -115,8 +147,9 @@ public:
                 if (!right[c] && !last) text.append(pad, ' ');
             }
             while (!text.empty() && text.back() == ' ') text.pop_back();
-            add(text);
+            out.push_back(std::move(text));
         }
+        return out;
     }
 
     std::string take() { return std::move(out_); }
@@ -129,6 +162,7 @@ void header(Lines &lines, const Snapshot &s) {
     const ProcessInfo &p = s.process;
     std::string title = "==== memory summary: pid " + std::to_string(p.pid);
     if (!p.host.empty()) title += " on " + one_line(p.host);
+    if (!p.rank.empty()) title += ", rank " + one_line(p.rank);
     lines.add(title + " ====");
 
     std::string command = !p.command_line.empty() ? shell_words(p.command_line)
@@ -155,6 +189,117 @@ void header(Lines &lines, const Snapshot &s) {
     lines.add(when);
 }
 
+// ---- figures per device (see the header for where each comes from) ----
+
+constexpr uint64_t kLargeBytes = 1 << 20; // PyTorch's pools: small < 1 MiB, large >= 1 MiB
+
+// A Cur/Peak/Tot Alloc/Tot Freed quadruple; nullopt = not known.
+struct Figures {
+    std::optional<uint64_t> cur, peak, alloc, freed;
+};
+
+// Counters replayed from the event history for one (device, category).
+struct Replay {
+    uint64_t cur = 0, peak = 0, alloc = 0, freed = 0;
+    void on_alloc(uint64_t v) {
+        cur += v;
+        alloc += v;
+        peak = std::max(peak, cur);
+    }
+    void on_free(uint64_t v) {
+        cur = cur >= v ? cur - v : 0;
+        freed += v;
+    }
+};
+
+struct DeviceReplay {
+    Replay bytes, count;                      // all held kinds
+    std::map<std::string, Replay> kind_bytes; // by Allocation::kind
+    Replay small_bytes, large_bytes, small_count, large_count;
+};
+
+bool kind_is_held(const std::string &kind) {
+    Allocation a;
+    a.kind = kind;
+    return counts_as_held(a);
+}
+
+// Replays the event history per device when it holds every allocation and free since start, which
+// is checked against the device counters (totals and counts must match exactly); otherwise the
+// per-kind and per-size peaks and totals stay unknown.
+std::map<int, DeviceReplay> replay_events(const Snapshot &s) {
+    std::map<int, DeviceReplay> out;
+    const EventHistory &h = s.events;
+    if (h.capacity == 0 || h.wrapped || h.recorded != h.events.size()) return out;
+    for (const Event &e : h.events) {
+        bool alloc = e.type == "alloc";
+        if ((!alloc && e.type != "free") || !kind_is_held(e.kind)) continue;
+        DeviceReplay &d = out[e.device];
+        bool large = e.size >= kLargeBytes;
+        if (alloc) {
+            d.bytes.on_alloc(e.size), d.count.on_alloc(1), d.kind_bytes[e.kind].on_alloc(e.size);
+            (large ? d.large_bytes : d.small_bytes).on_alloc(e.size);
+            (large ? d.large_count : d.small_count).on_alloc(1);
+        } else {
+            d.bytes.on_free(e.size), d.count.on_free(1), d.kind_bytes[e.kind].on_free(e.size);
+            (large ? d.large_bytes : d.small_bytes).on_free(e.size);
+            (large ? d.large_count : d.small_count).on_free(1);
+        }
+    }
+    for (auto it = out.begin(); it != out.end();) {
+        const DeviceTotals *t = nullptr;
+        for (const DeviceTotals &d : s.devices)
+            if (d.device == it->first) t = &d;
+        const DeviceReplay &r = it->second;
+        bool agrees = t && r.bytes.alloc == t->total_allocated_bytes && r.bytes.freed == t->total_freed_bytes &&
+                      r.count.alloc == t->allocation_count && r.count.freed == t->free_count;
+        it = agrees ? std::next(it) : out.erase(it);
+    }
+    return out;
+}
+
+std::string cell(const std::optional<uint64_t> &v, bool bytes) {
+    if (!v) return "-";
+    return bytes ? format_bytes(*v) : dec(*v);
+}
+
+std::vector<std::string> figures_row(std::string label, const Figures &f, bool bytes) {
+    return {std::move(label), cell(f.cur, bytes), cell(f.peak, bytes), cell(f.alloc, bytes), cell(f.freed, bytes)};
+}
+
+Figures from_replay(uint64_t cur, const DeviceReplay *r, const Replay DeviceReplay::*which) {
+    Figures f;
+    f.cur = cur;
+    if (r) f.peak = (r->*which).peak, f.alloc = (r->*which).alloc, f.freed = (r->*which).freed;
+    return f;
+}
+
+std::string kind_label(const std::string &kind) {
+    if (kind == "device") return "device memory";
+    if (kind == "managed") return "managed memory";
+    if (kind == "host_pinned") return "host pinned";
+    if (kind == "host_registered") return "host registered";
+    if (kind == "vmm_physical") return "VMM physical";
+    if (kind == "graph_pool") return "graph pool";
+    if (kind == "array") return "CUDA arrays";
+    return one_line(kind);
+}
+
+// "N s after start" for a CLOCK_MONOTONIC time, when the snapshot can place it on the wall clock.
+std::optional<uint64_t> since_start(const ProcessInfo &p, uint64_t monotonic_ns) {
+    if (p.dump_monotonic_ns == 0 || p.start_time_ns == 0 || p.dump_time_ns < p.start_time_ns ||
+        monotonic_ns > p.dump_monotonic_ns)
+        return std::nullopt;
+    uint64_t run = p.dump_time_ns - p.start_time_ns, before_dump = p.dump_monotonic_ns - monotonic_ns;
+    if (before_dump > run) return std::nullopt;
+    return run - before_dump;
+}
+
+std::string when_text(const ProcessInfo &p, uint64_t monotonic_ns) {
+    auto t = since_start(p, monotonic_ns);
+    return t ? format_duration(*t) + " after start" : std::string();
+}
+
 void devices(Lines &lines, const Snapshot &s) {
     if (s.devices.empty()) {
         lines.add("memory by device: none (no allocation went through an intercepted call)");
@@ -167,39 +312,104 @@ void devices(Lines &lines, const Snapshot &s) {
         auto rank = [](int dev) { return dev >= 0 ? int64_t(dev) : int64_t(1) << 40 | int64_t(-dev); };
         return rank(a->device) < rank(b->device);
     });
+    std::map<int, DeviceReplay> replayed = replay_events(s);
 
-    lines.add("memory by device:");
-    std::vector<std::vector<std::string>> rows;
-    rows.push_back({"device", "", "current", "peak", "total allocated", "total freed"});
+    lines.add("memory by device (Cur: at the snapshot, Peak: highest, Tot: since start; - not known):");
+    bool unknown_shown = false;
     for (const DeviceTotals *d : order) {
+        // Live figures from the allocations themselves (those that count as held).
+        std::map<std::string, uint64_t> kind_cur;
+        uint64_t small_cur = 0, large_cur = 0, small_n = 0, large_n = 0;
+        for (const Allocation &a : s.allocations) {
+            if (a.device != d->device || !counts_as_held(a)) continue;
+            kind_cur[a.kind] += a.size;
+            (a.size >= kLargeBytes ? large_cur : small_cur) += a.size;
+            (a.size >= kLargeBytes ? large_n : small_n) += 1;
+        }
+        auto found = replayed.find(d->device);
+        const DeviceReplay *r = found == replayed.end() ? nullptr : &found->second;
+        if (r)
+            for (const auto &k : r->kind_bytes) kind_cur.try_emplace(k.first, 0);
+
+        std::vector<std::vector<std::string>> rows;
+        rows.push_back({device_label(d->device), "Cur Usage", "Peak Usage", "Tot Alloc", "Tot Freed"});
+        rows.push_back(figures_row("tracked memory", {d->current_bytes, d->peak_bytes, d->total_allocated_bytes,
+                                                      d->total_freed_bytes}, true));
+        rows.push_back({"  in bytes", dec(d->current_bytes), dec(d->peak_bytes), dec(d->total_allocated_bytes),
+                        dec(d->total_freed_bytes)});
+        for (const auto &k : kind_cur) {
+            Figures f;
+            f.cur = k.second;
+            if (r) {
+                auto kr = r->kind_bytes.find(k.first);
+                Replay zero;
+                const Replay &x = kr == r->kind_bytes.end() ? zero : kr->second;
+                f.peak = x.peak, f.alloc = x.alloc, f.freed = x.freed;
+            }
+            rows.push_back(figures_row("  " + kind_label(k.first), f, true));
+        }
+        rows.push_back(figures_row("  small (< 1 MiB)", from_replay(small_cur, r, &DeviceReplay::small_bytes), true));
+        rows.push_back(figures_row("  large (>= 1 MiB)", from_replay(large_cur, r, &DeviceReplay::large_bytes), true));
         uint64_t live = d->allocation_count >= d->free_count ? d->allocation_count - d->free_count : 0;
-        rows.push_back({device_label(d->device), "allocated memory", format_bytes(d->current_bytes),
-                        format_bytes(d->peak_bytes), format_bytes(d->total_allocated_bytes),
-                        format_bytes(d->total_freed_bytes)});
-        rows.push_back({"", "  in bytes", dec(d->current_bytes), dec(d->peak_bytes),
-                        dec(d->total_allocated_bytes), dec(d->total_freed_bytes)});
-        rows.push_back({"", "allocations", dec(live), "-", dec(d->allocation_count), dec(d->free_count)});
+        Figures count{live, std::nullopt, d->allocation_count, d->free_count};
+        if (r) count.peak = r->count.peak;
+        rows.push_back(figures_row("allocations", count, false));
+        rows.push_back(figures_row("  small (< 1 MiB)", from_replay(small_n, r, &DeviceReplay::small_count), false));
+        rows.push_back(figures_row("  large (>= 1 MiB)", from_replay(large_n, r, &DeviceReplay::large_count), false));
+        unknown_shown = unknown_shown || !r;
+        lines.table("  ", rows, {false, true, true, true, true});
+
+        std::string identity;
+        if (!d->uuid.empty()) identity = one_line(d->uuid);
+        if (!d->pci_bus_id.empty()) identity += (identity.empty() ? "" : ", ") + ("PCI " + one_line(d->pci_bus_id));
+        if (d->total_memory_bytes)
+            identity += (identity.empty() ? "" : ", ") + format_bytes(*d->total_memory_bytes) + " total";
+        if (!identity.empty()) lines.add("    " + identity);
+        if (d->process_used_bytes) {
+            uint64_t used = *d->process_used_bytes, tracked = d->current_bytes;
+            if (used >= tracked)
+                lines.add("    nvidia-smi: " + format_bytes(used) + " = " + format_bytes(tracked) + " tracked + " +
+                          format_bytes(used - tracked) + " untracked (context, modules)");
+            else
+                lines.add("    nvidia-smi: " + format_bytes(used) + ", " + format_bytes(tracked - used) +
+                          " below the " + format_bytes(tracked) + " tracked (managed memory not resident)");
+        }
     }
-    lines.table("  ", rows, {false, false, true, true, true, true});
+    if (unknown_shown)
+        lines.add("  (peaks and totals by kind and size need a complete event history: VRAMTRACE_EVENTS)");
 }
 
 std::string devices_text(const CallSiteGroup &g) {
     return join(g.devices, [](int d) { return device_label(d); });
 }
 
+// A call-site table: one row of figures per call site, its location on the next line.
+void site_table(Lines &lines, std::vector<std::string> header, const std::vector<bool> &right,
+                const std::vector<CallSiteGroup> &groups, size_t shown,
+                const std::function<std::vector<std::string>(size_t, const CallSiteGroup &)> &row) {
+    std::vector<std::vector<std::string>> rows;
+    rows.push_back(std::move(header));
+    for (size_t i = 0; i < shown; ++i) rows.push_back(row(i, groups[i]));
+    std::vector<std::string> text = lines.render("  ", rows, right);
+    size_t indent = rows[0][0].size();
+    for (size_t i = 1; i < rows.size(); ++i) indent = std::max(indent, rows[i][0].size());
+    lines.add(text[0]);
+    for (size_t i = 0; i < shown; ++i) {
+        lines.add(text[i + 1]);
+        lines.add(std::string(2 + indent + 2, ' ') + one_line(groups[i].location));
+    }
+}
+
 void call_sites(Lines &lines, const std::vector<CallSiteGroup> &groups, size_t shown,
                 uint64_t live_bytes, uint64_t live_count) {
     lines.add("top call sites by live bytes, of " + format_bytes_exact(live_bytes) + " live in " +
               plural(live_count, "allocation") + ":");
-    std::vector<std::vector<std::string>> rows;
-    rows.push_back({"#", "live", "share", "count", "api", "device", "call site"});
-    for (size_t i = 0; i < shown; ++i) {
-        const CallSiteGroup &g = groups[i];
-        rows.push_back({dec(i + 1), format_bytes_exact(g.live_bytes), percent(g.live_bytes, live_bytes),
-                        dec(g.live_count), one_line(join(g.apis, [](const std::string &a) { return a; })),
-                        devices_text(g), one_line(g.location)});
-    }
-    lines.table("  ", rows, {true, false, true, true, false, false, false});
+    site_table(lines, {"#", "live", "share", "count", "api", "device"}, {true, true, true, true, false, false},
+               groups, shown, [&](size_t i, const CallSiteGroup &g) -> std::vector<std::string> {
+                   return {dec(i + 1), format_bytes(g.live_bytes), percent(g.live_bytes, live_bytes),
+                           dec(g.live_count), one_line(join(g.apis, [](const std::string &a) { return a; })),
+                           devices_text(g)};
+               });
 }
 
 void rest(Lines &lines, const std::vector<CallSiteGroup> &groups, size_t shown) {
@@ -208,6 +418,105 @@ void rest(Lines &lines, const std::vector<CallSiteGroup> &groups, size_t shown) 
     for (size_t i = shown; i < groups.size(); ++i) bytes += groups[i].live_bytes, count += groups[i].live_count;
     lines.add("  ... and " + plural(groups.size() - shown, "more call site") + ": " +
               format_bytes_exact(bytes) + " in " + plural(count, "allocation"));
+}
+
+size_t shown_of(const std::vector<CallSiteGroup> &groups, const SummaryOptions &options) {
+    return options.top_n == 0 ? groups.size() : std::min(groups.size(), options.top_n);
+}
+
+// What each device held at its peak (Snapshot::peaks), by call site.
+void peaks(Lines &lines, const Snapshot &s, const SummaryOptions &options) {
+    std::vector<const DevicePeak *> order;
+    for (const DevicePeak &p : s.peaks)
+        if (p.peak_bytes != 0 && !p.sites.empty()) order.push_back(&p);
+    std::stable_sort(order.begin(), order.end(), [](const DevicePeak *a, const DevicePeak *b) {
+        auto rank = [](int dev) { return dev >= 0 ? int64_t(dev) : int64_t(1) << 40 | int64_t(-dev); };
+        return rank(a->device) < rank(b->device);
+    });
+    for (const DevicePeak *p : order) {
+        std::vector<StackWeight> weights;
+        uint64_t count = 0;
+        for (const PeakSite &site : p->sites) weights.push_back({site.stack, site.bytes, site.count}), count += site.count;
+        std::vector<CallSiteGroup> groups = group_by_call_site(s, weights);
+        std::string when = when_text(s.process, p->time_ns);
+        lines.add("peak of " + device_label(p->device) + ": " + format_bytes_exact(p->peak_bytes) + " in " +
+                  plural(count, "allocation") + (when.empty() ? "" : ", " + when) + ", from:");
+        size_t shown = shown_of(groups, options);
+        site_table(lines, {"#", "bytes", "share", "count"}, {true, true, true, true}, groups, shown,
+                   [&](size_t i, const CallSiteGroup &g) -> std::vector<std::string> {
+                       return {dec(i + 1), format_bytes(g.live_bytes), percent(g.live_bytes, p->peak_bytes),
+                               dec(g.live_count)};
+                   });
+        rest(lines, groups, shown);
+    }
+}
+
+std::string stack_location(const Snapshot &s, uint32_t id) {
+    const Stack *stack = s.find_stack(id);
+    if (!stack) return "(no stack captured)";
+    const Frame *frame = s.call_site_frame(*stack);
+    if (!frame) return "(no call site: every frame is in vramtrace, the CUDA runtime or the driver)";
+    return describe_frame(s, *frame);
+}
+
+void ooms(Lines &lines, const Snapshot &s, const SummaryOptions &options) {
+    uint64_t total = std::max<uint64_t>(s.oom_count, s.ooms.size());
+    if (total == 0) return;
+    std::string title = "out-of-memory failures: " + dec(total) + " since start";
+    if (s.ooms.size() < total) title += s.ooms.empty() ? " (none kept)" : ", the last " + dec(s.ooms.size());
+    lines.add(title + ":");
+    for (const OomEvent &o : s.ooms) {
+        std::string when = when_text(s.process, o.time_ns);
+        lines.add("  " + (when.empty() ? std::string() : when + ": ") + one_line(o.api) + " of " +
+                  format_bytes_exact(o.requested_bytes) + " on " + device_label(o.device) + " failed (error " +
+                  std::to_string(o.result) + ")");
+        std::string state;
+        if (o.device_free_bytes && o.device_total_bytes)
+            state = format_bytes(*o.device_free_bytes) + " free of " + format_bytes(*o.device_total_bytes);
+        else if (o.device_free_bytes)
+            state = format_bytes(*o.device_free_bytes) + " free";
+        else
+            state = "free memory not known";
+        lines.add("    " + state + ", " + format_bytes(o.tracked_bytes) + " tracked on the device; called from");
+        lines.add("    " + one_line(stack_location(s, o.stack)));
+    }
+    // A snapshot taken inside the failing call: its live allocations are what held the device.
+    if (s.process.reason != "oom" || s.ooms.empty()) return;
+    int device = s.ooms.back().device;
+    std::vector<StackWeight> weights;
+    uint64_t bytes = 0;
+    for (const Allocation &a : s.allocations)
+        if (a.device == device && counts_as_held(a)) weights.push_back({a.stack, a.size, 1}), bytes += a.size;
+    if (weights.empty()) return;
+    std::vector<CallSiteGroup> groups = group_by_call_site(s, weights);
+    lines.add("  held on " + device_label(device) + " at the last failure (this snapshot): " +
+              format_bytes_exact(bytes) + " in " + plural(weights.size(), "allocation") + ", from:");
+    size_t shown = shown_of(groups, options);
+    site_table(lines, {"#", "bytes", "share", "count"}, {true, true, true, true}, groups, shown,
+               [&](size_t i, const CallSiteGroup &g) -> std::vector<std::string> {
+                   return {dec(i + 1), format_bytes(g.live_bytes), percent(g.live_bytes, bytes), dec(g.live_count)};
+               });
+    rest(lines, groups, shown);
+}
+
+void pools(Lines &lines, const Snapshot &s) {
+    if (s.pools.empty()) return;
+    std::vector<const Pool *> order;
+    for (const Pool &p : s.pools) order.push_back(&p);
+    std::stable_sort(order.begin(), order.end(), [](const Pool *a, const Pool *b) {
+        if (a->device != b->device) return a->device < b->device;
+        if (a->is_default != b->is_default) return a->is_default;
+        return a->handle < b->handle;
+    });
+    lines.add("memory pools (stream-ordered allocator), reserved from the device vs used by allocations:");
+    std::vector<std::vector<std::string>> rows;
+    rows.push_back({"device", "pool", "reserved", "used", "unused", "peak reserved", "peak used"});
+    for (const Pool *p : order)
+        rows.push_back({device_label(p->device), p->is_default ? "default" : hex_u64(p->handle),
+                        format_bytes(p->reserved_bytes), format_bytes(p->used_bytes),
+                        format_bytes(p->reserved_bytes >= p->used_bytes ? p->reserved_bytes - p->used_bytes : 0),
+                        format_bytes(p->reserved_high_bytes), format_bytes(p->used_high_bytes)});
+    lines.table("  ", rows, {false, false, true, true, true, true, true});
 }
 
 void live(Lines &lines, const Snapshot &s, const std::vector<CallSiteGroup> &groups, size_t shown,
@@ -224,22 +533,18 @@ void live(Lines &lines, const Snapshot &s, const std::vector<CallSiteGroup> &gro
     for (size_t i = 0; i < shown; ++i) {
         const CallSiteGroup &g = groups[i];
         lines.add("  " + one_line(g.location));
-        std::string detail = "    " + format_bytes_exact(g.live_bytes) + " in " +
-                             plural(g.live_count, "allocation") + ": ";
+        std::vector<std::string> items;
         size_t listed = options.max_sizes_per_call_site == 0
                             ? g.sizes.size()
                             : std::min(g.sizes.size(), options.max_sizes_per_call_site);
-        for (size_t k = 0; k < listed; ++k) {
-            if (k) detail += ", ";
-            detail += dec(g.sizes[k].second) + " x " + format_bytes_exact(g.sizes[k].first);
-        }
+        for (size_t k = 0; k < listed; ++k) items.push_back(dec(g.sizes[k].second) + " x " + format_bytes_exact(g.sizes[k].first));
         if (listed < g.sizes.size()) {
             uint64_t more = 0;
             for (size_t k = listed; k < g.sizes.size(); ++k) more += g.sizes[k].second;
-            detail += ", and " + plural(g.sizes.size() - listed, "other size") + " in " +
-                      plural(more, "allocation");
+            items.push_back("and " + plural(g.sizes.size() - listed, "other size") + " in " + plural(more, "allocation"));
         }
-        lines.add(detail);
+        lines.wrap("    " + format_bytes_exact(g.live_bytes) + " in " + plural(g.live_count, "allocation") + ": ",
+                   "      ", items);
     }
     rest(lines, groups, shown);
 }
@@ -247,12 +552,12 @@ void live(Lines &lines, const Snapshot &s, const std::vector<CallSiteGroup> &gro
 void dropped(Lines &lines, const Snapshot &s) {
     if (s.dropped_allocations != 0)
         lines.add("warning: " + plural(s.dropped_allocations, "allocation") +
-                  " could not be recorded (no memory for the live table); the live figures above "
-                  "are incomplete");
+                  " could not be recorded (no memory for the live table);");
+    if (s.dropped_allocations != 0) lines.add("  the live figures above are incomplete");
     if (s.dropped_stacks != 0)
         lines.add("warning: " + plural(s.dropped_stacks, "stack") +
-                  " could not be stored (no memory for the stack depot); allocations without a "
-                  "stack show as (no stack captured)");
+                  " could not be stored (no memory for the stack depot);");
+    if (s.dropped_stacks != 0) lines.add("  allocations without a stack show as (no stack captured)");
 }
 
 std::string build(const Snapshot &s, const SummaryOptions &options) {
@@ -262,11 +567,14 @@ std::string build(const Snapshot &s, const SummaryOptions &options) {
     std::vector<CallSiteGroup> groups = group_live_by_call_site(s);
     uint64_t live_bytes = 0, live_count = 0;
     for (const CallSiteGroup &g : groups) live_bytes += g.live_bytes, live_count += g.live_count;
-    size_t shown = options.top_n == 0 ? groups.size() : std::min(groups.size(), options.top_n);
+    size_t shown = shown_of(groups, options);
     if (live_count != 0) {
         call_sites(lines, groups, shown, live_bytes, live_count);
         rest(lines, groups, shown);
     }
+    peaks(lines, s, options);
+    ooms(lines, s, options);
+    pools(lines, s);
     live(lines, s, groups, shown, live_bytes, live_count, options);
     dropped(lines, s);
     return lines.take();

@@ -8,14 +8,15 @@
 //          VRAMTRACE_LIBDW=/nonexistent turns libdw off);
 //        - otherwise libdw.so.1 in the directory of the object holding this code (libvramtrace.so,
 //          or the CLI), then plain "libdw.so.1" (the dynamic linker's search).
-//      libdw gives file:line (and, with inline_frames, the innermost inlined function at the
-//      address). Separate debug files are searched locally only (build id under /usr/lib/debug,
+//      libdw gives file:line and, with inline_frames, the chain of inlined calls at the address
+//      (see SymbolizedAddress::inlined). Separate debug files are searched locally only (build id under /usr/lib/debug,
 //      .gnu_debuglink beside the file, in .debug/ and under /usr/lib/debug): never debuginfod, so
 //      a dump never waits on the network.
 //   2. Our own reader of the module's ELF file (mmap): .symtab, else .dynsym (also .symtab of a
 //      separate debug file found as above), sorted once per module; names static functions too.
-//      Function names always come from here (libdw only overrides them for inlined code), so the
-//      names are the same with or without libdw; without libdw there is no file:line.
+//      The real function's name always comes from here (DWARF names it only where the tables have
+//      no symbol), so it is the same with or without libdw; without libdw there is no file:line
+//      and no inlined call.
 //   3. dladdr (only for addresses of this very process, when 1 and 2 found no name).
 //
 // Return addresses point after the call; they are looked up at address - 1 so that the line is
@@ -55,7 +56,7 @@ enum class LibdwState {
 
 struct SymbolizerOptions {
     bool use_libdw = true;
-    bool inline_frames = true; // with libdw: name the innermost inlined function at the address
+    bool inline_frames = true; // with libdw: fill SymbolizedAddress::inlined / Frame::inlined
     std::string libdw_path;    // overrides $VRAMTRACE_LIBDW and the search when non-empty
 
     // Called at most once per Symbolizer when libdw is wanted but cannot be used (state NotFound or
@@ -67,12 +68,25 @@ struct SymbolizerOptions {
     void *notice_context = nullptr;
 };
 
+// What an address is. With inlined code (libdw and inline_frames), as report::Frame::inlined:
+// `inlined` lists the functions inlined at the address, innermost first, each with the position
+// in it (inlined[0]: the line the address is on; inlined[i + 1]: where inlined[i] is called,
+// from DW_AT_call_file/DW_AT_call_line); `function` is the real (outermost) function, from the
+// symbol table, and file:line the position in it where the outermost inlined call is. Names of
+// inlined functions come from DWARF (DW_AT_linkage_name demangled, through DW_AT_abstract_origin
+// and DW_AT_specification; DW_AT_name when there is no linkage name). Example, with g() inlined
+// into f() at a.cpp:10 and the address in g() at a.cpp:3:
+//   function "f()", a.cpp:10, inlined {{"g()", "a.cpp", 3}}.
+// Without inline_frames, or when libdw lacks the call-site functions (dwarf_attr,
+// dwarf_formudata, dwarf_getsrcfiles, dwarf_filesrc), `inlined` stays empty and file:line is the
+// line the address is on; in the second case `function` is then the innermost inlined function.
 struct SymbolizedAddress {
     int module = -1;            // index into Symbolizer::modules(), -1 when unknown
     uint64_t module_offset = 0; // address - module base (the address itself, not address - 1)
     std::string function;       // demangled, empty when unknown
     std::string file;           // empty without debug info
     uint32_t line = 0;          // 0 without debug info
+    std::vector<report::Frame::Inlined> inlined; // innermost first; empty when nothing is inlined
 };
 
 class Symbolizer {
@@ -94,7 +108,7 @@ public:
     // One address. The result stays cached.
     SymbolizedAddress lookup(uint64_t address, AddressKind kind = AddressKind::Return);
 
-    // Fills module, module_offset, function, file and line of every frame from its address, and
+    // Fills module, module_offset, function, file, line and inlined of every frame from its address, and
     // appends each module a frame refers to to `modules` once (matched by path and base, so
     // entries already there are reused). Frame::module indexes `modules`.
     void symbolize(std::vector<report::Frame> &frames, std::vector<report::Module> &modules,

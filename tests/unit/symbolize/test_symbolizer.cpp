@@ -48,6 +48,7 @@ __attribute__((always_inline)) inline Captured inlined_helper(int x) {
     return c;
 }
 
+constexpr int kInlinedHelperCallLine = __LINE__ + 2;
 __attribute__((noipa)) Captured calls_inlined_helper(int x) {
     Captured c = inlined_helper(x);
     g_sink = g_sink + 1;
@@ -158,14 +159,18 @@ TEST_CASE("symbolizer: functions of the executable, with libdw", "[symbolizer]")
     CHECK(re.module_offset == reinterpret_cast<uint64_t>(e.ra) - m.base);
 }
 
-TEST_CASE("symbolizer: inlined code is named after the innermost inlined function", "[symbolizer]") {
+TEST_CASE("symbolizer: inlined code is listed as inlined calls of the real function", "[symbolizer]") {
     vt_symbolize_test::Captured c = vt_symbolize_test::calls_inlined_helper(3);
     if (libdw_available_here()) {
         Symbolizer sym;
         SymbolizedAddress r = sym.lookup(reinterpret_cast<uint64_t>(c.ra));
-        CHECK(r.function == "vt_symbolize_test::inlined_helper(int)");
+        CHECK(r.function == "vt_symbolize_test::calls_inlined_helper(int)");
         CHECK(base_name(r.file) == kThisFile);
-        CHECK(r.line == static_cast<uint32_t>(c.line));
+        CHECK(r.line == static_cast<uint32_t>(kInlinedHelperCallLine));
+        REQUIRE(r.inlined.size() == 1);
+        CHECK(r.inlined[0].function == "vt_symbolize_test::inlined_helper(int)");
+        CHECK(base_name(r.inlined[0].file) == kThisFile);
+        CHECK(r.inlined[0].line == static_cast<uint32_t>(c.line));
 
         SymbolizerOptions no_inline;
         no_inline.inline_frames = false;
@@ -173,9 +178,80 @@ TEST_CASE("symbolizer: inlined code is named after the innermost inlined functio
         SymbolizedAddress p = plain.lookup(reinterpret_cast<uint64_t>(c.ra));
         CHECK(p.function == "vt_symbolize_test::calls_inlined_helper(int)");
         CHECK(p.line == static_cast<uint32_t>(c.line)); // the line table still says where
+        CHECK(p.inlined.empty());
     }
     Symbolizer bare(without_libdw());
-    CHECK(bare.lookup(reinterpret_cast<uint64_t>(c.ra)).function == "vt_symbolize_test::calls_inlined_helper(int)");
+    SymbolizedAddress b = bare.lookup(reinterpret_cast<uint64_t>(c.ra));
+    CHECK(b.function == "vt_symbolize_test::calls_inlined_helper(int)");
+    CHECK(b.inlined.empty());
+}
+
+TEST_CASE("symbolizer: two levels of inlined calls in an -O2 library", "[symbolizer]") {
+    if (!libdw_available_here()) {
+        WARN("libdw.so.1 not installed here: inlined-call checks skipped");
+        return;
+    }
+    const std::string kInlineLib = fixture_path("VT_SYMBOLIZE_INLINE_LIB", VT_SYMBOLIZE_INLINE_LIB);
+    void *lib = dlopen(kInlineLib.c_str(), RTLD_NOW | RTLD_LOCAL);
+    REQUIRE(lib != nullptr);
+    using OuterFn = void *(*)(void *(*)(), int *);
+    auto outer = reinterpret_cast<OuterFn>(dlsym(lib, "vt_inline_outer"));
+    REQUIRE(outer);
+    int lines[3] = {0, 0, 0};
+    void *ra = outer(&vt_symbolize_test::capture_return_address, lines);
+    // inline_lib.cpp: inner's call at line 10, middle's at 16, vt_inline_outer's at 25.
+    CHECK(lines[0] == 10);
+    CHECK(lines[1] == 16);
+    CHECK(lines[2] == 25);
+
+    auto check = [&](const std::string &function, const std::string &file, uint32_t line,
+                     const std::vector<report::Frame::Inlined> &inlined) {
+        CHECK(function == "vt_inline_outer");
+        CHECK(base_name(file) == "inline_lib.cpp");
+        CHECK(line == 25u);
+        REQUIRE(inlined.size() == 2);
+        // A static function has no linkage name in GCC's DWARF: qualified name, no parameters.
+        CHECK(inlined[0].function == "vt_inline::inner");
+        CHECK(base_name(inlined[0].file) == "inline_lib.cpp");
+        CHECK(inlined[0].line == 10u);
+        CHECK(inlined[1].function == "void* vt_inline::middle<int>(void* (*)(), int*)");
+        CHECK(base_name(inlined[1].file) == "inline_lib.cpp");
+        CHECK(inlined[1].line == 16u);
+    };
+    Symbolizer sym;
+    SymbolizedAddress r = sym.lookup(reinterpret_cast<uint64_t>(ra));
+    check(r.function, r.file, r.line, r.inlined);
+
+    // symbolize() fills Frame::inlined; describe_frame shows the chain, innermost first.
+    std::vector<report::Frame> frames(1);
+    frames[0].address = reinterpret_cast<uint64_t>(ra);
+    report::Snapshot snap;
+    sym.symbolize(frames, snap.modules);
+    check(frames[0].function, frames[0].file, frames[0].line, frames[0].inlined);
+    snap.frames = frames;
+    report::Frame shown = frames[0];
+    shown.file = "/src/inline_lib.cpp";
+    for (auto &i : shown.inlined) i.file = "/src/inline_lib.cpp";
+    CHECK(report::describe_frame(snap, shown) ==
+          "vt_inline::inner at /src/inline_lib.cpp:10 "
+          "(inlined into void* vt_inline::middle<int>(void* (*)(), int*) at /src/inline_lib.cpp:16) "
+          "(inlined into vt_inline_outer at /src/inline_lib.cpp:25) (" + base_name(kInlineLib) + ")");
+
+    // Offline (the CLI symbolizing a snapshot's modules): the same chain.
+    uint64_t base = l_addr_of(lib);
+    LoadedModule m;
+    m.path = real_path(kInlineLib);
+    m.base = 0x200000000000ull;
+    Symbolizer offline(std::vector<LoadedModule>{m}, SymbolizerOptions{});
+    SymbolizedAddress o = offline.lookup(m.base + (reinterpret_cast<uint64_t>(ra) - base));
+    check(o.function, o.file, o.line, o.inlined);
+
+    // Without libdw: the real function, no file:line, no inlined calls.
+    Symbolizer bare(without_libdw());
+    SymbolizedAddress b = bare.lookup(reinterpret_cast<uint64_t>(ra));
+    CHECK(b.function == "vt_inline_outer");
+    CHECK(b.inlined.empty());
+    dlclose(lib);
 }
 
 TEST_CASE("symbolizer: without libdw the ELF symbol table still names static functions", "[symbolizer]") {
