@@ -18,12 +18,14 @@ int run_command(int argc, char **argv);
 int summary_command(int argc, char **argv);
 int diff_command(int argc, char **argv);
 int merge_command(int argc, char **argv);
+int export_command(int argc, char **argv);
 
 // Help texts (printed on stdout by --help).
 extern const char *const kRunHelp;
 extern const char *const kSummaryHelp;
 extern const char *const kDiffHelp;
 extern const char *const kMergeHelp;
+extern const char *const kExportHelp;
 
 // Diagnostics on stderr, one line each: "vramtrace: error: ...", "vramtrace: warning: ...".
 void setup_logging();

@@ -26,6 +26,9 @@ constexpr const char *kUsage =
     "  merge [options] FILES...|DIR\n"
     "                          one table per process and merged call sites of many snapshots,\n"
     "                          optionally written as one snapshot (--output)\n"
+    "  export --format chrome|folded|pprof|pickle|html [options] SNAPSHOT\n"
+    "                          a snapshot for Perfetto, flame graphs, pprof, PyTorch's\n"
+    "                          memory_viz, or as one HTML page\n"
     "  help [COMMAND]          show this help, or a command's\n"
     "\n"
     "options:\n"
@@ -43,6 +46,7 @@ int help(std::string_view command) {
     if (command == "summary") return write_stdout(kSummaryHelp) ? kExitOk : kExitFailure;
     if (command == "diff") return write_stdout(kDiffHelp) ? kExitOk : kExitFailure;
     if (command == "merge") return write_stdout(kMergeHelp) ? kExitOk : kExitFailure;
+    if (command == "export") return write_stdout(kExportHelp) ? kExitOk : kExitFailure;
     return usage_error("unknown command '" + std::string(command) + "'");
 }
 
@@ -65,6 +69,7 @@ int main(int argc, char **argv) {
     if (command == "summary") return summary_command(argc - 1, argv + 1);
     if (command == "diff") return diff_command(argc - 1, argv + 1);
     if (command == "merge") return merge_command(argc - 1, argv + 1);
+    if (command == "export") return export_command(argc - 1, argv + 1);
     if (!command.empty() && command[0] == '-') return usage_error("unknown option '" + std::string(command) + "'");
     return usage_error("unknown command '" + std::string(command) + "'");
 }
