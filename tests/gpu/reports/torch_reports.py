@@ -103,6 +103,16 @@ def main():
     torch.cuda.synchronize()
     out_dir = os.path.dirname(os.environ.get("VT_OOM_FILE", "/tmp/x"))
 
+    prom = os.environ.get("VT_PROM_FILE")
+    if LOADED and prom:
+        # Written every VRAMTRACE_PROMETHEUS_PERIOD (1 s here) while the process runs; removed at exit.
+        time.sleep(1.5)
+        got = wait_for(prom)
+        text = open(prom).read() if got else ""
+        line = [l for l in text.splitlines() if l.startswith('vramtrace_device_current_bytes{device="0"')]
+        mode = oct(os.stat(prom).st_mode & 0o777) if got else None
+        check(got and bool(line) and mode == "0o644", "prometheus textfile (mode %s): %s" % (mode, line[:1]))
+
     if LOADED and not ASYNC:
         # Peak composition: the allocator only grows here, so at the tracked peak its segments
         # equal max_memory_reserved() and everything else is cuBLAS's own workspace.
@@ -121,7 +131,7 @@ def main():
                   "peak composition: allocator part %d == torch.cuda.max_memory_reserved() %d (cuBLAS %d, other %d)"
                   % (by_owner["torch"], torch.cuda.max_memory_reserved(), by_owner["cublas"], by_owner["other"]))
             check(by_owner["other"] == 0, "peak composition: nothing unattributed (%d)" % by_owner["other"])
-        labels = [e["label"] for e in snap.get("events", {}).get("events", []) if e["type"] == "mark"]
+        labels = [e["label"] for e in snap.get("events", []) if e["type"] == "mark"]
         check(labels == ["step %d" % i for i in range(5)], "marks in the event history in order: %s" % labels)
 
     if LOADED and os.environ.get("VT_SIGNAL"):
