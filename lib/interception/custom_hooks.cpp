@@ -63,6 +63,37 @@ CUresult cuMemMap(Reach reach, CUdeviceptr ptr, size_t size, size_t offset,
 namespace vramtrace {
 namespace {
 
+// Captures begun (cuStreamBeginCapture*) and not yet ended (cuStreamEndCapture*). While it is 0 no
+// stream can be capturing, so the per-allocation question to the driver (about 0.5 us on the H200,
+// twice per alloc/free pair) is skipped. Counting more than there are is only slower; counting
+// fewer would miss a capture, so an end that fails for another reason does not decrement.
+std::atomic<int64_t> g_active_captures{0};
+
+// Whether a capture can be active now. When an interposition layer is switched off, a capture may
+// begin through a path we do not see: then always ask.
+bool capture_possible() {
+    if (g_active_captures.load(std::memory_order_relaxed) > 0) return true;
+    const Config &c = config();
+    return !c.hook_exports || !c.hook_dlsym || !c.hook_procaddress;
+}
+
+template <class Call> CUresult capture_begun(Call &&call) {
+    CUresult rc = call();
+    if (rc == cuda::kSuccess) g_active_captures.fetch_add(1, std::memory_order_relaxed);
+    return rc;
+}
+
+template <class Call> CUresult capture_ended(Call &&call) {
+    CUresult rc = call();
+    // CUDA_ERROR_STREAM_CAPTURE_INVALIDATED (901) ends the capture too (with no graph).
+    if (rc == cuda::kSuccess || rc == 901) {
+        int64_t n = g_active_captures.load(std::memory_order_relaxed);
+        while (n > 0 && !g_active_captures.compare_exchange_weak(n, n - 1, std::memory_order_relaxed)) {
+        }
+    }
+    return rc;
+}
+
 std::atomic<void *> g_capture_info_v3{nullptr};
 std::atomic<void *> g_capture_info_v2{nullptr};
 std::atomic<void *> g_is_capturing{nullptr};
@@ -80,6 +111,7 @@ void *cached(std::atomic<void *> &slot, const char *name) {
 // answers cuStreamIsCapturing). errno is left as it was.
 bool capturing(uint64_t stream, bool per_thread, uint64_t *graph) {
     *graph = 0;
+    if (!capture_possible()) return false;
     if (stream == cuda::kStreamLegacy) return false;
     if (stream == 0) {
         if (!per_thread) return false;
@@ -193,6 +225,27 @@ VT_STREAM_FREE(CUresult, cuda::kDriverUnknown, cuMemFreeAsync, false, (CUdevicep
                (dptr, hStream), dptr, hStream)
 VT_STREAM_FREE(CUresult, cuda::kDriverUnknown, cuMemFreeAsync_ptsz, true, (CUdeviceptr dptr, CUstream hStream),
                (dptr, hStream), dptr, hStream)
+
+#define VT_CAPTURE(kind, name, params, call_args)                         \
+    CUresult name(Reach, VT_EXPAND params) {                             \
+        auto real = VT_REAL(name);                                       \
+        if (real == nullptr) return cuda::kDriverUnknown;                \
+        return kind([&] { return real call_args; });                     \
+    }
+VT_CAPTURE(capture_begun, cuStreamBeginCapture, (CUstream hStream), (hStream))
+VT_CAPTURE(capture_begun, cuStreamBeginCapture_ptsz, (CUstream hStream), (hStream))
+VT_CAPTURE(capture_begun, cuStreamBeginCapture_v2, (CUstream hStream, int mode), (hStream, mode))
+VT_CAPTURE(capture_begun, cuStreamBeginCapture_v2_ptsz, (CUstream hStream, int mode), (hStream, mode))
+VT_CAPTURE(capture_begun, cuStreamBeginCaptureToGraph,
+           (CUstream hStream, CUgraph hGraph, const CUgraphNode *dependencies, const void *dependencyData,
+            size_t numDependencies, int mode),
+           (hStream, hGraph, dependencies, dependencyData, numDependencies, mode))
+VT_CAPTURE(capture_begun, cuStreamBeginCaptureToGraph_ptsz,
+           (CUstream hStream, CUgraph hGraph, const CUgraphNode *dependencies, const void *dependencyData,
+            size_t numDependencies, int mode),
+           (hStream, hGraph, dependencies, dependencyData, numDependencies, mode))
+VT_CAPTURE(capture_ended, cuStreamEndCapture, (CUstream hStream, CUgraph *phGraph), (hStream, phGraph))
+VT_CAPTURE(capture_ended, cuStreamEndCapture_ptsz, (CUstream hStream, CUgraph *phGraph), (hStream, phGraph))
 
 } // namespace hooks
 

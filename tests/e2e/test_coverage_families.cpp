@@ -116,3 +116,30 @@ TEST_CASE("without NVML the report has no process_used_bytes, and everything els
     CHECK(dev0.at("uuid") == "GPU-76747374-616e-6469-6e13-005aa50ff000");
     CHECK(t.snapshot.at("pools").size() == 3);
 }
+
+// The capture question costs a driver call per stream-ordered allocation and free; it is asked only
+// while some capture is active (cuStreamBeginCapture* seen, not yet ended).
+TEST_CASE("stream-ordered allocations ask the driver about capture only while a capture is active") {
+    auto queries = [](const std::string &err) {
+        size_t n = 0;
+        for (size_t at = err.find("] cuStreamGetCaptureInfo"); at != std::string::npos;
+             at = err.find("] cuStreamGetCaptureInfo", at + 1))
+            ++n;
+        for (size_t at = err.find("] cuStreamIsCapturing("); at != std::string::npos;
+             at = err.find("] cuStreamIsCapturing(", at + 1))
+            ++n;
+        return n;
+    };
+    std::string dir = make_temp_dir("capture_queries");
+    std::map<std::string, std::string> env = {{"STANDIN_CUDA_TRACE", "1"}, {"VRAMTRACE_SUMMARY", "0"},
+                                              {"VRAMTRACE_OUTPUT", dir + "/snap-%p.json"}};
+    // No capture at all: 8 stream-ordered allocations and frees on created streams, no question.
+    RunResult families = run({bin_dir() + "/standin_prog_families"}, {true, env, dir});
+    REQUIRE(families.exit_code == 0);
+    CHECK(families.err.find("] cuMemAllocFromPoolAsync(") != std::string::npos);
+    CHECK(queries(families.err) == 0);
+    // One capture around two allocations and two frees (standin_prog_coverage): one question each.
+    RunResult coverage = run({bin_dir() + "/standin_prog_coverage"}, {true, env, dir});
+    REQUIRE(coverage.exit_code == 0);
+    CHECK(queries(coverage.err) == 4);
+}
