@@ -88,6 +88,8 @@ void start_tracker(Tracker *t) {
     if (!t->events.init(config().events, t->start_monotonic_ns))
         log_warning("no memory for the event history (VRAMTRACE_EVENTS=%u); snapshots carry no events",
                     config().events);
+    // Tests only: from here on the tracker cannot grow (see docs/reliability.md, internal limits).
+    if (config().test_fail_mappings) set_mapping_failure_for_testing(true);
 }
 
 EventRecord event_of(EventType type, const AllocationRecord &r) {
@@ -174,7 +176,12 @@ bool cuda_seen() { return g_cuda_seen.load(std::memory_order_relaxed); }
 uint32_t capture_and_intern_stack(Tracker &t) {
     uintptr_t frames[StackDepot::kMaxDepth];
     uint32_t depth = capture_stack(frames, config().stack_depth);
-    return t.depot.intern(frames, depth);
+    uint32_t known = t.depot.size();
+    uint32_t id = t.depot.intern(frames, depth);
+    // Ids are dense and handed out in order: a larger id than the count before is a new stack. Its
+    // modules are registered now, while they are loaded (a plugin may be dlclose'd before the dump).
+    if (id > known) t.modules.note_new_stack();
+    return id;
 }
 
 void record_allocation(Tracker &t, const AllocationRecord &record) {

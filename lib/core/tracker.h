@@ -9,6 +9,7 @@
 #include "tracking/device_counters.h"
 #include "tracking/event_ring.h"
 #include "tracking/live_table.h"
+#include "tracking/module_registry.h"
 #include "tracking/stack_depot.h"
 
 namespace vramtrace {
@@ -18,6 +19,7 @@ struct Tracker {
     StackDepot depot;
     DeviceCounters counters;   // current/peak/totals and the peak composition per device
     EventRing events;          // alloc/free/mark/oom history (VRAMTRACE_EVENTS)
+    ModuleRegistry modules;    // every object loaded while a new stack was interned (dlclose'd ones too)
     uint64_t start_wall_ns = 0;
     uint64_t start_monotonic_ns = 0;
 };

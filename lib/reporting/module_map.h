@@ -32,6 +32,8 @@ struct LoadedModule {
     std::string build_id;          // lower-case hex of NT_GNU_BUILD_ID, empty when absent
     bool main_executable = false;
     bool vdso = false;
+    bool unloaded = false;         // no longer loaded at dump time (dlclose'd): known from the module
+                                   // registry (lib/tracking/module_registry.h), read from its file
 
     bool contains(uint64_t address) const;            // inside any PT_LOAD segment
     bool executable_contains(uint64_t address) const; // inside an executable PT_LOAD segment

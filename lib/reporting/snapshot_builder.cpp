@@ -240,10 +240,32 @@ report::Snapshot capture_snapshot(Tracker &t, const char *reason) {
     return s;
 }
 
+// The module registry's objects, newest first, for the symbolizer: those dlclose'd since their
+// stacks were captured are named from their files (lib/tracking/module_registry.h).
+static std::vector<symbolize::LoadedModule> registered_modules() {
+    std::vector<symbolize::LoadedModule> out;
+    Tracker *t = tracker();
+    if (t == nullptr) return out;
+    static const char kHex[] = "0123456789abcdef";
+    for (const RegisteredModule *r = t->modules.newest(); r != nullptr; r = r->older) {
+        symbolize::LoadedModule m;
+        m.path = r->path;
+        m.base = r->base;
+        for (uint32_t i = 0; i < r->segment_count; ++i)
+            m.segments.push_back({r->segments[i].begin, r->segments[i].end, r->segments[i].executable});
+        for (uint8_t i = 0; i < r->build_id_length; ++i) {
+            m.build_id.push_back(kHex[r->build_id[i] >> 4]);
+            m.build_id.push_back(kHex[r->build_id[i] & 15]);
+        }
+        out.push_back(std::move(m));
+    }
+    return out;
+}
+
 void symbolize_snapshot(report::Snapshot &s) {
     symbolize::SymbolizerOptions options;
     options.notice = [](void *, const char *message) { log_warning("%s", message); };
-    symbolize_snapshot_frames(s, options);
+    symbolize_snapshot_frames(s, options, registered_modules());
     assign_call_sites(s);
     s.process.symbolized = true;
 }

@@ -609,9 +609,37 @@ struct Symbolizer::Impl {
         ++generation;
     }
 
+    std::vector<LoadedModule> registered; // module registry's objects, newest first (live mode)
+
+    // The loaded objects, then the registered ones that are no longer loaded (and overlap nothing
+    // kept before them: the loaded object, or the newer unloaded one, names reused addresses).
+    std::vector<LoadedModule> with_unloaded(std::vector<LoadedModule> loaded) const {
+        if (registered.empty()) return loaded;
+        std::unordered_map<std::string, std::vector<uint64_t>> loaded_bases; // path -> bases
+        for (const LoadedModule &m : loaded) loaded_bases[m.path].push_back(m.base);
+        auto overlaps = [&](const LoadedModule &r) {
+            for (const LoadedModule &m : loaded)
+                for (const Segment &a : m.segments)
+                    for (const Segment &b : r.segments)
+                        if (a.begin < b.end && b.begin < a.end) return true;
+            return false;
+        };
+        for (const LoadedModule &r : registered) {
+            auto it = loaded_bases.find(r.path);
+            if (it != loaded_bases.end() && std::find(it->second.begin(), it->second.end(), r.base) != it->second.end())
+                continue; // still loaded (or loaded again at the same base)
+            if (r.segments.empty() || overlaps(r)) continue;
+            LoadedModule m = r;
+            m.unloaded = true;
+            m.main_executable = m.vdso = false;
+            loaded.push_back(std::move(m));
+        }
+        return loaded;
+    }
+
     void refresh() {
         counters = load_counters();
-        set_modules(read_loaded_modules());
+        set_modules(with_unloaded(read_loaded_modules()));
     }
 
     void notice(const std::string &message) {
@@ -658,7 +686,7 @@ struct Symbolizer::Impl {
         }
         if (!api.handle) {
             libdw_state = LibdwState::NotFound;
-            libdw_message = "libdw not loaded (" + errors +
+            libdw_message = std::string(options.libdw_path.empty() && env && *env ? "VRAMTRACE_LIBDW: " : "") + "libdw not loaded (" + errors +
                             "); frames get function names from ELF symbol tables but no file:line";
             notice(libdw_message);
             return;
@@ -903,7 +931,7 @@ struct Symbolizer::Impl {
             }
 #endif
         }
-        if (e.function.empty() && live) {
+        if (e.function.empty() && live && (mi < 0 || !modules[static_cast<size_t>(mi)].unloaded)) {
             Dl_info info{};
             if (dladdr(reinterpret_cast<void *>(pc), &info) && info.dli_sname && info.dli_saddr)
                 e.function = demangle(info.dli_sname);
@@ -1007,6 +1035,20 @@ void Symbolizer::refresh_modules() {
     }
 }
 
+void Symbolizer::set_registered_modules(std::vector<LoadedModule> registered) {
+    if (!impl_->live) return;
+    try {
+        auto same = [](const LoadedModule &a, const LoadedModule &b) {
+            return a.path == b.path && a.base == b.base && a.build_id == b.build_id;
+        };
+        if (std::equal(registered.begin(), registered.end(), impl_->registered.begin(), impl_->registered.end(), same))
+            return; // nothing new since the last dump: keep the caches
+        impl_->registered = std::move(registered);
+        impl_->refresh();
+    } catch (...) {
+    }
+}
+
 const std::vector<LoadedModule> &Symbolizer::modules() const { return impl_->modules; }
 
 LibdwState Symbolizer::libdw_state() {
@@ -1023,12 +1065,14 @@ const std::string &Symbolizer::libdw_message() const { return impl_->libdw_messa
 
 namespace vramtrace {
 
-void symbolize_snapshot_frames(report::Snapshot &snapshot, const symbolize::SymbolizerOptions &options) {
+void symbolize_snapshot_frames(report::Snapshot &snapshot, const symbolize::SymbolizerOptions &options,
+                               std::vector<symbolize::LoadedModule> registered) {
     static std::mutex mutex;
     static symbolize::Symbolizer *shared = nullptr; // never destroyed: dumps may run during exit
     std::lock_guard<std::mutex> lock(mutex);
     try {
         if (!shared) shared = new symbolize::Symbolizer(options);
+        shared->set_registered_modules(std::move(registered));
         shared->symbolize(snapshot);
     } catch (...) {
         // Out of memory: the frames keep their addresses.

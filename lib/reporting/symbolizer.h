@@ -121,6 +121,14 @@ public:
     // moved). Offline mode: does nothing.
     void refresh_modules();
 
+    // Live mode: objects seen loaded earlier in this run (the module registry), newest first. Those
+    // not loaded now (no loaded object with the same path and base) join the module map, known by
+    // path, base, segments and build id, and their frames are named from their files on disk.
+    // Address reuse: one whose segments overlap a loaded object, or an unloaded object registered
+    // later, is left out (the loaded one, or the newer one, names those addresses). Offline mode:
+    // does nothing.
+    void set_registered_modules(std::vector<LoadedModule> registered);
+
     const std::vector<LoadedModule> &modules() const;
 
     // libdw: loads it when still NotTried (so callers can report the state before any look-up).
@@ -150,7 +158,10 @@ namespace vramtrace {
 // destructor). Calls are serialized by a mutex private to the symbolizer. `options` is used by the
 // first call only (it creates the Symbolizer); its notice callback is where the caller learns, once,
 // that libdw is missing.
+// `registered`: the module registry's objects, newest first (see
+// Symbolizer::set_registered_modules), so that frames of dlclose'd libraries are named too.
 void symbolize_snapshot_frames(report::Snapshot &snapshot,
-                               const symbolize::SymbolizerOptions &options = {});
+                               const symbolize::SymbolizerOptions &options = {},
+                               std::vector<symbolize::LoadedModule> registered = {});
 
 } // namespace vramtrace

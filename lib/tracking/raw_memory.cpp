@@ -8,8 +8,14 @@
 
 namespace vramtrace {
 
+namespace {
+std::atomic<bool> g_fail_mappings{false};
+} // namespace
+
+void set_mapping_failure_for_testing(bool on) { g_fail_mappings.store(on, std::memory_order_relaxed); }
+
 void *map_zeroed(size_t bytes) {
-    if (bytes == 0)
+    if (bytes == 0 || g_fail_mappings.load(std::memory_order_relaxed))
         return nullptr;
     void *p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
                      -1, 0);

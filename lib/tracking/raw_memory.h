@@ -13,6 +13,11 @@ namespace vramtrace {
 void *map_zeroed(size_t bytes);
 void unmap(void *p, size_t bytes); // only for a mapping that lost a publication race
 
+// For tests only (unit tests, and VRAMTRACE_TEST_FAIL_MAPPINGS in the library): while on,
+// map_zeroed refuses every request, as when the kernel has no memory left, so that the paths that
+// count dropped records, stacks and peak sites can be exercised. Off by default.
+void set_mapping_failure_for_testing(bool on);
+
 // A lock-free bump allocator over mmap'd chunks, for small immutable objects (depot nodes).
 class BumpArena {
 public:

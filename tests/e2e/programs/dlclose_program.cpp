@@ -1,0 +1,27 @@
+// For test_dlclose.cpp: dlopens the plugin named in argv[1], lets it cudaMalloc (the buffer stays
+// live), dlcloses it, checks that it is really gone (RTLD_NOLOAD) and exits; the exit snapshot is
+// written after the plugin was unloaded. Prints the plugin's load base (l_addr) for the test.
+// Linked with the runtime itself, so that unloading the plugin does not unload the runtime.
+#include <cstdio>
+#include <cuda_runtime_api.h>
+#include <dlfcn.h>
+#include <link.h>
+
+int main(int argc, char **argv) {
+    if (argc < 2) return 2;
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess) return 3; // the runtime is up before the plugin
+    void *handle = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
+    if (!handle) {
+        fprintf(stderr, "dlopen: %s\n", dlerror());
+        return 4;
+    }
+    auto allocate = reinterpret_cast<int (*)()>(dlsym(handle, "plugin_allocate"));
+    link_map *map = nullptr;
+    if (!allocate || dlinfo(handle, RTLD_DI_LINKMAP, &map) != 0 || !map) return 5;
+    printf("plugin-base 0x%llx\n", static_cast<unsigned long long>(map->l_addr));
+    if (allocate() != 0) return 6;
+    if (dlclose(handle) != 0) return 7;
+    printf("unloaded %d\n", dlopen(argv[1], RTLD_NOW | RTLD_NOLOAD) == nullptr ? 1 : 0);
+    return 0;
+}

@@ -1,0 +1,71 @@
+// A library dlopen'ed, allocating and dlclose'd before the exit snapshot: its frames are still named
+// (function and file:line, from the file on disk) and it is listed in modules[] with its build id,
+// thanks to the module registry (lib/tracking/module_registry.h).
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "harness.h"
+
+using namespace e2e;
+
+namespace {
+
+// The GNU build id of an ELF file as readelf prints it ("Build ID: <hex>"), "" when none.
+std::string readelf_build_id(const std::string &path) {
+    std::string cmd = "readelf -n '" + path + "' 2>/dev/null";
+    std::unique_ptr<FILE, int (*)(FILE *)> pipe(popen(cmd.c_str(), "r"), &pclose);
+    if (!pipe) return "";
+    std::string text;
+    char buf[4096];
+    for (size_t n; (n = fread(buf, 1, sizeof buf, pipe.get())) > 0;) text.append(buf, n);
+    size_t at = text.find("Build ID: ");
+    if (at == std::string::npos) return "";
+    at += 10;
+    size_t end = text.find_first_of(" \r\n", at);
+    return text.substr(at, end - at);
+}
+
+std::string field_after(const std::string &out, const std::string &key) {
+    size_t at = out.find(key + " ");
+    if (at == std::string::npos) return "";
+    at += key.size() + 1;
+    return out.substr(at, out.find('\n', at) - at);
+}
+
+} // namespace
+
+TEST_CASE("a dlclose'd library's frames are named in the exit snapshot, its module listed with its build id") {
+    std::string dir = make_temp_dir("dlclose");
+    std::string plugin = bin_dir() + "/libvt_dlclose_plugin.so";
+    RunResult r = run({bin_dir() + "/vt_dlclose_program", plugin},
+                      {true, {{"VRAMTRACE_OUTPUT", dir + "/exit.json"}, {"VRAMTRACE_SUMMARY", "0"}}, dir});
+    INFO(r.out << r.err);
+    REQUIRE(r.exit_code == 0);
+    REQUIRE(field_after(r.out, "unloaded") == "1"); // the plugin really was unloaded before exit
+
+    auto s = load_json(dir + "/exit.json");
+    auto expected = parse_expectations(r.out);
+    REQUIRE(expected.size() == 1);
+    auto live = live_allocations(s);
+    INFO(describe(expected, live));
+    CHECK(same_live_set(expected, live, false));
+    REQUIRE(live.size() == 1);
+    CHECK(live[0].function == "plugin_allocate");
+    CHECK(live[0].file == "dlclose_plugin.c");
+    CHECK(live[0].line == expected[0].line);
+
+    // The plugin in modules[]: its path, the base the program saw (l_addr) and its build id.
+    std::string build_id = readelf_build_id(plugin);
+    REQUIRE(build_id.size() == 40);
+    int found = 0;
+    for (const auto &m : s.at("modules")) {
+        if (m.at("path") != plugin) continue;
+        ++found;
+        CHECK(m.at("base") == field_after(r.out, "plugin-base"));
+        CHECK(m.at("build_id") == build_id);
+    }
+    CHECK(found == 1);
+}
