@@ -109,6 +109,13 @@ public:
         insert_sorted_unique(t.apis, a.api);
     }
     void on_merged_process(MergedProcess &&) override { ++out_.merged_processes; }
+    void on_oom_count(uint64_t count) override { out_.oom_count = count; }
+    void on_peak(report::DevicePeak &&p) override { peaks_.push_back(std::move(p)); }
+    void on_oom(report::OomEvent &&o) override { oom_stacks_.push_back(o.stack); }
+    void on_event(report::Event &&e) override {
+        if (e.stack != 0) event_stacks_.try_emplace(e.stack, event_count_);
+        ++event_count_;
+    }
 
     // After a successful read: checks the cross references and fills out_.sites. "" or the problem.
     std::string finish() {
@@ -124,19 +131,48 @@ public:
                 return "stacks[" + std::to_string(s.position) + "].frames[" + std::to_string(s.max_frame_at) +
                        "]: " + std::to_string(s.max_frame) + " is not an index into frames (" +
                        std::to_string(frames_.size()) + " entries)";
+        // Stacks named but not listed: the first such record of allocations, then peaks, OOMs and
+        // events, with the messages of read_snapshot_file.
+        auto not_a_stack = [](uint32_t id) { return ".stack: " + std::to_string(id) + " is not the id of an entry in stacks"; };
+        auto missing = [&](uint32_t id) { return id != 0 && stacks_.find(id) == stacks_.end(); };
+        const std::pair<const uint32_t, RunningTotal> *first = nullptr;
+        for (const auto &entry : totals_)
+            if (missing(entry.first) && (!first || entry.second.first_allocation < first->second.first_allocation))
+                first = &entry;
+        if (first) return "allocations[" + std::to_string(first->second.first_allocation) + "]" + not_a_stack(first->first);
+        for (size_t i = 0; i < peaks_.size(); ++i)
+            for (size_t k = 0; k < peaks_[i].sites.size(); ++k)
+                if (missing(peaks_[i].sites[k].stack))
+                    return "peaks[" + std::to_string(i) + "].sites[" + std::to_string(k) + "]" +
+                           not_a_stack(peaks_[i].sites[k].stack);
+        for (size_t i = 0; i < oom_stacks_.size(); ++i)
+            if (missing(oom_stacks_[i])) return "ooms[" + std::to_string(i) + "]" + not_a_stack(oom_stacks_[i]);
+        const std::pair<const uint32_t, size_t> *first_event = nullptr;
+        for (const auto &ref : event_stacks_)
+            if (missing(ref.first) && (!first_event || ref.second < first_event->second)) first_event = &ref;
+        if (first_event) return "events[" + std::to_string(first_event->second) + "]" + not_a_stack(first_event->first);
+
+        auto key_of_stack = [&](uint32_t stack_id) {
+            return stack_id == 0 ? std::string(kNoStackKey) : key_of(stacks_.find(stack_id)->second);
+        };
         std::map<std::string, SiteTotals> sites;
+        // What each site held at each device's peak.
+        out_.has_peak_composition = true;
+        for (const report::DeviceTotals &d : out_.devices) {
+            bool recorded = d.peak_bytes == 0;
+            for (const report::DevicePeak &p : peaks_) recorded = recorded || p.device == d.device;
+            out_.has_peak_composition = out_.has_peak_composition && recorded;
+        }
+        if (out_.has_peak_composition) {
+            std::map<std::string, std::map<int, uint64_t>> at_peak;
+            for (const report::DevicePeak &p : peaks_)
+                for (const report::PeakSite &site : p.sites)
+                    if (site.bytes != 0) at_peak[key_of_stack(site.stack)][p.device] += site.bytes;
+            for (auto &[key, per_device] : at_peak)
+                sites[key].at_peak.assign(per_device.begin(), per_device.end());
+        }
         for (auto &[stack_id, t] : totals_) {
-            std::string key;
-            if (stack_id == 0) {
-                key = kNoStackKey;
-            } else {
-                auto found = stacks_.find(stack_id);
-                if (found == stacks_.end())
-                    return "allocations[" + std::to_string(t.first_allocation) + "].stack: " +
-                           std::to_string(stack_id) + " is not the id of an entry in stacks";
-                key = key_of(found->second);
-            }
-            SiteTotals &site = sites[key];
+            SiteTotals &site = sites[key_of_stack(stack_id)];
             site.live_bytes += t.bytes;
             site.live_count += t.count;
             for (int d : t.devices) insert_sorted_unique(site.devices, d);
@@ -177,7 +213,10 @@ private:
     std::vector<KeptFrame> frames_;
     std::unordered_map<uint32_t, KeptStack> stacks_;
     std::unordered_map<uint32_t, RunningTotal> totals_; // by stack id (0: no stack)
-    size_t stack_count_ = 0, allocation_count_ = 0;
+    std::vector<report::DevicePeak> peaks_;
+    std::vector<uint32_t> oom_stacks_;
+    StackReferences event_stacks_;
+    size_t stack_count_ = 0, allocation_count_ = 0, event_count_ = 0;
     std::string error_;
 };
 

@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <iosfwd>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -50,9 +51,10 @@ struct SiteTotals {
     uint64_t live_count = 0;
     std::vector<int> devices;      // ascending, unique
     std::vector<std::string> apis; // ascending, unique
-    // The bytes this site held when each device reached its peak, as (device, bytes). Schema 1
-    // snapshots do not record the composition of a peak, so this stays empty and
-    // SnapshotSites::has_peak_composition false; a reader of a later schema fills both.
+    // The bytes this site held when each device reached its peak, as (device, bytes), ascending
+    // device, from the snapshot's peaks[].sites; empty when the snapshot does not record what made
+    // up its peaks (SnapshotSites::has_peak_composition false) or the site held nothing then. A
+    // site can be listed for its bytes at a peak alone (no live allocation at the dump).
     std::vector<std::pair<int, uint64_t>> at_peak;
 };
 
@@ -65,7 +67,9 @@ struct SnapshotSites {
     uint64_t dropped_allocations = 0;
     uint64_t dropped_stacks = 0;
     size_t merged_processes = 0;             // processes listed by a merged snapshot, else 0
-    bool has_peak_composition = false;       // see SiteTotals::at_peak
+    bool has_peak_composition = false;       // every device with a peak has its peaks[] entry (files
+                                             // of before peaks were recorded have none)
+    std::optional<uint64_t> oom_count;       // oom_count; nullopt in files of before OOM recording
     std::vector<SiteTotals> sites;           // ascending key
     uint64_t live_bytes = 0;                 // over every site
     uint64_t live_count = 0;
@@ -73,9 +77,10 @@ struct SnapshotSites {
 
 // Streams one snapshot and reduces it to SnapshotSites. Memory: the snapshot's modules (path),
 // frames (about 100 bytes plus function and file names each), per stack the frames of its key and
-// one running total, and the totals per key; the allocations themselves are never kept, so the
-// bound does not depend on their number. Checks the cross references read_snapshot_file checks;
-// errors are one line, "NAME: what is wrong".
+// one running total, the totals per key, its peaks (one entry per stack live at a device's peak),
+// the stack ids of its OOM records, and one id per distinct stack named by its events; the
+// allocations and events themselves are never kept, so the bound does not depend on their number.
+// Checks the cross references read_snapshot_file checks; errors are one line, "NAME: what is wrong".
 bool collect_sites(std::istream &in, const std::string &name, const SiteKeyOptions &options, SnapshotSites *out,
                    std::string *error);
 bool collect_sites_from_file(const std::string &path, const SiteKeyOptions &options, Progress *progress,

@@ -5,8 +5,8 @@
 
 #include "cli.h"
 #include "reporting/summary_format.h"
-#include "offline_symbolize.h"
-#include "snapshot_reader.h"
+#include "snapshot_input.h"
+#include "summary_input.h"
 
 namespace vramtrace::cli {
 
@@ -18,7 +18,9 @@ const char *const kSummaryHelp =
     "large >= 1 MiB, where the snapshot's event history allows), what nvidia-smi counts beyond it,\n"
     "the top call sites by live bytes and at each device's peak, out-of-memory failures, memory\n"
     "pools, and the allocations still live (leaks, for a snapshot taken at exit). It is the summary\n"
-    "the library prints on stderr at exit.\n"
+    "the library prints on stderr at exit. The file is streamed: memory grows with its distinct\n"
+    "call stacks and allocation sizes, not with its number of allocations or events. A progress\n"
+    "line is drawn on stderr while reading when stderr is a terminal.\n"
     "\n"
     "options:\n"
     "  --top N       list N call sites per table (default 10; 0 = all)\n"
@@ -67,14 +69,18 @@ int summary_command(int argc, char **argv) {
     }
     if (!have_path) return usage_error("summary: no snapshot file given", "summary");
 
-    report::Snapshot snapshot;
+    // Streamed and folded (summary_input.h): memory grows with the distinct stacks and sizes, not
+    // with the number of allocations or events. A crash snapshot gets its frames named on the way.
+    SummaryInput input;
     std::string error;
-    if (!read_snapshot_file(path, &snapshot, &error)) {
+    Progress progress(Progress::enabled_for_stderr());
+    bool read = read_summary_input_file(path, &progress, &input, &error);
+    progress.done();
+    if (!read) {
         log_error(error);
         return kExitFailure;
     }
-    symbolize_offline(snapshot, path); // a crash snapshot: name its frames from the files on disk
-    std::string text = report::format_summary(snapshot, options);
+    std::string text = report::format_summary(input.head, input.body, options);
     if (text.empty()) {
         log_error(path + ": out of memory while formatting the summary");
         return kExitFailure;

@@ -126,6 +126,13 @@ const char *status_name(SiteDiff::Status status) {
     return "?";
 }
 
+Compared SiteDiff::at_peak_sum() const {
+    Compared sum;
+    if (at_peak)
+        for (const auto &[device, c] : *at_peak) sum.base += c.base, sum.now += c.now;
+    return sum;
+}
+
 DiffResult compute_diff(const SnapshotSites &base, const SnapshotSites &now, const SiteKeyOptions &options) {
     DiffResult r;
     r.options = options;
@@ -154,6 +161,9 @@ DiffResult compute_diff(const SnapshotSites &base, const SnapshotSites &now, con
         else if (in_base && !in_new) d.status = SiteDiff::Status::Gone;
         else if (d.live_bytes.grew() || (!d.live_bytes.changed() && d.live_count.grew())) d.status = SiteDiff::Status::Grew;
         else if (d.live_bytes.changed() || d.live_count.changed()) d.status = SiteDiff::Status::Shrank;
+        // As much live at the dump, but not at the peaks.
+        else if (d.at_peak_sum().grew()) d.status = SiteDiff::Status::Grew;
+        else if (d.at_peak_sum().changed()) d.status = SiteDiff::Status::Shrank;
         else d.status = SiteDiff::Status::Same;
         r.sites.push_back(std::move(d));
     }
@@ -164,10 +174,13 @@ DiffResult compute_diff(const SnapshotSites &base, const SnapshotSites &now, con
         if (da != db) return da > db;
         i128 ca = delta(a.live_count), cb = delta(b.live_count);
         if (ca != cb) return ca > cb;
+        i128 pa = delta(a.at_peak_sum()), pb = delta(b.at_peak_sum());
+        if (pa != pb) return pa > pb;
         return a.key < b.key;
     });
     r.changed = size_t(std::count_if(r.sites.begin(), r.sites.end(),
                                      [](const SiteDiff &d) { return d.status != SiteDiff::Status::Same; }));
+    if (base.oom_count && now.oom_count) r.oom_count = Compared{*base.oom_count, *now.oom_count};
     r.live_bytes = {base.live_bytes, now.live_bytes};
     r.live_count = {base.live_count, now.live_count};
     std::map<int, DeviceDiff> devices;
@@ -262,7 +275,7 @@ std::optional<GateResult> apply_gate(const DiffResult &diff, const GrowthLimit &
     } else {
         if (metric == GateMetric::Peak && !diff.has_peak_composition) {
             *why = "--metric peak with --site needs the bytes each call site held at the peak, which these "
-                   "snapshots do not record (schema 1)";
+                   "snapshots do not record (written before vramtrace recorded peaks)";
             return std::nullopt;
         }
         std::vector<const SiteDiff *> chosen;
@@ -339,6 +352,9 @@ std::string format_diff_text(const SnapshotSites &base, const SnapshotSites &now
     bytes_row("live bytes", diff.live_bytes);
     totals.add({"live allocations", dec(diff.live_count.base), dec(diff.live_count.now),
                 format_change_count(diff.live_count)});
+    if (diff.oom_count)
+        totals.add({"OOM failures", dec(diff.oom_count->base), dec(diff.oom_count->now),
+                    format_change_count(*diff.oom_count)});
     for (const DeviceDiff &d : diff.devices) {
         std::string label = report::device_label(d.device);
         bytes_row(label + " current", d.current_bytes);
@@ -372,12 +388,7 @@ std::string format_diff_text(const SnapshotSites &base, const SnapshotSites &now
         TextTable table({"change", "base", "new", "allocations", "at peak", "status", "site"});
         for (size_t i = 0; i < listed; ++i) {
             const SiteDiff &d = diff.sites[i];
-            std::string at_peak = "n/a";
-            if (d.at_peak) {
-                Compared sum;
-                for (const auto &[device, c] : *d.at_peak) sum.base += c.base, sum.now += c.now;
-                at_peak = format_change_bytes(sum);
-            }
+            std::string at_peak = d.at_peak ? format_change_bytes(d.at_peak_sum()) : "n/a";
             std::string counts = dec(d.live_count.base) + " -> " + dec(d.live_count.now);
             if (d.live_count.changed()) counts += " (" + format_change_count(d.live_count) + ")";
             table.add({format_change_bytes(d.live_bytes), report::format_bytes(d.live_bytes.base),
@@ -406,6 +417,7 @@ nlohmann::ordered_json diff_json(const SnapshotSites &base, const SnapshotSites 
     totals["live_bytes"] = compared_json(diff.live_bytes);
     totals["live_allocations"] = compared_json(diff.live_count);
     totals["peak_bytes"] = compared_json(diff.peak_bytes);
+    totals["oom_count"] = diff.oom_count ? compared_json(*diff.oom_count) : nlohmann::ordered_json(nullptr);
     j["totals"] = totals;
     nlohmann::ordered_json devices = nlohmann::ordered_json::array();
     for (const DeviceDiff &d : diff.devices) {

@@ -29,9 +29,11 @@ struct SiteDiff {
     std::string key;
     Compared live_bytes;
     Compared live_count;
-    // Bytes at each device's peak, (device, base, new); empty when either snapshot lacks the
-    // composition of its peaks (every schema 1 snapshot): printed "n/a", null in JSON.
+    // Bytes at each device's peak, (device, base, new), ascending device; nullopt when either
+    // snapshot lacks the composition of its peaks (files of before peaks were recorded): printed
+    // "n/a", null in JSON.
     std::optional<std::vector<std::pair<int, Compared>>> at_peak;
+    Compared at_peak_sum() const; // over the devices; 0/0 without at_peak
     std::vector<int> devices;      // union of both runs, ascending
     std::vector<std::string> apis; // union of both runs, ascending
 };
@@ -49,13 +51,16 @@ struct DeviceDiff {
 struct DiffResult {
     SiteKeyOptions options;
     std::vector<SiteDiff> sites;  // every key of either run: the largest growth first, then the
-                                  // largest count growth, then key; unchanged sites last
-    size_t changed = 0;           // sites[0, changed) are those whose bytes or count changed
+                                  // largest count growth, then the largest growth at the peaks,
+                                  // then key; unchanged sites last
+    size_t changed = 0;           // sites[0, changed) are those whose live bytes or count, or
+                                  // bytes at the peaks, changed
     Compared live_bytes;          // over all sites
     Compared live_count;
     Compared peak_bytes;          // sum of devices[].peak_bytes
     std::vector<DeviceDiff> devices; // union of both runs' ordinals: CUDA devices ascending, then -1, -2
     bool has_peak_composition = false;
+    std::optional<Compared> oom_count; // out-of-memory failures since start, when both snapshots say
 };
 
 DiffResult compute_diff(const SnapshotSites &base, const SnapshotSites &now, const SiteKeyOptions &options);

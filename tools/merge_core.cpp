@@ -31,6 +31,17 @@ void append_bytes(std::string &key, const void *p, size_t n) { key.append(static
 
 std::string idx(const char *array, size_t i) { return std::string(array) + "[" + std::to_string(i) + "]"; }
 
+// process.rank as a number (-1: none, or not a number).
+int64_t rank_number(const std::string &rank) {
+    if (rank.empty() || rank.size() > 18) return -1;
+    int64_t value = 0;
+    for (char c : rank) {
+        if (c < '0' || c > '9') return -1;
+        value = value * 10 + (c - '0');
+    }
+    return value;
+}
+
 } // namespace
 
 // What is known of the input being read.
@@ -47,6 +58,13 @@ struct Merger::FileState {
     std::string duplicate_stack;                   // the first "stacks: id N appears more than once"
     std::vector<MergedProcess> merged_processes;
     std::vector<MergedDevice> merged_devices;
+    std::optional<uint64_t> oom_count;
+    uint64_t dropped_peak_sites = 0;
+    std::vector<report::DevicePeak> peaks;
+    std::vector<report::OomEvent> ooms;
+    std::vector<report::Pool> pools;
+    StackReferences event_stacks; // stacks named by events (checked, the events are not kept)
+    size_t event_index = 0;
 
     // Merged indices, filled as allocations need them (0 = not yet; else index + 1).
     std::vector<uint32_t> module_merged, frame_merged, stack_merged;
@@ -136,6 +154,28 @@ public:
     void on_merged_device(MergedDevice &&d) override {
         if (!second_) s_.merged_devices.push_back(std::move(d));
     }
+    void on_oom_count(uint64_t count) override {
+        if (!second_) s_.oom_count = count;
+    }
+    void on_dropped_peak_sites(uint64_t count) override {
+        if (!second_) s_.dropped_peak_sites = count;
+    }
+    void on_peak(report::DevicePeak &&p) override {
+        if (!second_) s_.peaks.push_back(std::move(p));
+    }
+    void on_oom(report::OomEvent &&o) override {
+        if (!second_) s_.ooms.push_back(std::move(o));
+    }
+    void on_pool(report::Pool &&p) override {
+        if (!second_) s_.pools.push_back(std::move(p));
+    }
+    // Events come from one process's clock and ring: a merged snapshot has no history. They are
+    // checked like every other record that names a stack.
+    void on_event(report::Event &&e) override {
+        if (second_) return;
+        if (e.stack != 0) s_.event_stacks.try_emplace(e.stack, s_.event_index);
+        ++s_.event_index;
+    }
 
     void on_allocation(report::Allocation &&a) override {
         size_t index = s_.allocation_index++;
@@ -164,11 +204,7 @@ public:
         s_.live_count += 1;
     }
 
-private:
-    void metadata() {
-        if (s_.frozen) s_.late_metadata = true;
-    }
-
+    // The merged id of the input's stack at `local` in its stacks (interned on first use).
     uint32_t stack_of(size_t local) {
         if (s_.stack_merged.size() < s_.stacks.size()) s_.stack_merged.resize(s_.stacks.size(), 0);
         if (s_.stack_merged[local] != 0) return s_.stack_merged[local];
@@ -194,6 +230,11 @@ private:
         uint32_t merged = m_.intern_frame(f, module);
         s_.frame_merged[local] = merged + 1;
         return merged;
+    }
+
+private:
+    void metadata() {
+        if (s_.frozen) s_.late_metadata = true;
     }
 
     Merger &m_;
@@ -237,6 +278,7 @@ uint32_t Merger::intern_frame(const report::Frame &f, int merged_module) {
         k.function = f.function;
         k.file = f.file;
         k.line = f.line;
+        k.inlined = f.inlined;
         frames_.push_back(std::move(k));
     }
     return it->second;
@@ -295,7 +337,7 @@ void Merger::spool_allocation(const report::Allocation &a, uint32_t merged_stack
             ", \"kind\": " + escaped(a.kind) + ", \"device\": " + std::to_string(a.device) +
             ", \"api\": " + escaped(a.api) + ", \"stream\": \"" + report::hex_u64(a.stream) +
             "\", \"thread_id\": " + std::to_string(a.thread_id) + ", \"time_ns\": " + std::to_string(a.time_ns) +
-            ", \"stack\": " + std::to_string(merged_stack) + "}";
+            ", \"stack\": " + std::to_string(merged_stack) + (a.size_is_estimate ? ", \"size_is_estimate\": true}" : "}");
     if (std::fwrite(line.data(), 1, line.size(), spool_) != line.size()) {
         spool_failed_ = true;
         spool_errno_ = errno;
@@ -389,6 +431,24 @@ bool Merger::commit(FileState &state, const std::string &name, std::string *erro
     if (state.dangling)
         return fail(idx("allocations", state.dangling_index) + ".stack: " + std::to_string(state.dangling_id) +
                     " is not the id of an entry in stacks");
+    // Peaks, OOM records and events name stacks too (0: none), as read_snapshot_file checks.
+    auto local_stack = [&](uint32_t id) -> std::optional<size_t> {
+        auto found = state.stack_at.find(id);
+        return found == state.stack_at.end() ? std::nullopt : std::optional<size_t>(found->second);
+    };
+    auto not_a_stack = [](uint32_t id) { return ".stack: " + std::to_string(id) + " is not the id of an entry in stacks"; };
+    for (size_t i = 0; i < state.peaks.size(); ++i)
+        for (size_t k = 0; k < state.peaks[i].sites.size(); ++k)
+            if (uint32_t id = state.peaks[i].sites[k].stack; id != 0 && !local_stack(id))
+                return fail(idx("peaks", i) + idx(".sites", k) + not_a_stack(id));
+    for (size_t i = 0; i < state.ooms.size(); ++i)
+        if (uint32_t id = state.ooms[i].stack; id != 0 && !local_stack(id)) return fail(idx("ooms", i) + not_a_stack(id));
+    {
+        const std::pair<const uint32_t, size_t> *first = nullptr;
+        for (const auto &ref : state.event_stacks)
+            if (!local_stack(ref.first) && (!first || ref.second < first->second)) first = &ref;
+        if (first) return fail(idx("events", first->second) + not_a_stack(first->first));
+    }
     if (spool_failed_) return fail(std::string("cannot write the temporary file: ") + std::strerror(spool_errno_));
 
     // Rows: the processes a merged input lists, or this process.
@@ -428,10 +488,13 @@ bool Merger::commit(FileState &state, const std::string &name, std::string *erro
         p.live_allocations = state.live_count;
         p.dropped_allocations = state.dropped_allocations;
         p.dropped_stacks = state.dropped_stacks;
+        p.oom_count = state.oom_count;
+        p.rank = rank_number(state.process.rank);
         for (const report::DeviceTotals &t : state.devices) {
             MergedDevice d;
             d.input = p.input;
             d.device = t.device;
+            d.uuid = t.uuid;
             d.current_bytes = t.current_bytes;
             d.peak_bytes = t.peak_bytes;
             d.allocation_count = t.allocation_count;
@@ -459,9 +522,55 @@ bool Merger::commit(FileState &state, const std::string &name, std::string *erro
         it->free_count += t.free_count;
         it->total_allocated_bytes += t.total_allocated_bytes;
         it->total_freed_bytes += t.total_freed_bytes;
+        // The ordinal's identity, kept while every input that has it agrees.
+        auto [identity, first_time] = device_identity_.try_emplace(t.device, t.uuid, t.pci_bus_id);
+        if (!first_time) {
+            if (identity->second.first != t.uuid) identity->second.first.clear();
+            if (identity->second.second != t.pci_bus_id) identity->second.second.clear();
+        }
     }
     dropped_allocations_ += state.dropped_allocations;
     dropped_stacks_ += state.dropped_stacks;
+    dropped_peak_sites_ += state.dropped_peak_sites;
+
+    // Peaks, OOM records and pools, with the stacks re-numbered.
+    MergeFileReader restack(*this, state, false);
+    auto merged_stack = [&](uint32_t id) -> uint32_t { return id == 0 ? 0 : restack.stack_of(*local_stack(id)); };
+    bool complete = true;
+    for (const report::DeviceTotals &t : state.devices) {
+        bool recorded = t.peak_bytes == 0;
+        for (const report::DevicePeak &p : state.peaks) recorded = recorded || p.device == t.device;
+        complete = complete && recorded;
+    }
+    peaks_complete_ = peaks_complete_ && complete;
+    if (peaks_complete_) {
+        for (const report::DevicePeak &p : state.peaks) {
+            Peak &merged = peaks_[p.device];
+            merged.peak_bytes += p.peak_bytes;
+            for (const report::PeakSite &site : p.sites) {
+                auto &entry = merged.sites[merged_stack(site.stack)];
+                entry.first += site.bytes;
+                entry.second += site.count;
+            }
+        }
+    } else {
+        peaks_.clear();
+    }
+    for (report::OomEvent &o : state.ooms) {
+        o.stack = merged_stack(o.stack);
+        ooms_.push_back(std::move(o));
+    }
+    // A merged input's rows say what its processes counted; a plain input's process says it.
+    if (!state.merged_processes.empty()) {
+        for (size_t row = first_row; row < processes_.size(); ++row)
+            if (processes_[row].oom_count) oom_count_ += *processes_[row].oom_count;
+            else oom_count_known_ = false;
+    } else if (state.oom_count) {
+        oom_count_ += *state.oom_count;
+    } else {
+        oom_count_known_ = false;
+    }
+    for (report::Pool &pool : state.pools) pools_.push_back(std::move(pool));
 
     // Call sites.
     for (const auto &[stack, t] : state.per_stack) {
@@ -498,9 +607,14 @@ bool Merger::commit(FileState &state, const std::string &name, std::string *erro
 }
 
 std::vector<MergedDeviceRow> Merger::devices() const {
+    // One GPU has one UUID wherever it is seen (two processes of one node, each with its own
+    // CUDA_VISIBLE_DEVICES, see it under different ordinals); without one, host + ordinal is all
+    // there is. Rows matched by UUID name where they were seen.
     std::map<std::tuple<std::string, int, std::string>, MergedDeviceRow> rows;
+    std::map<std::string, std::vector<std::string>> seen_as; // uuid -> "HOST cuda:N", first seen first
     for (const MergedDevice &d : process_devices_) {
         const std::string &host = d.input < process_hosts_.size() ? process_hosts_[d.input] : std::string();
+        std::string where = (host.empty() ? "?" : host) + " " + report::device_label(d.device);
         auto key = d.uuid.empty() ? std::make_tuple(host, d.device, std::string())
                                   : std::make_tuple(std::string(), 0, d.uuid);
         MergedDeviceRow &r = rows[key];
@@ -508,8 +622,14 @@ std::vector<MergedDeviceRow> Merger::devices() const {
             r.host = d.uuid.empty() ? host : std::string();
             r.device = d.device;
             r.uuid = d.uuid;
-            r.identity = d.uuid.empty() ? (host.empty() ? "?" : host) + " " + report::device_label(d.device)
-                                        : "uuid " + d.uuid;
+            r.identity = where;
+        }
+        if (!d.uuid.empty()) {
+            auto &list = seen_as[d.uuid];
+            if (std::find(list.begin(), list.end(), where) == list.end()) list.push_back(where);
+            std::string names;
+            for (const std::string &w : list) names += (names.empty() ? "" : ", ") + w;
+            r.identity = d.uuid + " (" + names + ")";
         }
         ++r.processes;
         r.current_bytes += d.current_bytes;
@@ -609,21 +729,62 @@ bool Merger::write_snapshot(int fd, const std::vector<std::string> &command_line
             ",\n    \"driver_version\": " + std::to_string(driver_version_) +
             ",\n    \"reason\": \"merge\",\n    \"vramtrace_version\": " + json_string(version) +
             ",\n    \"stack_depth\": " + std::to_string(stack_depth_) + "\n  },\n");
-    write_array(out, "devices", devices_, [](const report::DeviceTotals &d) {
+    write_array(out, "devices", devices_, [this](const report::DeviceTotals &d) {
+        std::string identity;
+        if (auto found = device_identity_.find(d.device); found != device_identity_.end()) {
+            if (!found->second.first.empty()) identity += ", \"uuid\": " + json_string(found->second.first);
+            if (!found->second.second.empty()) identity += ", \"pci_bus_id\": " + json_string(found->second.second);
+        }
         return "{\"device\": " + std::to_string(d.device) + ", \"current_bytes\": " + u64(d.current_bytes) +
                ", \"peak_bytes\": " + u64(d.peak_bytes) + ", \"allocation_count\": " + u64(d.allocation_count) +
                ", \"free_count\": " + u64(d.free_count) + ", \"total_allocated_bytes\": " +
-               u64(d.total_allocated_bytes) + ", \"total_freed_bytes\": " + u64(d.total_freed_bytes) + "}";
+               u64(d.total_allocated_bytes) + ", \"total_freed_bytes\": " + u64(d.total_freed_bytes) + identity + "}";
     });
     out.put("  \"dropped\": {\"allocations\": " + u64(dropped_allocations_) + ", \"stacks\": " + u64(dropped_stacks_) +
-            "},\n");
+            ", \"peak_sites\": " + u64(dropped_peak_sites_) + "},\n");
+    if (oom_count_known_) out.put("  \"oom_count\": " + u64(oom_count_) + ",\n");
+    // Per ordinal, the sum of the inputs' peaks (as devices[].peak_bytes) and what made them up.
+    if (peaks_complete_) {
+        std::vector<std::pair<int, const Peak *>> peaks;
+        for (const auto &[device, p] : peaks_) peaks.emplace_back(device, &p);
+        write_array(out, "peaks", peaks, [](const std::pair<int, const Peak *> &entry) {
+            std::vector<std::pair<uint32_t, std::pair<uint64_t, uint64_t>>> sites(entry.second->sites.begin(),
+                                                                                   entry.second->sites.end());
+            std::stable_sort(sites.begin(), sites.end(),
+                             [](const auto &a, const auto &b) { return a.second.first > b.second.first; });
+            std::string list;
+            for (const auto &[stack, bc] : sites)
+                list += std::string(list.empty() ? "" : ", ") + "{\"stack\": " + std::to_string(stack) +
+                        ", \"bytes\": " + u64(bc.first) + ", \"count\": " + u64(bc.second) + "}";
+            return "{\"device\": " + std::to_string(entry.first) + ", \"peak_bytes\": " + u64(entry.second->peak_bytes) +
+                   ", \"time_ns\": 0, \"sites\": [" + list + "]}";
+        });
+    }
+    write_array(out, "ooms", ooms_, [](const report::OomEvent &o) {
+        std::string line = "{\"time_ns\": " + u64(o.time_ns) + ", \"device\": " + std::to_string(o.device) +
+                           ", \"requested_bytes\": " + u64(o.requested_bytes) + ", \"api\": " + json_string(o.api) +
+                           ", \"stream\": \"" + report::hex_u64(o.stream) + "\", \"stack\": " + std::to_string(o.stack) +
+                           ", \"thread_id\": " + std::to_string(o.thread_id) + ", \"result\": " + std::to_string(o.result) +
+                           ", \"tracked_bytes\": " + u64(o.tracked_bytes);
+        if (o.device_free_bytes) line += ", \"device_free_bytes\": " + u64(*o.device_free_bytes);
+        if (o.device_total_bytes) line += ", \"device_total_bytes\": " + u64(*o.device_total_bytes);
+        return line + "}";
+    });
+    write_array(out, "pools", pools_, [](const report::Pool &p) {
+        return "{\"handle\": \"" + report::hex_u64(p.handle) + "\", \"device\": " + std::to_string(p.device) +
+               ", \"is_default\": " + (p.is_default ? "true" : "false") + ", \"reserved_bytes\": " +
+               u64(p.reserved_bytes) + ", \"used_bytes\": " + u64(p.used_bytes) + ", \"reserved_high_bytes\": " +
+               u64(p.reserved_high_bytes) + ", \"used_high_bytes\": " + u64(p.used_high_bytes) +
+               (p.is_graph_memory ? ", \"is_graph_memory\": true}" : "}");
+    });
     write_array(out, "merged_processes", processes_, [](const MergedProcess &p) {
         return "{\"input\": " + std::to_string(p.input) + ", \"file\": " + json_string(p.file) +
                ", \"pid\": " + std::to_string(p.pid) + ", \"host\": " + json_string(p.host) +
                ", \"command_line\": " + string_list(p.command_line) + ", \"reason\": " + json_string(p.reason) +
                ", \"rank\": " + std::to_string(p.rank) + ", \"live_bytes\": " + u64(p.live_bytes) +
                ", \"live_allocations\": " + u64(p.live_allocations) + ", \"dropped_allocations\": " +
-               u64(p.dropped_allocations) + ", \"dropped_stacks\": " + u64(p.dropped_stacks) + "}";
+               u64(p.dropped_allocations) + ", \"dropped_stacks\": " + u64(p.dropped_stacks) +
+               (p.oom_count ? ", \"oom_count\": " + u64(*p.oom_count) : std::string()) + "}";
     });
     write_array(out, "merged_devices", process_devices_, [](const MergedDevice &d) {
         return "{\"input\": " + std::to_string(d.input) + ", \"device\": " + std::to_string(d.device) +
@@ -637,10 +798,14 @@ bool Merger::write_snapshot(int fd, const std::vector<std::string> &command_line
                "\", \"build_id\": " + json_string(m.build_id) + "}";
     });
     write_array(out, "frames", frames_, [](const Frame &f) {
+        std::string inlined;
+        for (const report::Frame::Inlined &in : f.inlined)
+            inlined += std::string(inlined.empty() ? "" : ", ") + "{\"function\": " + json_string(in.function) +
+                       ", \"file\": " + json_string(in.file) + ", \"line\": " + std::to_string(in.line) + "}";
         return "{\"address\": \"" + report::hex_u64(f.address) + "\", \"module\": " + std::to_string(f.module) +
                ", \"module_offset\": \"" + report::hex_u64(f.module_offset) + "\", \"function\": " +
                json_string(f.function) + ", \"file\": " + json_string(f.file) + ", \"line\": " + std::to_string(f.line) +
-               "}";
+               (inlined.empty() ? "}" : ", \"inlined\": [" + inlined + "]}");
     });
     uint32_t id = 0;
     write_array(out, "stacks", stacks_, [&id](const Stack &s) {
@@ -709,7 +874,7 @@ std::string format_merge_text(const Merger &merger, size_t top, const SiteKeyOpt
     std::vector<std::vector<const MergedDevice *>> by_process(procs.size());
     for (const MergedDevice &d : merger.process_devices())
         if (d.input < by_process.size()) by_process[d.input].push_back(&d);
-    out += "\nprocesses (current and peak summed over each process's devices; OOM events: n/a, not in schema 1)\n";
+    out += "\nprocesses (current and peak summed over each process's devices; OOM: out-of-memory failures)\n";
     TextTable table({"#", "host", "pid", "rank", "devices", "current", "peak", "live at dump", "OOM", "file"});
     for (const MergedProcess &p : procs) {
         uint64_t current = 0, peak = 0;
@@ -724,7 +889,8 @@ std::string format_merge_text(const Merger &merger, size_t top, const SiteKeyOpt
         if (p.reason == "exit" && p.live_allocations > 0) live += " leaked";
         table.add({std::to_string(p.input), one_line(p.host.empty() ? "?" : p.host), std::to_string(p.pid),
                    p.rank >= 0 ? std::to_string(p.rank) : "-", device_list.empty() ? "-" : device_list,
-                   report::format_bytes(current), report::format_bytes(peak), live, "n/a", one_line(p.file)});
+                   report::format_bytes(current), report::format_bytes(peak), live,
+                   p.oom_count ? std::to_string(*p.oom_count) : "n/a", one_line(p.file)});
     }
     out += table.render("  ");
 

@@ -4,9 +4,11 @@
 // only aggregates stay in memory:
 //   - the distinct modules, frames and stacks of all inputs (frames are matched by module +
 //     offset, so N ranks of one program cost about what one rank costs);
-//   - one input's own modules, frames and stacks while it is read;
+//   - one input's own modules, frames, stacks, peaks, OOM records and pools while it is read, and
+//     one id per distinct stack its events name (events are checked, not kept);
 //   - one row per process (about 200 bytes plus its command line) and one per device of it;
-//   - one running total per call-site key.
+//   - one running total per call-site key; per ordinal, one peak entry per merged stack;
+//   - every input's OOM records (at most 16 per process, as the library keeps them) and pools.
 // The allocations themselves are never held: with an output file they are written, re-numbered,
 // to a spool file beside it (about 200 bytes each, as in the inputs) and copied into the merged
 // snapshot at the end. A file whose allocations come before its stacks (legal JSON, never what
@@ -15,6 +17,8 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <map>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -25,12 +29,12 @@
 
 namespace vramtrace::cli {
 
-// A device as matched across inputs: by UUID where the snapshots carry one (schema 1 does not),
-// else by host + ordinal.
+// A device as matched across inputs: by UUID where the snapshots carry one (devices[].uuid), else
+// by host + ordinal.
 struct MergedDeviceRow {
-    std::string identity;        // "uuid UUID" or "HOST cuda:N"
-    std::string host;
-    int device = 0;
+    std::string identity;        // "UUID (HOST cuda:N, HOST2 cuda:M, ...)" or "HOST cuda:N"
+    std::string host;            // "" for a row matched by UUID
+    int device = 0;              // the ordinal of the first process that listed it
     std::string uuid;
     size_t processes = 0;
     uint64_t current_bytes = 0;  // sum over its processes
@@ -69,6 +73,10 @@ public:
     uint64_t live_count() const { return live_count_; }
     uint64_t dropped_allocations() const { return dropped_allocations_; }
     uint64_t dropped_stacks() const { return dropped_stacks_; }
+    // Out-of-memory failures of all inputs; nullopt when an input predates OOM recording.
+    std::optional<uint64_t> oom_count() const { return oom_count_known_ ? std::optional<uint64_t>(oom_count_) : std::nullopt; }
+    // Whether every input recorded what made up its peaks (peaks[]), so the merged snapshot has them.
+    bool has_peak_composition() const { return peaks_complete_; }
 
     // Writes the merged snapshot to fd (the spool holds its allocations). `command_line` becomes
     // process.command_line. False with *error on a write error.
@@ -82,6 +90,13 @@ private:
         uint64_t address = 0, module_offset = 0;
         std::string function, file;
         uint32_t line = 0;
+        std::vector<report::Frame::Inlined> inlined;
+    };
+    // What the merged snapshot says of one ordinal's peak: the sum of the inputs' peaks there, and
+    // the bytes and allocations each merged stack held at them.
+    struct Peak {
+        uint64_t peak_bytes = 0;
+        std::map<uint32_t, std::pair<uint64_t, uint64_t>> sites; // merged stack id -> bytes, count
     };
     struct Stack {
         std::vector<uint32_t> frames; // merged frame indices
@@ -129,7 +144,15 @@ private:
     std::vector<std::string> process_hosts_; // host of each process row (for device matching)
     std::vector<report::DeviceTotals> devices_; // per ordinal, summed, ascending
     uint64_t live_bytes_ = 0, live_count_ = 0;
-    uint64_t dropped_allocations_ = 0, dropped_stacks_ = 0;
+    uint64_t dropped_allocations_ = 0, dropped_stacks_ = 0, dropped_peak_sites_ = 0;
+    // Identity of each ordinal of devices_: the inputs' uuid / PCI bus id when they all agree.
+    std::map<int, std::pair<std::string, std::string>> device_identity_;
+    std::map<int, Peak> peaks_;          // by ordinal
+    bool peaks_complete_ = true;
+    std::vector<report::OomEvent> ooms_; // every input's, re-numbered stacks, in input order
+    uint64_t oom_count_ = 0;
+    bool oom_count_known_ = true;
+    std::vector<report::Pool> pools_;    // every input's
     // What the merged process record says.
     bool first_ = true;
     std::string host_, executable_;

@@ -102,19 +102,19 @@ struct SymbolizingSink::State {
 };
 
 SymbolizingSink::SymbolizingSink(SnapshotSink &inner, std::string name)
-    : inner_(inner), name_(std::move(name)), state_(std::make_unique<State>()) {}
+    : ForwardingSink(inner), name_(std::move(name)), state_(std::make_unique<State>()) {}
 
 SymbolizingSink::~SymbolizingSink() = default;
 
 void SymbolizingSink::on_process(report::ProcessInfo &&process) {
     state_->active = !process.symbolized;
     if (state_->active) process.symbolized = true; // what the inner sink receives is named
-    inner_.on_process(std::move(process));
+    ForwardingSink::on_process(std::move(process));
 }
 
 void SymbolizingSink::on_module(report::Module &&module) {
     if (state_->active) state_->known.modules.push_back(module);
-    inner_.on_module(std::move(module));
+    ForwardingSink::on_module(std::move(module));
 }
 
 void SymbolizingSink::on_frame(report::Frame &&frame) {
@@ -132,12 +132,12 @@ void SymbolizingSink::on_frame(report::Frame &&frame) {
         kept.function = frame.function;
         s.known.frames.push_back(std::move(kept));
     }
-    inner_.on_frame(std::move(frame));
+    ForwardingSink::on_frame(std::move(frame));
 }
 
 void SymbolizingSink::on_stack(report::Stack &&stack) {
     if (state_->active) stack.call_site = find_call_site(state_->known, stack);
-    inner_.on_stack(std::move(stack));
+    ForwardingSink::on_stack(std::move(stack));
 }
 
 } // namespace vramtrace::cli

@@ -34,26 +34,21 @@ UsableModules check_modules_on_disk(const std::vector<report::Module> &modules);
 
 // A sink that names frames on their way to `inner` when the snapshot says it is not symbolized
 // (process, then modules, arrive before frames in every file the library writes), and puts each
-// stack's call site right; a pass-through otherwise. Warnings go to stderr as above.
-class SymbolizingSink final : public SnapshotSink {
+// stack's call site right; a pass-through otherwise. Warnings go to stderr as above. Every other
+// callback (devices, allocations, peaks, OOMs, pools, events, merge records, ...) reaches `inner`
+// unchanged through ForwardingSink, including callbacks added to SnapshotSink later.
+class SymbolizingSink final : public ForwardingSink {
 public:
     SymbolizingSink(SnapshotSink &inner, std::string name);
     ~SymbolizingSink() override;
 
-    void on_schema_version(int version) override { inner_.on_schema_version(version); }
     void on_process(report::ProcessInfo &&process) override;
-    void on_device(report::DeviceTotals &&device) override { inner_.on_device(std::move(device)); }
-    void on_dropped(uint64_t allocations, uint64_t stacks) override { inner_.on_dropped(allocations, stacks); }
     void on_module(report::Module &&module) override;
     void on_frame(report::Frame &&frame) override;
     void on_stack(report::Stack &&stack) override;
-    void on_allocation(report::Allocation &&allocation) override { inner_.on_allocation(std::move(allocation)); }
-    void on_merged_process(MergedProcess &&process) override { inner_.on_merged_process(std::move(process)); }
-    void on_merged_device(MergedDevice &&device) override { inner_.on_merged_device(std::move(device)); }
 
 private:
     struct State;
-    SnapshotSink &inner_;
     std::string name_;
     std::unique_ptr<State> state_;
 };

@@ -80,8 +80,8 @@ void Progress::advance(uint64_t bytes) {
 
 void Progress::draw() {
     uint64_t now = monotonic_ns();
-    if (now - last_draw_ns_ < 200000000u) return;
-    // The first 200 ms draw nothing, so that reading a small file never flickers.
+    if (now - last_draw_ns_ < kProgressIntervalNs) return;
+    // The first interval draws nothing, so that reading a small file never flickers.
     if (last_draw_ns_ == 0) {
         last_draw_ns_ = now;
         return;
@@ -112,7 +112,8 @@ void Progress::done() {
     drawn_ = false;
 }
 
-bool stream_snapshot_file(const std::string &path, SnapshotSink &sink, Progress *progress, std::string *error) {
+bool stream_snapshot_file(const std::string &path, SnapshotSink &sink, Progress *progress, std::string *error,
+                          bool name_frames) {
     auto fail = [&](const std::string &what) {
         if (error) *error = path + ": " + what;
         return false;
@@ -130,7 +131,8 @@ bool stream_snapshot_file(const std::string &path, SnapshotSink &sink, Progress 
         std::istream in(&buf);
         // A crash snapshot (process.symbolized false) gets its frames named on the way.
         SymbolizingSink symbolizing(sink, path);
-        if (!read_snapshot_stream(in, path, symbolizing, error)) {
+        SnapshotSink &target = name_frames ? static_cast<SnapshotSink &>(symbolizing) : sink;
+        if (!read_snapshot_stream(in, path, target, error)) {
             if (buf.error_number() != 0) return fail(std::string("read error: ") + std::strerror(buf.error_number()));
             return false;
         }

@@ -12,10 +12,12 @@
 namespace vramtrace::cli {
 
 inline constexpr size_t kInputBufferBytes = 256 * 1024;
+inline constexpr uint64_t kProgressIntervalNs = 500000000; // 0.5 s
 
 // A progress line ("vramtrace: reading FILE: 42% of 1.00 GiB", with "[i/n]" when several files are
-// read), redrawn in place at most every 200 ms, and erased by done(). Does nothing unless enabled;
-// enabled_for_stderr() says whether stderr is a terminal.
+// read), first drawn after kProgressIntervalNs of reading, then redrawn in place at most every
+// kProgressIntervalNs, and erased by done(). Does nothing unless enabled; enabled_for_stderr() says
+// whether stderr is a terminal (never in the tests, whose stderr is a file).
 class Progress {
 public:
     explicit Progress(bool enabled) : enabled_(enabled) {}
@@ -47,8 +49,11 @@ private:
 };
 
 // Streams the snapshot file at `path` through `sink` (read_snapshot_stream), reporting progress
-// to `progress` (may be null). Refuses a directory and a file that cannot be opened or read. On
-// failure returns false with *error = "PATH: what is wrong" (one line).
-bool stream_snapshot_file(const std::string &path, SnapshotSink &sink, Progress *progress, std::string *error);
+// to `progress` (may be null). With `name_frames`, the frames of a crash snapshot are named on the
+// way (SymbolizingSink); a caller that keeps every frame can instead call symbolize_offline itself.
+// Refuses a directory and a file that cannot be opened or read. On failure returns false with
+// *error = "PATH: what is wrong" (one line).
+bool stream_snapshot_file(const std::string &path, SnapshotSink &sink, Progress *progress, std::string *error,
+                          bool name_frames = true);
 
 } // namespace vramtrace::cli

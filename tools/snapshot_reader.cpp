@@ -328,7 +328,7 @@ template <> struct Schema<Event> {
 
 template <> struct Schema<MergedProcess> {
     static constexpr std::string_view where = "merged_processes";
-    static inline const std::array<Field<MergedProcess>, 11> fields{{
+    static inline const std::array<Field<MergedProcess>, 12> fields{{
         {"input", &MergedProcess::input},
         {"file", &MergedProcess::file},
         {"pid", &MergedProcess::pid},
@@ -340,6 +340,7 @@ template <> struct Schema<MergedProcess> {
         {"live_allocations", &MergedProcess::live_allocations},
         {"dropped_allocations", &MergedProcess::dropped_allocations},
         {"dropped_stacks", &MergedProcess::dropped_stacks},
+        {"oom_count", &MergedProcess::oom_count, false, kOptional},
     }};
 };
 template <> struct Schema<MergedDevice> {
@@ -955,8 +956,11 @@ private:
     report::Snapshot &s_;
 };
 
+} // namespace
+
 // Cross references of a complete snapshot; "" when all hold. Sorts stacks by id.
-std::string check_references(report::Snapshot &s) {
+std::string check_snapshot_references(report::Snapshot &s, const StackReferences *allocation_stacks,
+                                      const StackReferences *event_stacks) {
     auto idx = [](const char *array, size_t i) { return std::string(array) + "[" + std::to_string(i) + "]"; };
     for (size_t i = 0; i < s.frames.size(); ++i) {
         int m = s.frames[i].module;
@@ -982,8 +986,17 @@ std::string check_references(report::Snapshot &s) {
             return "stacks: id " + std::to_string(s.stacks[i].id) + " appears more than once";
     auto dangling = [&](uint32_t id) { return id != 0 && !s.find_stack(id); };
     auto not_a_stack = [](uint32_t id) { return ".stack: " + std::to_string(id) + " is not the id of an entry in stacks"; };
+    // The first record (lowest index) that names a missing stack, of those a sink did not keep.
+    auto first_dangling = [&](const StackReferences *refs, const char *array) -> std::string {
+        if (!refs) return {};
+        const std::pair<const uint32_t, size_t> *first = nullptr;
+        for (const auto &ref : *refs)
+            if (dangling(ref.first) && (!first || ref.second < first->second)) first = &ref;
+        return first ? idx(array, first->second) + not_a_stack(first->first) : std::string();
+    };
     for (size_t i = 0; i < s.allocations.size(); ++i)
         if (dangling(s.allocations[i].stack)) return idx("allocations", i) + not_a_stack(s.allocations[i].stack);
+    if (std::string problem = first_dangling(allocation_stacks, "allocations"); !problem.empty()) return problem;
     for (size_t i = 0; i < s.peaks.size(); ++i)
         for (size_t k = 0; k < s.peaks[i].sites.size(); ++k)
             if (dangling(s.peaks[i].sites[k].stack))
@@ -992,8 +1005,10 @@ std::string check_references(report::Snapshot &s) {
         if (dangling(s.ooms[i].stack)) return idx("ooms", i) + not_a_stack(s.ooms[i].stack);
     for (size_t i = 0; i < s.events.events.size(); ++i)
         if (dangling(s.events.events[i].stack)) return idx("events", i) + not_a_stack(s.events.events[i].stack);
-    return {};
+    return first_dangling(event_stacks, "events");
 }
+
+namespace {
 
 std::string errno_text(int err) { return std::strerror(err); }
 
@@ -1040,7 +1055,7 @@ bool read_snapshot_file(const std::string &path, report::Snapshot *out, std::str
         report::Snapshot snapshot;
         CollectingSink sink(snapshot);
         if (!read_snapshot_stream(in, path, sink, error)) return false;
-        if (std::string problem = check_references(snapshot); !problem.empty()) {
+        if (std::string problem = check_snapshot_references(snapshot); !problem.empty()) {
             if (error) *error = path + ": " + problem;
             return false;
         }

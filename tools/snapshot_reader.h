@@ -4,7 +4,7 @@
 // the long arrays (frames, stacks, allocations, ...) is decoded on its own and handed to a
 // SnapshotSink, so memory is bounded by what the sink keeps plus one record and the longest JSON
 // token. read_snapshot_file() keeps everything (a report::Snapshot, roughly 100 bytes per
-// allocation plus its strings); commands that can work record by record (diff, export, ...) can
+// allocation plus its strings); commands that can work record by record (summary, diff, merge) can
 // pass their own sink to read_snapshot_stream() and stay within a constant bound.
 //
 // Nothing here throws: every failure (unreadable, empty, binary or truncated file, malformed JSON, a
@@ -15,7 +15,10 @@
 
 #include <cstdint>
 #include <iosfwd>
+#include <optional>
 #include <string>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "reporting/report_model.h"
@@ -33,18 +36,22 @@ struct MergedProcess {
     std::string host;
     std::vector<std::string> command_line;
     std::string reason;                    // process.reason of that snapshot
-    int64_t rank = -1;                     // -1: not known (schema 1 snapshots carry no rank)
+    int64_t rank = -1;                     // process.rank when it is a number; -1: not known
     uint64_t live_bytes = 0;               // bytes and number of its live allocations at the dump
     uint64_t live_allocations = 0;
     uint64_t dropped_allocations = 0;
     uint64_t dropped_stacks = 0;
+    // Added within schema 1 (helper G; optional member "oom_count", left out when not known): the
+    // process's out-of-memory failures since start (its snapshot's oom_count); nullopt for a
+    // snapshot of before OOM recording.
+    std::optional<uint64_t> oom_count;
 
     bool operator==(const MergedProcess &) const = default;
 };
 struct MergedDevice {
     uint32_t input = 0;                    // MergedProcess::input of the process
     int device = 0;                        // ordinal as that process saw it (-1 host-pinned)
-    std::string uuid;                      // "" when not known (schema 1 snapshots carry none)
+    std::string uuid;                      // devices[].uuid of that process; "" when not known
     uint64_t current_bytes = 0;
     uint64_t peak_bytes = 0;
     uint64_t allocation_count = 0;
@@ -55,30 +62,58 @@ struct MergedDevice {
     bool operator==(const MergedDevice &) const = default;
 };
 
-// Receives a snapshot's parts in document order. Members a reader does not know are skipped; every
-// field of schema v1 is required (the merged_* members as a whole are optional). Records may reach the sink before a later error is found (the
+// Every callback of SnapshotSink, as X(name, (parameters), (arguments)). SnapshotSink and
+// ForwardingSink are both generated from this one list, so a callback added here reaches every sink
+// that wraps another (offline symbolization, ...) without anyone having to remember it.
+#define VRAMTRACE_SNAPSHOT_SINK_CALLBACKS(X)                                                             \
+    X(on_schema_version, (int version), (version))                                                      \
+    X(on_process, (report::ProcessInfo && process), (std::move(process)))                              \
+    X(on_device, (report::DeviceTotals && device), (std::move(device)))                                 \
+    X(on_dropped, (uint64_t allocations, uint64_t stacks), (allocations, stacks))                       \
+    X(on_module, (report::Module && module), (std::move(module)))                                       \
+    X(on_frame, (report::Frame && frame), (std::move(frame)))                                           \
+    X(on_stack, (report::Stack && stack), (std::move(stack)))                                           \
+    X(on_allocation, (report::Allocation && allocation), (std::move(allocation)))                       \
+    /* Added within schema 1 (optional members: not called for older files). */                         \
+    X(on_dropped_peak_sites, (uint64_t count), (count))                                                 \
+    X(on_oom_count, (uint64_t count), (count))                                                          \
+    X(on_peak, (report::DevicePeak && peak), (std::move(peak)))                                         \
+    X(on_oom, (report::OomEvent && oom), (std::move(oom)))                                              \
+    X(on_pool, (report::Pool && pool), (std::move(pool)))                                               \
+    /* the header of the event history: its `events` is empty (they come one by one to on_event) */     \
+    X(on_event_history, (report::EventHistory && history), (std::move(history)))                        \
+    X(on_event, (report::Event && event), (std::move(event)))                                           \
+    /* written by `vramtrace merge` */                                                                   \
+    X(on_merged_process, (MergedProcess && process), (std::move(process)))                              \
+    X(on_merged_device, (MergedDevice && device), (std::move(device)))
+
+// Receives a snapshot's parts in document order; every callback does nothing unless overridden.
+// Members a reader does not know are skipped; every field of schema v1 is required (the merged_*
+// members as a whole are optional). Records may reach the sink before a later error is found (the
 // file could be truncated): a sink must drop what it got when the read returns false.
 class SnapshotSink {
 public:
     virtual ~SnapshotSink() = default;
-    virtual void on_schema_version(int /*version*/) {}
-    virtual void on_process(report::ProcessInfo && /*process*/) {}
-    virtual void on_device(report::DeviceTotals && /*device*/) {}
-    virtual void on_dropped(uint64_t /*allocations*/, uint64_t /*stacks*/) {}
-    virtual void on_module(report::Module && /*module*/) {}
-    virtual void on_frame(report::Frame && /*frame*/) {}
-    virtual void on_stack(report::Stack && /*stack*/) {}
-    virtual void on_allocation(report::Allocation && /*allocation*/) {}
-    // Added within schema 1 (optional members: not called for older files).
-    virtual void on_dropped_peak_sites(uint64_t /*count*/) {}
-    virtual void on_oom_count(uint64_t /*count*/) {}
-    virtual void on_peak(report::DevicePeak && /*peak*/) {}
-    virtual void on_oom(report::OomEvent && /*oom*/) {}
-    virtual void on_pool(report::Pool && /*pool*/) {}
-    virtual void on_event_history(report::EventHistory && /*header: events is empty*/) {}
-    virtual void on_event(report::Event && /*event*/) {}
-    virtual void on_merged_process(MergedProcess && /*process*/) {}
-    virtual void on_merged_device(MergedDevice && /*device*/) {}
+#define VRAMTRACE_SINK_IGNORE(name, params, args) virtual void name params {}
+    VRAMTRACE_SNAPSHOT_SINK_CALLBACKS(VRAMTRACE_SINK_IGNORE)
+#undef VRAMTRACE_SINK_IGNORE
+};
+
+// A sink that hands everything to another sink; derive from it and override only the callbacks
+// whose records you change or watch (calling ForwardingSink::on_... to pass them on).
+class ForwardingSink : public SnapshotSink {
+public:
+    explicit ForwardingSink(SnapshotSink &inner) : inner_(inner) {}
+#define VRAMTRACE_SINK_FORWARD(name, params, args) \
+    void name params override { inner_.name args; }
+    VRAMTRACE_SNAPSHOT_SINK_CALLBACKS(VRAMTRACE_SINK_FORWARD)
+#undef VRAMTRACE_SINK_FORWARD
+
+protected:
+    SnapshotSink &inner() { return inner_; }
+
+private:
+    SnapshotSink &inner_;
 };
 
 // Parses one snapshot from `in`, handing each part to `sink`. `name` (usually the path) starts
@@ -95,5 +130,17 @@ bool read_snapshot_stream(std::istream &in, const std::string &name, SnapshotSin
 // (sorted if the file had another order) so that Snapshot::find_stack is a binary search.
 // On failure *out is left empty (a default Snapshot) and *error reads "PATH: what is wrong".
 bool read_snapshot_file(const std::string &path, report::Snapshot *out, std::string *error);
+
+// Stack ids named by records that a sink did not keep, each with the index of the first record
+// that named it (for the message).
+using StackReferences = std::unordered_map<uint32_t, size_t>;
+
+// The cross references that read_snapshot_file checks, for a sink of one's own that collected the
+// rest of a snapshot into `snapshot`: "" when they all hold, else what is wrong, without the file
+// name ("allocations[3].stack: 33 is not the id of an entry in stacks"). Sorts `stacks` by id. The
+// stacks named by allocations and events that were not kept in `snapshot` are checked through
+// `allocation_stacks` / `event_stacks` (either may be null), with the same messages.
+std::string check_snapshot_references(report::Snapshot &snapshot, const StackReferences *allocation_stacks = nullptr,
+                                      const StackReferences *event_stacks = nullptr);
 
 } // namespace vramtrace::cli

@@ -166,13 +166,16 @@ bool counts_as_held(const Allocation &a) {
 }
 
 namespace {
-// One thing to group: `bytes` in `count` allocations made through `stack`; `allocation` (may be
-// null) adds its api, device and size to the group.
+// One thing to group: `bytes` in `count` allocations made through `stack`; with `detail`, they
+// were made by `api` on `device`, each of `size` bytes, which the group lists.
 struct GroupItem {
     uint32_t stack;
     uint64_t bytes;
     uint64_t count;
-    const Allocation *allocation;
+    bool detail = false;
+    std::string_view api;
+    int device = 0;
+    uint64_t size = 0;
 };
 
 std::vector<CallSiteGroup> group_items(const Snapshot &snapshot, const std::vector<GroupItem> &items) {
@@ -245,11 +248,11 @@ std::vector<CallSiteGroup> group_items(const Snapshot &snapshot, const std::vect
         CallSiteGroup &g = groups[index];
         g.live_bytes += item.bytes;
         g.live_count += item.count;
-        if (const Allocation *a = item.allocation) {
-            if (std::find(g.apis.begin(), g.apis.end(), a->api) == g.apis.end()) g.apis.push_back(a->api);
-            if (std::find(g.devices.begin(), g.devices.end(), a->device) == g.devices.end())
-                g.devices.push_back(a->device);
-            sizes[index][a->size] += 1;
+        if (item.detail) {
+            if (std::find(g.apis.begin(), g.apis.end(), item.api) == g.apis.end()) g.apis.emplace_back(item.api);
+            if (std::find(g.devices.begin(), g.devices.end(), item.device) == g.devices.end())
+                g.devices.push_back(item.device);
+            sizes[index][item.size] += item.count;
         }
     }
     for (size_t i = 0; i < groups.size(); ++i) {
@@ -277,14 +280,22 @@ std::vector<CallSiteGroup> group_live_by_call_site(const Snapshot &snapshot) {
     std::vector<GroupItem> items;
     items.reserve(snapshot.allocations.size());
     for (const Allocation &a : snapshot.allocations)
-        if (counts_as_held(a)) items.push_back({a.stack, a.size, 1, &a});
+        if (counts_as_held(a)) items.push_back({a.stack, a.size, 1, true, a.api, a.device, a.size});
+    return group_items(snapshot, items);
+}
+
+std::vector<CallSiteGroup> group_folded_by_call_site(const Snapshot &snapshot, std::vector<FoldedLive> folded) {
+    std::vector<GroupItem> items;
+    items.reserve(folded.size());
+    for (const FoldedLive &f : folded) items.push_back({f.stack, f.size * f.count, f.count, true, f.api, f.device, f.size});
+    std::vector<FoldedLive>().swap(folded); // before the groups' size tables grow
     return group_items(snapshot, items);
 }
 
 std::vector<CallSiteGroup> group_by_call_site(const Snapshot &snapshot, const std::vector<StackWeight> &weights) {
     std::vector<GroupItem> items;
     items.reserve(weights.size());
-    for (const StackWeight &w : weights) items.push_back({w.stack, w.bytes, w.count, nullptr});
+    for (const StackWeight &w : weights) items.push_back({w.stack, w.bytes, w.count});
     return group_items(snapshot, items);
 }
 

@@ -276,6 +276,20 @@ bool counts_as_held(const Allocation &a);
 // descending, then key ascending.
 std::vector<CallSiteGroup> group_live_by_call_site(const Snapshot &snapshot);
 
+// Added by helper G (the streaming `vramtrace summary`): live allocations folded by the caller,
+// `count` allocations of `size` bytes each made through `stack` on `device` by `api`, all of kinds
+// that count as held. `api` must outlive the call.
+struct FoldedLive {
+    uint32_t stack = 0;
+    int device = 0;
+    std::string_view api;
+    uint64_t size = 0;   // bytes of each
+    uint64_t count = 0;
+};
+// The same groups, keys, order, apis, devices and sizes as group_live_by_call_site gives for the
+// allocations that were folded. Takes `folded` by value and frees it early (it can be large).
+std::vector<CallSiteGroup> group_folded_by_call_site(const Snapshot &snapshot, std::vector<FoldedLive> folded);
+
 // Bytes and allocations attributed to a stack (e.g. DevicePeak::sites).
 struct StackWeight {
     uint32_t stack = 0;  // Stack::id; 0 = no stack

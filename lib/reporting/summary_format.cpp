@@ -7,6 +7,8 @@
 #include <map>
 #include <optional>
 #include <string_view>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace vramtrace::report {
@@ -224,28 +226,92 @@ bool kind_is_held(const std::string &kind) {
     return counts_as_held(a);
 }
 
-// Replays the event history per device when it holds every allocation and free since start, which
-// is checked against the device counters (totals and counts must match exactly); otherwise the
-// per-kind and per-size peaks and totals stay unknown.
-std::map<int, DeviceReplay> replay_events(const Snapshot &s) {
-    std::map<int, DeviceReplay> out;
-    const EventHistory &h = s.events;
-    if (h.capacity == 0 || h.wrapped || h.recorded != h.events.size()) return out;
-    for (const Event &e : h.events) {
-        bool alloc = e.type == "alloc";
-        if ((!alloc && e.type != "free") || !kind_is_held(e.kind)) continue;
-        DeviceReplay &d = out[e.device];
-        bool large = e.size >= kLargeBytes;
-        if (alloc) {
-            d.bytes.on_alloc(e.size), d.count.on_alloc(1), d.kind_bytes[e.kind].on_alloc(e.size);
-            (large ? d.large_bytes : d.small_bytes).on_alloc(e.size);
-            (large ? d.large_count : d.small_count).on_alloc(1);
-        } else {
-            d.bytes.on_free(e.size), d.count.on_free(1), d.kind_bytes[e.kind].on_free(e.size);
-            (large ? d.large_bytes : d.small_bytes).on_free(e.size);
-            (large ? d.large_count : d.small_count).on_free(1);
-        }
+// One event of the history replayed into the per-device counters.
+void replay_event(std::map<int, DeviceReplay> &out, const Event &e) {
+    bool alloc = e.type == "alloc";
+    if ((!alloc && e.type != "free") || !kind_is_held(e.kind)) return;
+    DeviceReplay &d = out[e.device];
+    bool large = e.size >= kLargeBytes;
+    if (alloc) {
+        d.bytes.on_alloc(e.size), d.count.on_alloc(1), d.kind_bytes[e.kind].on_alloc(e.size);
+        (large ? d.large_bytes : d.small_bytes).on_alloc(e.size);
+        (large ? d.large_count : d.small_count).on_alloc(1);
+    } else {
+        d.bytes.on_free(e.size), d.count.on_free(1), d.kind_bytes[e.kind].on_free(e.size);
+        (large ? d.large_bytes : d.small_bytes).on_free(e.size);
+        (large ? d.large_count : d.small_count).on_free(1);
     }
+}
+
+// A live allocation as the summary folds it (SummaryBody): kind and api are indices into the
+// body's interned names.
+struct LiveKey {
+    uint32_t stack = 0;
+    int device = 0;
+    uint32_t kind = 0, api = 0;
+    uint64_t size = 0;
+    bool operator==(const LiveKey &) const = default;
+};
+struct LiveKeyHash {
+    size_t operator()(const LiveKey &k) const {
+        uint64_t h = k.size * 0x9e3779b97f4a7c15ull;
+        h ^= (uint64_t(k.stack) << 32 | uint32_t(k.device)) + 0x7f4a7c159e3779b9ull + (h << 6) + (h >> 2);
+        h ^= (uint64_t(k.kind) << 32 | k.api) + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+        return size_t(h);
+    }
+};
+
+} // namespace
+
+struct SummaryBody::State {
+    std::unordered_map<LiveKey, uint64_t, LiveKeyHash> live; // -> number of allocations
+    std::vector<std::string> names;                          // kinds and apis, interned
+    std::unordered_map<std::string, uint32_t> name_index;
+    std::map<int, DeviceReplay> replayed;                    // every event so far, per device
+    uint64_t events = 0;                                     // events added
+
+    uint32_t intern(const std::string &name) {
+        auto [it, inserted] = name_index.try_emplace(name, uint32_t(names.size()));
+        if (inserted) names.push_back(name);
+        return it->second;
+    }
+};
+
+SummaryBody::SummaryBody() : state_(std::make_unique<State>()) {}
+SummaryBody::~SummaryBody() = default;
+SummaryBody::SummaryBody(SummaryBody &&) noexcept = default;
+SummaryBody &SummaryBody::operator=(SummaryBody &&) noexcept = default;
+
+void SummaryBody::add_allocation(const Allocation &a) {
+    if (!counts_as_held(a)) return; // no part of the summary counts them
+    LiveKey key{a.stack, a.device, state_->intern(a.kind), state_->intern(a.api), a.size};
+    ++state_->live[key];
+}
+
+size_t SummaryBody::live_entries() const { return state_->live.size(); }
+
+void SummaryBody::add_event(const Event &e) {
+    ++state_->events;
+    replay_event(state_->replayed, e);
+}
+
+namespace {
+
+// The folded live allocations, as the call-site grouping takes them.
+std::vector<FoldedLive> folded_live(const SummaryBody::State &b) {
+    std::vector<FoldedLive> out;
+    out.reserve(b.live.size());
+    for (const auto &[k, count] : b.live) out.push_back({k.stack, k.device, b.names[k.api], k.size, count});
+    return out;
+}
+
+// The replayed history when it holds every allocation and free since start, which is checked
+// against the device counters (totals and counts must match exactly); otherwise the per-kind and
+// per-size peaks and totals stay unknown (an empty map).
+std::map<int, DeviceReplay> replay_events(const Snapshot &s, const SummaryBody::State &b) {
+    const EventHistory &h = s.events;
+    if (h.capacity == 0 || h.wrapped || h.recorded != b.events) return {};
+    std::map<int, DeviceReplay> out = b.replayed;
     for (auto it = out.begin(); it != out.end();) {
         const DeviceTotals *t = nullptr;
         for (const DeviceTotals &d : s.devices)
@@ -300,7 +366,7 @@ std::string when_text(const ProcessInfo &p, uint64_t monotonic_ns) {
     return t ? format_duration(*t) + " after start" : std::string();
 }
 
-void devices(Lines &lines, const Snapshot &s) {
+void devices(Lines &lines, const Snapshot &s, const SummaryBody::State &body) {
     if (s.devices.empty()) {
         lines.add("memory by device: none (no allocation went through an intercepted call)");
         return;
@@ -312,7 +378,7 @@ void devices(Lines &lines, const Snapshot &s) {
         auto rank = [](int dev) { return dev >= 0 ? int64_t(dev) : int64_t(1) << 40 | int64_t(-dev); };
         return rank(a->device) < rank(b->device);
     });
-    std::map<int, DeviceReplay> replayed = replay_events(s);
+    std::map<int, DeviceReplay> replayed = replay_events(s, body);
 
     lines.add("memory by device (Cur: at the snapshot, Peak: highest, Tot: since start; - not known):");
     bool unknown_shown = false;
@@ -320,11 +386,11 @@ void devices(Lines &lines, const Snapshot &s) {
         // Live figures from the allocations themselves (those that count as held).
         std::map<std::string, uint64_t> kind_cur;
         uint64_t small_cur = 0, large_cur = 0, small_n = 0, large_n = 0;
-        for (const Allocation &a : s.allocations) {
-            if (a.device != d->device || !counts_as_held(a)) continue;
-            kind_cur[a.kind] += a.size;
-            (a.size >= kLargeBytes ? large_cur : small_cur) += a.size;
-            (a.size >= kLargeBytes ? large_n : small_n) += 1;
+        for (const auto &[a, n] : body.live) { // every one counts as held
+            if (a.device != d->device) continue;
+            kind_cur[body.names[a.kind]] += a.size * n;
+            (a.size >= kLargeBytes ? large_cur : small_cur) += a.size * n;
+            (a.size >= kLargeBytes ? large_n : small_n) += n;
         }
         auto found = replayed.find(d->device);
         const DeviceReplay *r = found == replayed.end() ? nullptr : &found->second;
@@ -459,7 +525,7 @@ std::string stack_location(const Snapshot &s, uint32_t id) {
     return describe_frame(s, *frame);
 }
 
-void ooms(Lines &lines, const Snapshot &s, const SummaryOptions &options) {
+void ooms(Lines &lines, const Snapshot &s, const SummaryBody::State &body, const SummaryOptions &options) {
     uint64_t total = std::max<uint64_t>(s.oom_count, s.ooms.size());
     if (total == 0) return;
     std::string title = "out-of-memory failures: " + dec(total) + " since start";
@@ -484,13 +550,13 @@ void ooms(Lines &lines, const Snapshot &s, const SummaryOptions &options) {
     if (s.process.reason != "oom" || s.ooms.empty()) return;
     int device = s.ooms.back().device;
     std::vector<StackWeight> weights;
-    uint64_t bytes = 0;
-    for (const Allocation &a : s.allocations)
-        if (a.device == device && counts_as_held(a)) weights.push_back({a.stack, a.size, 1}), bytes += a.size;
+    uint64_t bytes = 0, count = 0;
+    for (const auto &[a, n] : body.live) // every one counts as held
+        if (a.device == device) weights.push_back({a.stack, a.size * n, n}), bytes += a.size * n, count += n;
     if (weights.empty()) return;
     std::vector<CallSiteGroup> groups = group_by_call_site(s, weights);
     lines.add("  held on " + device_label(device) + " at the last failure (this snapshot): " +
-              format_bytes_exact(bytes) + " in " + plural(weights.size(), "allocation") + ", from:");
+              format_bytes_exact(bytes) + " in " + plural(count, "allocation") + ", from:");
     size_t shown = shown_of(groups, options);
     site_table(lines, {"#", "bytes", "share", "count"}, {true, true, true, true}, groups, shown,
                [&](size_t i, const CallSiteGroup &g) -> std::vector<std::string> {
@@ -549,7 +615,7 @@ void live(Lines &lines, const Snapshot &s, const std::vector<CallSiteGroup> &gro
     rest(lines, groups, shown);
 }
 
-void dropped(Lines &lines, const Snapshot &s) {
+void dropped(Lines &lines, const Snapshot &s, const SummaryBody::State &body) {
     if (s.dropped_allocations != 0)
         lines.add("warning: " + plural(s.dropped_allocations, "allocation") +
                   " could not be recorded (no memory for the live table);");
@@ -558,13 +624,21 @@ void dropped(Lines &lines, const Snapshot &s) {
         lines.add("warning: " + plural(s.dropped_stacks, "stack") +
                   " could not be stored (no memory for the stack depot);");
     if (s.dropped_stacks != 0) lines.add("  allocations without a stack show as (no stack captured)");
+    if (s.dropped_peak_sites != 0)
+        lines.add("warning: " + plural(s.dropped_peak_sites, "allocation") +
+                  " got no peak counter for their call site (no memory);");
+    if (s.dropped_peak_sites != 0) lines.add("  their bytes are in the peaks under (no stack captured)");
+    // The ring is a bound, not a failure: said once, so that a short history is never silent.
+    if (s.events.wrapped)
+        lines.add("note: the event history kept the newest " + plural(body.events, "event") + " of " +
+                  dec(s.events.recorded) + " (VRAMTRACE_EVENTS=" + dec(s.events.capacity) + ")");
 }
 
-std::string build(const Snapshot &s, const SummaryOptions &options) {
+std::string build(const Snapshot &s, const SummaryBody::State &body, const SummaryOptions &options) {
     Lines lines;
     header(lines, s);
-    devices(lines, s);
-    std::vector<CallSiteGroup> groups = group_live_by_call_site(s);
+    devices(lines, s, body);
+    std::vector<CallSiteGroup> groups = group_folded_by_call_site(s, folded_live(body));
     uint64_t live_bytes = 0, live_count = 0;
     for (const CallSiteGroup &g : groups) live_bytes += g.live_bytes, live_count += g.live_count;
     size_t shown = shown_of(groups, options);
@@ -573,24 +647,45 @@ std::string build(const Snapshot &s, const SummaryOptions &options) {
         rest(lines, groups, shown);
     }
     peaks(lines, s, options);
-    ooms(lines, s, options);
+    ooms(lines, s, body, options);
     pools(lines, s);
     live(lines, s, groups, shown, live_bytes, live_count, options);
-    dropped(lines, s);
+    dropped(lines, s, body);
     return lines.take();
 }
 
 } // namespace
 
+namespace {
+std::string build_whole(const Snapshot &snapshot, const SummaryOptions &options) {
+    SummaryBody body;
+    for (const Allocation &a : snapshot.allocations) body.add_allocation(a);
+    for (const Event &e : snapshot.events.events) body.add_event(e);
+    return build(snapshot, body.state(), options);
+}
+} // namespace
+
 std::string format_summary(const Snapshot &snapshot, const SummaryOptions &options) {
 #if defined(__cpp_exceptions)
     try {
-        return build(snapshot, options);
+        return build_whole(snapshot, options);
     } catch (...) {
         return std::string(); // out of memory: nothing rather than a throw across the library
     }
 #else
-    return build(snapshot, options);
+    return build_whole(snapshot, options);
+#endif
+}
+
+std::string format_summary(const Snapshot &head, const SummaryBody &body, const SummaryOptions &options) {
+#if defined(__cpp_exceptions)
+    try {
+        return build(head, body.state(), options);
+    } catch (...) {
+        return std::string();
+    }
+#else
+    return build(head, body.state(), options);
 #endif
 }
 

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -52,5 +54,41 @@ struct SummaryOptions {
 // snapshot are escaped so that a line never breaks. It does not say where the snapshot was
 // written: the caller adds that. Returns "" only if memory ran out; never throws.
 std::string format_summary(const Snapshot &snapshot, const SummaryOptions &options = {});
+
+// What the summary takes from a snapshot's two long arrays, folded as the records come (added by
+// helper G so that `vramtrace summary` streams a file of any size):
+//   - the live allocations that count as held (counts_as_held; the summary ignores the others),
+//     those with equal (stack, device, kind, api, size) as one entry with a count;
+//   - the event history replayed into per-device figures (by kind and size class) on the fly.
+// Its memory is about 80 bytes per distinct (stack, device, kind, api, size) of the live
+// allocations plus a few hundred bytes per device and kind: it does not grow with the number of
+// allocations of one such tuple, nor with the number of events.
+class SummaryBody {
+public:
+    SummaryBody();
+    ~SummaryBody();
+    SummaryBody(SummaryBody &&) noexcept;
+    SummaryBody &operator=(SummaryBody &&) noexcept;
+
+    // One record of Snapshot::allocations (any order).
+    void add_allocation(const Allocation &allocation);
+    // One record of Snapshot::events.events, in their order (oldest first).
+    void add_event(const Event &event);
+
+    // Folded entries of live allocations so far (distinct stack, device, kind, api, size).
+    size_t live_entries() const;
+
+    struct State;
+    const State &state() const { return *state_; }
+
+private:
+    std::unique_ptr<State> state_;
+};
+
+// The summary of `head` (a snapshot whose `allocations` and `events.events` are ignored: `body`
+// stands for them; `head.events` still gives the history's capacity, recorded count and wrapped
+// flag). format_summary(snapshot) is this with a body built from the snapshot's own arrays, so both
+// print the same text. Returns "" only if memory ran out; never throws.
+std::string format_summary(const Snapshot &head, const SummaryBody &body, const SummaryOptions &options = {});
 
 } // namespace vramtrace::report

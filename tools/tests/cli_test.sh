@@ -183,7 +183,7 @@ diff_text_golden)
 diff_json)
     run 0 "$VT" diff --json "$VT_CLI_DATA/diff_base.json" "$VT_CLI_DATA/diff_new.json"; stderr_empty
     jq_is "$out" '[.format, .version, .match.frames, .match.lines]' '["vramtrace-diff",1,1,true]'
-    jq_is "$out" '.totals' '{"live_bytes":{"base":5247588,"new":6300260,"change":1052672},"live_allocations":{"base":6,"new":6,"change":0},"peak_bytes":{"base":8392804,"new":10494052,"change":2101248}}'
+    jq_is "$out" '.totals' '{"live_bytes":{"base":5247588,"new":6300260,"change":1052672},"live_allocations":{"base":6,"new":6,"change":0},"peak_bytes":{"base":8392804,"new":10494052,"change":2101248},"oom_count":null}'
     jq_is "$out" '[.sites[] | [.status, .key, .live_bytes.change, .live_allocations.change, .bytes_at_peak]]' \
         '[["grew","alloc_a() at model.cpp:10 (train)",1048576,1,null],["new","alloc_d() at data.cpp:40 (train)",8192,1,null],["shrank","alloc_b() at model.cpp:20 (train)",0,-1,null],["gone","alloc_c() at data.cpp:30 (train)",-4096,-1,null]]'
     jq_is "$out" '[.changed_sites, .unchanged_sites, .gate]' '[4,2,null]'
@@ -245,7 +245,7 @@ diff_gate_site)
     run 2 "$VT" diff --site 'no_such_function' --fail-if-growth 1 "$B" "$N"; stderr_is_one_line
     stderr_has "diff: --site 'no_such_function' matches no call site of either snapshot (see 'vramtrace diff --help')"
     run 2 "$VT" diff --site 'alloc_a' --metric peak --fail-if-growth 1 "$B" "$N"; stderr_is_one_line
-    stderr_has "needs the bytes each call site held at the peak, which these snapshots do not record (schema 1)" ;;
+    stderr_has "needs the bytes each call site held at the peak, which these snapshots do not record (written before vramtrace recorded peaks)" ;;
 diff_usage)
     B="$VT_CLI_DATA/diff_base.json"
     run 0 "$VT" diff --help; stdout_has "usage: vramtrace diff"; stdout_has "Exit status: 0 success"
@@ -451,11 +451,111 @@ scale_bounded_memory)
     [ "$rss" -lt 16384 ] || fail "merge of two 32 MB snapshots used $rss KiB, more than 16 MiB"
     run 0 "$VT" diff --json "$VT_WORK/big.json" "$VT_WORK/o/m.json"
     jq_is "$out" '[.totals.live_bytes.change, .totals.live_allocations.change]' "[$bytes,$count]"
-    # On a terminal (script(1) gives it one): a progress line, erased before the report.
-    script -qec "'$VT' merge '$VT_WORK/big.json' '$VT_WORK/big.json'" /dev/null >"$VT_WORK/tty.txt" </dev/null ||
-        fail "merge on a terminal failed"
-    grep -q 'vramtrace: \[[12]/2\] reading .*big.json: [0-9]*% of 3[0-9].[0-9][0-9] MiB' "$VT_WORK/tty.txt" || fail "no progress line on the terminal"
-    grep -q "merged 2 snapshots" "$VT_WORK/tty.txt" || fail "no report on the terminal" ;;
+    # summary streams it too: the 200000 allocations fold into 28 entries (4 stacks x 7 sizes).
+    run 0 /usr/bin/time -f 'maxrss_kib %M' -o "$VT_WORK/time-summary.txt" "$VT" summary "$VT_WORK/big.json"; stderr_empty
+    stdout_has "vramtrace: leaked at exit: $count allocations, "
+    rss=$(awk '/maxrss_kib/ { print $2 }' "$VT_WORK/time-summary.txt")
+    [ "$rss" -lt 16384 ] || fail "summary of a 32 MB snapshot used $rss KiB, more than 16 MiB"
+    # On a terminal (script(1) gives it one): a progress line (the percentage of the file's bytes
+    # read, after the first 0.5 s), erased before the report. Four files take well over 0.5 s.
+    script -qec "'$VT' merge '$VT_WORK/big.json' '$VT_WORK/big.json' '$VT_WORK/big.json' '$VT_WORK/big.json'" /dev/null \
+        >"$VT_WORK/tty.txt" </dev/null || fail "merge on a terminal failed"
+    grep -q 'vramtrace: \[[1-4]/4\] reading .*big.json: [0-9]*% of 3[0-9].[0-9][0-9] MiB' "$VT_WORK/tty.txt" || fail "no progress line on the terminal"
+    erase=$(printf '\033[K')
+    grep -aqF "${erase}merged 4 snapshots" "$VT_WORK/tty.txt" || fail "the progress line was not erased before the report"
+    # summary reading a pipe that stalls for 1 s: progress in bytes (a pipe has no size), erased.
+    mkfifo "$VT_WORK/slow.json" || fail mkfifo
+    { head -c 1000000 "$VT_WORK/big.json"; sleep 1; tail -c +1000001 "$VT_WORK/big.json"; } >"$VT_WORK/slow.json" &
+    script -qec "'$VT' summary '$VT_WORK/slow.json'" /dev/null >"$VT_WORK/tty-summary.txt" </dev/null ||
+        fail "summary on a terminal failed"
+    wait
+    grep -q 'vramtrace: reading .*slow.json: [0-9.]* [KM]iB' "$VT_WORK/tty-summary.txt" || fail "no progress line for summary"
+    grep -aqF "${erase}vramtrace: ==== memory summary" "$VT_WORK/tty-summary.txt" || fail "summary: progress not erased" ;;
+diff_merge_keep_peaks_ooms)
+    # Snapshots with peaks, OOM records, pools and an event history (export_input.json), and a crash
+    # snapshot (process.symbolized false, read through the frame-naming reader): diff and merge keep
+    # what they hold.
+    in=$VT_CLI_DATA/export_input.json; later=$VT_WORK/later.json; crash=$VT_WORK/crash.json
+    # One run later: cuda:0 peaked 2 MiB higher, all of it from stack 2 (an unnamed frame), and two
+    # more allocations failed for lack of memory.
+    jq '.process.pid = 5000 | .process.rank = "1" | .oom_count = 3 |
+        (.devices[] | select(.device == 0) | .peak_bytes) = 6291456 |
+        (.peaks[] | select(.device == 0)) |= (.peak_bytes = 6291456 | .sites[0].bytes = 5242880)' "$in" >"$later" || fail jq
+    jq '.process.pid = 6000 | .process.symbolized = false | .process.reason = "crash" | .process.signal = "SIGSEGV"' \
+        "$in" >"$crash" || fail jq
+    run 0 "$VT" diff --json "$in" "$later"; stderr_empty
+    jq_is "$out" '.totals.oom_count' '{"base":1,"new":3,"change":2}'
+    jq_is "$out" '[.sites[] | [.key, .status, .live_bytes.change, .bytes_at_peak]]' \
+        '[["?? (train+0x2000)","grew",0,[{"base":3145728,"new":5242880,"change":2097152,"device":0}]]]'
+    run 0 "$VT" diff "$in" "$later"
+    stdout_has "OOM failures      1                     3                     +2"
+    stdout_has "  0 B     0 B   0 B  0 -> 0       +2.00 MiB (+2097152 B)  grew    ?? (train+0x2000)"
+    run 1 "$VT" diff --metric peak --site '?? (train+0x2000)' --fail-if-growth 2097151 "$in" "$later"; stderr_is_one_line
+    stderr_has "bytes at the peaks of call site '?? (train+0x2000)' changed by +2.00 MiB (+2097152 B), +66.67%: more than the limit 2097151"
+    run 0 "$VT" diff --metric peak --site '?? (train+0x2000)' --fail-if-growth 2MiB "$in" "$later"
+    # The crash snapshot's modules are not on this machine: one warning each, and the rest comes through.
+    run 0 "$VT" diff --json --all "$in" "$crash"
+    [ "$(wc -l <"$err")" -eq 2 ] || fail "expected one warning per module"
+    stderr_has "vramtrace: warning: $crash: module /home/me/train: file not found; its frames are not named"
+    jq_is "$out" '[.changed_sites, .unchanged_sites, .totals.oom_count.new, [.sites[] | .bytes_at_peak[0].new]]' \
+        '[0,4,1,[4096,3145728,1048576,2097152]]'
+    run 0 "$VT" merge --top 0 -o "$VT_WORK/m.json" "$in" "$later" "$crash"
+    stdout_has "  #  host    pid   rank  devices             current   peak      live at dump         OOM  file"
+    stdout_has "  1  node17  5000  1     host,cuda:0,cuda:1  3.00 MiB  8.00 MiB  3 (3.00 MiB) leaked  3    $later"
+    stdout_has "  2  node17  6000  -     host,cuda:0,cuda:1  3.00 MiB  6.00 MiB  3 (3.00 MiB)         1    $crash"
+    M=$VT_WORK/m.json
+    jq_is "$M" '[.oom_count, (.ooms | length), [.merged_processes[] | [.rank, .oom_count]]]' '[5,3,[[-1,1],[1,3],[-1,1]]]'
+    jq_is "$M" '[.peaks[] | [.device, .peak_bytes, (.sites | map(.bytes) | add)]]' \
+        '[[-1,12288,12288],[0,14680064,14680064],[1,6291456,6291456]]'
+    jq_is "$M" '[.frames[] | select(.inlined) | .inlined[0].function]' '["alloc_helper<float>(unsigned long)"]'
+    run 0 "$VT" summary "$M"; stderr_empty
+    stdout_has "vramtrace: out-of-memory failures: 5 since start, the last 3:"
+    stdout_has "vramtrace: peak of cuda:0: 14.00 MiB (14680064 B) in 6 allocations, from:"
+    # Merged again with its own inputs: OOM counts add up, rows keep theirs.
+    run 0 "$VT" merge -q -o "$VT_WORK/m2.json" "$M" "$later"
+    jq_is "$VT_WORK/m2.json" '[.oom_count, [.merged_processes[] | .oom_count]]' '[8,[1,3,1,3]]' ;;
+bad_input_every_command)
+    # Every command refuses a bad file with one line naming the file and what is wrong, and a
+    # non-zero status (summary, merge, export: 1; diff: 3, its 1 being the gate), wherever the file
+    # is given, and writes nothing.
+    B=$VT_CLI_DATA/export_input.json; W=$VT_WORK
+    : >"$W/empty.json"
+    printf '\211PNG\r\n\032\n\000\000\000\rIHDR' >"$W/binary.json"
+    printf '{"name": "not a snapshot", "items": [1, 2, 3]}\n' >"$W/foreign.json"
+    printf '[1, 2]\n' >"$W/array.json"
+    head -c 2000 "$B" >"$W/cut.json"
+    printf '{"format": "vramtrace-snapshot", "schema_version": 1, "process": {"pid": 1}}' >"$W/partial.json"
+    sed 's/"schema_version": 1,/"schema_version": 7,/' "$B" >"$W/newer.json"
+    jq '.peaks[1].sites[0].stack = 9' "$B" >"$W/peak.json"
+    jq '.events[1].stack = 8' "$B" >"$W/event.json"
+    jq '.ooms[0].stack = 7' "$B" >"$W/oom.json"
+    jq '.allocations[2].size = -1' "$B" >"$W/negative.json"
+    mkdir -p "$W/dir.json" "$W/o"
+    check_all() { # FILE MESSAGE [MESSAGE OF MERGE, which takes a directory for the files in it]
+        run 1 "$VT" summary "$1"; stdout_empty; stderr_is_one_line; stderr_has "vramtrace: error: $1: $2"
+        run 3 "$VT" diff "$1" "$B"; stdout_empty; stderr_is_one_line; stderr_has "vramtrace: error: $1: $2"
+        run 3 "$VT" diff "$B" "$1"; stdout_empty; stderr_is_one_line; stderr_has "vramtrace: error: $1: $2"
+        run 1 "$VT" merge "$B" "$1"; stdout_empty; stderr_is_one_line; stderr_has "vramtrace: error: $1: ${3:-$2}"
+        run 1 "$VT" merge -q -o "$W/o/m.json" "$1" "$B"; stderr_is_one_line; stderr_has "vramtrace: error: $1: ${3:-$2}"
+        for fmt in chrome folded pprof pickle html; do
+            run 1 "$VT" export -f $fmt -o "$W/o/x.$fmt" "$1"; stderr_is_one_line; stderr_has "vramtrace: error: $1: $2"
+        done
+        run 1 "$VT" export -f folded "$1"; stdout_empty; stderr_is_one_line
+        [ -z "$(listing "$W/o")" ] || fail "left behind: $(listing "$W/o")"
+    }
+    check_all "$W/missing.json" "cannot open: No such file or directory"
+    check_all "$W/dir.json" "is a directory, not a snapshot file" "no snapshot files (*.json) in this directory"
+    check_all "$W/empty.json" "empty file (no JSON document), not a vramtrace snapshot"
+    check_all "$W/binary.json" "not JSON, not a vramtrace snapshot"
+    check_all "$W/foreign.json" "not a vramtrace snapshot (no \"format\": \"vramtrace-snapshot\" member)"
+    check_all "$W/array.json" "not a vramtrace snapshot (the document is a JSON array, not an object)"
+    check_all "$W/cut.json" "truncated JSON"
+    check_all "$W/partial.json" "process: missing field \"ppid\""
+    check_all "$W/newer.json" "schema_version 7 is newer than this vramtrace reads (1); use a newer vramtrace"
+    check_all "$W/peak.json" "peaks[1].sites[0].stack: 9 is not the id of an entry in stacks"
+    check_all "$W/event.json" "events[1].stack: 8 is not the id of an entry in stacks"
+    check_all "$W/oom.json" "ooms[0].stack: 7 is not the id of an entry in stacks"
+    check_all "$W/negative.json" "allocations[2].size: expected an unsigned integer, got -1" ;;
 # --- against the real library (VRAMTRACE_CLI_TESTS_WITH_PRELOAD=ON) ---
 preload_run_true)
     run 0 "$VT" run --output "$VT_WORK/snap-%p.json" -- true ;;
@@ -486,11 +586,15 @@ preload_diff_one_site)
     run 0 "$VT" diff --json "$VT_WORK/base.json" "$VT_WORK/new.json"; stderr_empty
     jq_is "$out" '[.sites[] | [.key, .status, .live_bytes.change, .live_allocations.change]]' "[[\"$key\",\"grew\",$bytes,$count]]"
     jq_is "$out" '[.changed_sites, .totals.live_bytes.change, .totals.live_allocations.change]' "[1,$bytes,$count]"
-    # Every other site the program reports is matched and unchanged.
+    # Every other site the program reports is matched and unchanged, and so is scratch_site, which
+    # frees all it allocates but held its largest block, 3 MiB, at the device's peak.
     others=$(($(wc -l <"$VT_WORK/base.sites") - 1))
-    jq_is "$out" '.unchanged_sites' "$others"
+    jq_is "$out" '.unchanged_sites' "$((others + 1))"
+    run 0 "$VT" diff --json --all "$VT_WORK/base.json" "$VT_WORK/new.json"
+    jq_is "$out" '[.sites[] | select(.key | startswith("scratch_site ")) | [.status, .live_bytes.base, .bytes_at_peak]]' \
+        '[["same",0,[{"base":3145728,"new":3145728,"change":0,"device":0}]]]'
     run 0 "$VT" diff "$VT_WORK/base.json" "$VT_WORK/new.json"
-    stdout_has "call sites: 1 changed (1 grew, 0 shrank, 0 new, 0 gone), $others unchanged"
+    stdout_has "call sites: 1 changed (1 grew, 0 shrank, 0 new, 0 gone), $((others + 1)) unchanged"
     stdout_has "grew    $key"
     # As a CI gate: the growth itself passes, one byte less fails.
     run 0 "$VT" diff --fail-if-growth "$bytes" "$VT_WORK/base.json" "$VT_WORK/new.json"
@@ -514,7 +618,7 @@ preload_merge_runs)
         sort >"$VT_WORK/expected"
     jq_is "$VT_WORK/merged.json" '.allocations | length' "$(awk '{ n += $4 } END { print n }' "$VT_WORK/expected")"
     run 0 "$VT" diff --json --all "$VT_WORK/merged.json" "$VT_WORK/merged.json"
-    jq -r --arg p " ($prog)" '.sites[] | select(.key | endswith($p)) | (.key | sub(" at "; " ") | sub(" \\(.*$"; "")) + " " + (.live_bytes.base | tostring) + " " + (.live_allocations.base | tostring)' \
+    jq -r --arg p " ($prog)" '.sites[] | select((.key | endswith($p)) and .live_allocations.base > 0) | (.key | sub(" at "; " ") | sub(" \\(.*$"; "")) + " " + (.live_bytes.base | tostring) + " " + (.live_allocations.base | tostring)' \
         "$out" | sort >"$VT_WORK/got"
     same_text "$VT_WORK/expected" "$VT_WORK/got" ;;
 export_formats)

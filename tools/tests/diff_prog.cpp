@@ -80,7 +80,7 @@ NOINLINE void *pinned_site(size_t n) {
     return p;
 }
 
-// Allocates and frees: never live at exit, so never in a diff.
+// Allocates and frees: never live at exit, so in a diff only by what it held at the device's peak.
 NOINLINE void scratch_site(size_t n) {
     void *p = nullptr;
     check(cudaMalloc(&p, n), "cudaMalloc");

@@ -11,10 +11,13 @@
 #include "../../../tools/call_sites.h"
 #include "../../../tools/diff_core.h"
 #include "../../../tools/merge_core.h"
+#include "../../../tools/offline_symbolize.h"
 #include "../../../tools/snapshot_reader.h"
+#include "../../../tools/summary_input.h"
 #include "../../../tools/text_table.h"
 #include "report_test_data.h"
 #include "reporting/snapshot_writer.h"
+#include "reporting/summary_format.h"
 
 using namespace vramtrace::report;
 using namespace vramtrace::cli;
@@ -76,6 +79,82 @@ SnapshotSites run_of(std::vector<SiteTotals> sites, uint64_t peak) {
     d.peak_bytes = peak;
     d.current_bytes = s.live_bytes;
     s.devices.push_back(d);
+    return s;
+}
+
+// Everything a reader delivers, as it came (merge rows included).
+class Everything final : public SnapshotSink {
+public:
+    Snapshot s;
+    std::vector<MergedProcess> processes;
+    std::vector<MergedDevice> devices;
+    size_t calls = 0;
+    void on_schema_version(int v) override { ++calls, s.schema_version = v; }
+    void on_process(ProcessInfo &&p) override { ++calls, s.process = std::move(p); }
+    void on_device(DeviceTotals &&d) override { ++calls, s.devices.push_back(std::move(d)); }
+    void on_dropped(uint64_t a, uint64_t st) override { ++calls, s.dropped_allocations = a, s.dropped_stacks = st; }
+    void on_module(Module &&m) override { ++calls, s.modules.push_back(std::move(m)); }
+    void on_frame(Frame &&f) override { ++calls, s.frames.push_back(std::move(f)); }
+    void on_stack(Stack &&st) override { ++calls, s.stacks.push_back(std::move(st)); }
+    void on_allocation(Allocation &&a) override { ++calls, s.allocations.push_back(std::move(a)); }
+    void on_dropped_peak_sites(uint64_t n) override { ++calls, s.dropped_peak_sites = n; }
+    void on_oom_count(uint64_t n) override { ++calls, s.oom_count = n; }
+    void on_peak(DevicePeak &&p) override { ++calls, s.peaks.push_back(std::move(p)); }
+    void on_oom(OomEvent &&o) override { ++calls, s.ooms.push_back(std::move(o)); }
+    void on_pool(Pool &&p) override { ++calls, s.pools.push_back(std::move(p)); }
+    void on_event_history(EventHistory &&h) override {
+        ++calls;
+        h.events = std::move(s.events.events);
+        s.events = std::move(h);
+    }
+    void on_event(Event &&e) override { ++calls, s.events.events.push_back(std::move(e)); }
+    void on_merged_process(MergedProcess &&p) override { ++calls, processes.push_back(std::move(p)); }
+    void on_merged_device(MergedDevice &&d) override { ++calls, devices.push_back(std::move(d)); }
+};
+
+// The document example with one merged-process and one merged-device row: every member there is.
+std::string json_with_everything(Snapshot s) {
+    std::string json = json_of(s);
+    json.insert(json.find("  \"modules\""),
+                "  \"merged_processes\": [{\"input\": 0, \"file\": \"x.json\", \"pid\": 7, \"host\": \"h\", "
+                "\"command_line\": [\"a\"], \"reason\": \"exit\", \"rank\": 3, \"live_bytes\": 1, "
+                "\"live_allocations\": 1, \"dropped_allocations\": 0, \"dropped_stacks\": 0, \"oom_count\": 5}],\n"
+                "  \"merged_devices\": [{\"input\": 0, \"device\": 0, \"uuid\": \"GPU-1\", \"current_bytes\": 1, "
+                "\"peak_bytes\": 2, \"allocation_count\": 3, \"free_count\": 4, \"total_allocated_bytes\": 5, "
+                "\"total_freed_bytes\": 6}],\n");
+    return json;
+}
+
+// A snapshot that says what its devices are and nothing else.
+Snapshot devices_only(const std::string &host, std::vector<std::tuple<int, std::string, uint64_t, uint64_t>> devices) {
+    Snapshot s;
+    s.process.pid = 100;
+    s.process.host = host;
+    s.process.reason = "exit";
+    for (const auto &[ordinal, uuid, current, peak] : devices) {
+        DeviceTotals d;
+        d.device = ordinal;
+        d.uuid = uuid;
+        d.current_bytes = current;
+        d.peak_bytes = peak;
+        s.devices.push_back(d);
+    }
+    return s;
+}
+
+// The document example one run later: cuda:0 peaked 2 MiB higher, all of it from the stack of
+// main (stack 2), and two more allocations failed for lack of memory.
+Snapshot doc_example_later() {
+    Snapshot s = vt_test::doc_example_snapshot();
+    s.process.pid = 4343;
+    s.process.host = "node18";
+    s.process.rank = "3";
+    s.devices[0].peak_bytes = 6291456;
+    s.peaks[0].peak_bytes = 6291456;
+    s.peaks[0].sites[0].bytes = 5242880;
+    s.oom_count = 3;
+    s.ooms.push_back(s.ooms[0]);
+    s.ooms.back().stack = 1;
     return s;
 }
 
@@ -285,7 +364,7 @@ TEST_CASE("diff: the growth gate", "[diff]") {
     CHECK_FALSE(apply_gate(d, limit_of("1"), GateMetric::Live, "zzz", &why));
     CHECK(why == "--site 'zzz' matches no call site of either snapshot");
     CHECK_FALSE(apply_gate(d, limit_of("1"), GateMetric::Peak, "a", &why));
-    CHECK(why.find("which these snapshots do not record (schema 1)") != std::string::npos);
+    CHECK(why.find("which these snapshots do not record (written before vramtrace recorded peaks)") != std::string::npos);
 }
 
 TEST_CASE("merge: processes, devices and call sites of several snapshots", "[merge]") {
@@ -384,8 +463,10 @@ TEST_CASE("merge: processes, devices and call sites of several snapshots", "[mer
     CHECK(outer.process_devices()[6].input == 2);
     CHECK(outer.live_bytes() == 2 * 16848360 + 1048576);
     std::string text = format_merge_text(outer, 0, {});
-    CHECK(text.rfind("merged 2 snapshots: 3 processes on 2 hosts, 6 devices\n", 0) == 0);
-    CHECK(text.find("  2  node17  4242  -     cuda:0") != std::string::npos);
+    // The third process's device has a UUID (the others have none): a row of its own.
+    CHECK(text.rfind("merged 2 snapshots: 3 processes on 2 hosts, 7 devices\n", 0) == 0);
+    CHECK(text.find("  2  node17  4242  0     cuda:0") != std::string::npos);
+    CHECK(text.find("  GPU-8d3c6f2a-1b4e-4c5d-9e8f-7a6b5c4d3e2f (node17 cuda:0)  1 ") != std::string::npos);
 }
 
 TEST_CASE("merge: a stream whose allocations come first cannot be read twice", "[merge]") {
@@ -454,4 +535,309 @@ TEST_CASE("diff and merge: every prefix of a snapshot is refused on one line", "
         CHECK(merger.files() == 0);
         CHECK(merger.processes().empty());
     }
+}
+
+TEST_CASE("sinks: SymbolizingSink hands every record on, whatever it names", "[diff][merge]") {
+    std::string json = json_with_everything(vt_test::doc_example_snapshot());
+    Everything direct;
+    std::string error;
+    std::istringstream in(json);
+    REQUIRE(read_snapshot_stream(in, "d.json", direct, &error));
+    // 1 schema + process + device + dropped (2 calls) + oom_count + peak + oom + pool + history +
+    // 4 events + 2 merge rows + 2 modules + 3 frames + 2 stacks + 1 allocation.
+    CHECK(direct.calls == 24);
+    REQUIRE(direct.processes.size() == 1);
+    CHECK(direct.processes[0].oom_count == std::optional<uint64_t>(5));
+
+    Everything through;
+    SymbolizingSink symbolizing(through, "d.json");
+    std::istringstream again(json);
+    REQUIRE(read_snapshot_stream(again, "d.json", symbolizing, &error));
+    CHECK(through.calls == direct.calls);
+    CHECK(through.s == direct.s);
+    CHECK(through.processes == direct.processes);
+    CHECK(through.devices == direct.devices);
+
+    // A crash snapshot (not symbolized; its modules are not on this machine, so its frames stay
+    // unnamed): the sink names what it can and still passes on the peaks, OOMs, pools and events.
+    Snapshot crash = vt_test::doc_example_snapshot();
+    crash.process.symbolized = false;
+    crash.process.reason = "crash";
+    crash.process.signal = "SIGSEGV";
+    for (Frame &f : crash.frames) f.function.clear(), f.file.clear(), f.line = 0, f.inlined.clear();
+    Everything named;
+    SymbolizingSink crash_sink(named, "c.json");
+    std::istringstream crash_in(json_with_everything(crash));
+    REQUIRE(read_snapshot_stream(crash_in, "c.json", crash_sink, &error));
+    CHECK(named.calls == direct.calls);
+    CHECK(named.s.process.symbolized);
+    CHECK(named.s.process.signal == "SIGSEGV");
+    CHECK(named.s.peaks == direct.s.peaks);
+    CHECK(named.s.ooms == direct.s.ooms);
+    CHECK(named.s.oom_count == 1);
+    CHECK(named.s.pools == direct.s.pools);
+    CHECK(named.s.events == direct.s.events);
+    CHECK(named.processes == direct.processes);
+    CHECK(named.devices == direct.devices);
+}
+
+TEST_CASE("diff: what each call site held at the peaks, and the OOM count", "[diff]") {
+    SnapshotSites base = sites_of(vt_test::doc_example_snapshot());
+    CHECK(base.has_peak_composition);
+    CHECK(base.oom_count == std::optional<uint64_t>(1));
+    REQUIRE(base.sites.size() == 2);
+    // main (stack 2) held 3 MiB at the peak and nothing at the dump.
+    CHECK(base.sites[0].key == "main at train.cpp:97 (train)");
+    CHECK(base.sites[0].live_count == 0);
+    CHECK(base.sites[0].at_peak == std::vector<std::pair<int, uint64_t>>{{0, 3145728}});
+    CHECK(base.sites[1].key == "make_buffer(unsigned long) at train.cpp:42 (train)");
+    CHECK(base.sites[1].live_bytes == 1048576);
+    CHECK(base.sites[1].at_peak == std::vector<std::pair<int, uint64_t>>{{0, 1048576}});
+
+    SnapshotSites now = sites_of(doc_example_later());
+    DiffResult d = compute_diff(base, now, {});
+    CHECK(d.has_peak_composition);
+    REQUIRE(d.oom_count);
+    CHECK(d.oom_count->base == 1);
+    CHECK(d.oom_count->now == 3);
+    REQUIRE(d.changed == 1);
+    CHECK(d.sites[0].key == "main at train.cpp:97 (train)");
+    CHECK(d.sites[0].status == SiteDiff::Status::Grew);
+    CHECK(d.sites[0].at_peak_sum().base == 3145728);
+    CHECK(d.sites[0].at_peak_sum().now == 5242880);
+    CHECK(d.sites[1].status == SiteDiff::Status::Same);
+    std::string text = format_diff_text(base, now, d, {}, nullptr);
+    CHECK(text.find("OOM failures      1                     3                     +2\n") != std::string::npos);
+    CHECK(text.find("+2.00 MiB (+2097152 B)  grew    main at train.cpp:97 (train)") != std::string::npos);
+    CHECK(text.find("(at peak: n/a") == std::string::npos);
+    nlohmann::ordered_json j = diff_json(base, now, d, {}, nullptr, nullptr);
+    CHECK(j["totals"]["oom_count"].dump() == R"({"base":1,"new":3,"change":2})");
+    CHECK(j["sites"][0]["bytes_at_peak"].dump() == R"([{"base":3145728,"new":5242880,"change":2097152,"device":0}])");
+
+    // The gate on one site's bytes at the peaks.
+    std::string why;
+    auto gate = apply_gate(d, limit_of("2097151"), GateMetric::Peak, "main at train.cpp:97 (train)", &why);
+    REQUIRE(gate);
+    CHECK(gate->exceeded);
+    CHECK(gate->measured.now - gate->measured.base == 2097152);
+    gate = apply_gate(d, limit_of("2MiB"), GateMetric::Peak, "main at train.cpp:97 (train)", &why);
+    REQUIRE(gate);
+    CHECK_FALSE(gate->exceeded);
+
+    // A snapshot without peaks (devices with a peak but no peaks[]) has no composition: n/a.
+    SnapshotSites old = sites_of(vt_test::golden_snapshot());
+    CHECK_FALSE(old.has_peak_composition);
+    DiffResult mixed = compute_diff(old, now, {});
+    CHECK_FALSE(mixed.has_peak_composition);
+    for (const SiteDiff &site : mixed.sites) CHECK_FALSE(site.at_peak);
+    CHECK_FALSE(apply_gate(mixed, limit_of("1"), GateMetric::Peak, "main", &why));
+}
+
+TEST_CASE("diff and merge: stacks named by peaks, OOMs and events are checked", "[diff][merge]") {
+    auto refused = [](Snapshot s, const std::string &expected) {
+        std::string json = json_of(s), error;
+        std::istringstream a(json), b(json);
+        SnapshotSites sites;
+        CHECK_FALSE(collect_sites(a, "x.json", {}, &sites, &error));
+        CHECK(error == "x.json: " + expected);
+        error.clear();
+        Merger merger(SiteKeyOptions{}, nullptr);
+        CHECK_FALSE(merger.add_stream(b, "x.json", &error));
+        CHECK(error == "x.json: " + expected);
+        SummaryInput input;
+        std::istringstream c(json);
+        error.clear();
+        CHECK_FALSE(read_summary_input(c, "x.json", &input, &error));
+        CHECK(error == "x.json: " + expected);
+    };
+    Snapshot s = vt_test::doc_example_snapshot();
+    s.peaks[0].sites[1].stack = 9;
+    refused(s, "peaks[0].sites[1].stack: 9 is not the id of an entry in stacks");
+    s = vt_test::doc_example_snapshot();
+    s.ooms[0].stack = 8;
+    refused(s, "ooms[0].stack: 8 is not the id of an entry in stacks");
+    s = vt_test::doc_example_snapshot();
+    s.events.events[3].stack = 7;
+    s.events.events[2].stack = 6;
+    refused(s, "events[2].stack: 6 is not the id of an entry in stacks");
+    s = vt_test::doc_example_snapshot();
+    s.allocations.push_back(s.allocations[0]);
+    s.allocations.push_back(s.allocations[0]);
+    s.allocations[2].stack = 5;
+    s.allocations[1].stack = 4;
+    refused(s, "allocations[1].stack: 4 is not the id of an entry in stacks");
+}
+
+TEST_CASE("merge: peaks, OOM records, pools, ranks and inlined frames are kept", "[merge]") {
+    Snapshot crash = vt_test::doc_example_snapshot();
+    crash.process.symbolized = false;
+    crash.process.reason = "crash";
+    crash.process.pid = 9;
+    std::FILE *spool = std::tmpfile();
+    REQUIRE(spool);
+    Merger merger(SiteKeyOptions{}, spool);
+    std::string error;
+    std::istringstream a(json_of(vt_test::doc_example_snapshot())), b(json_of(doc_example_later()));
+    REQUIRE(merger.add_stream(a, "a.json", &error));
+    REQUIRE(merger.add_stream(b, "b.json", &error));
+    REQUIRE(merger.processes().size() == 2);
+    CHECK(merger.processes()[0].oom_count == std::optional<uint64_t>(1));
+    CHECK(merger.processes()[0].rank == 0);
+    CHECK(merger.processes()[1].oom_count == std::optional<uint64_t>(3));
+    CHECK(merger.processes()[1].rank == 3);
+    CHECK(merger.oom_count() == std::optional<uint64_t>(4));
+    CHECK(merger.has_peak_composition());
+    std::string text = format_merge_text(merger, 0, {});
+    CHECK(text.find("  0  node17  4242  0     cuda:0   1.00 MiB  4.00 MiB  1 (1.00 MiB) leaked  1    a.json\n") !=
+          std::string::npos);
+    CHECK(text.find("  1  node18  4343  3     cuda:0   1.00 MiB  6.00 MiB  1 (1.00 MiB) leaked  3    b.json\n") !=
+          std::string::npos);
+
+    vt_test::TempDir dir;
+    std::string path = dir.file("merged.json");
+    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    REQUIRE(fd >= 0);
+    REQUIRE(merger.write_snapshot(fd, {"vramtrace", "merge"}, "9.9.9", &error));
+    ::close(fd);
+    std::fclose(spool);
+    Snapshot m;
+    REQUIRE(read_snapshot_file(path, &m, &error));
+    CHECK(m.oom_count == 4);
+    REQUIRE(m.stacks.size() == 2);
+    // Merged stack ids in order of first use: make_buffer's (1, the allocation), then main's (2).
+    CHECK(m.frames[m.stacks[0].frames[1]].function == "make_buffer(unsigned long)");
+    CHECK(m.frames[m.stacks[1].frames[1]].function == "main");
+    CHECK(m.frames[m.stacks[0].frames[1]].inlined == std::vector<Frame::Inlined>{{"fill(float*, unsigned long)", "/src/util.h", 12}});
+    REQUIRE(m.ooms.size() == 3);
+    CHECK(m.ooms[0].stack == 2);
+    CHECK(m.ooms[1].stack == 2);
+    CHECK(m.ooms[2].stack == 1);
+    CHECK(m.ooms[0].requested_bytes == 8589934592ull);
+    CHECK(m.ooms[0].device_free_bytes == std::optional<uint64_t>(3221225472ull));
+    // cuda:0: the sum of the two peaks, 4 MiB + 6 MiB, and what made them up.
+    REQUIRE(m.peaks.size() == 1);
+    CHECK(m.peaks[0].device == 0);
+    CHECK(m.peaks[0].peak_bytes == 10485760);
+    CHECK(m.peaks[0].sites == std::vector<PeakSite>{{2, 8388608, 2}, {1, 2097152, 2}});
+    CHECK(m.devices[0].peak_bytes == 10485760);
+    CHECK(m.devices[0].uuid == "GPU-8d3c6f2a-1b4e-4c5d-9e8f-7a6b5c4d3e2f"); // both inputs agree
+    CHECK(m.devices[0].pci_bus_id == "0000:3b:00.0");
+    REQUIRE(m.pools.size() == 2);
+    CHECK(m.pools[1].reserved_bytes == 2097152);
+    CHECK(m.events.events.empty()); // two processes' clocks: no merged history
+    CHECK(m.events.capacity == 0);
+    std::string summary = format_summary(m);
+    CHECK(summary.find("vramtrace: out-of-memory failures: 4 since start, the last 3:\n") != std::string::npos);
+    CHECK(summary.find("vramtrace: peak of cuda:0: 10.00 MiB (10485760 B) in 4 allocations, from:\n") != std::string::npos);
+
+    // The merged snapshot merged again, with a crash snapshot: the rows keep their OOM counts, and
+    // the crash snapshot's peaks and OOM record come through the frame-naming reader.
+    Merger outer(SiteKeyOptions{}, nullptr);
+    std::ifstream merged_in(path);
+    REQUIRE(outer.add_stream(merged_in, path, &error));
+    std::string crash_path = dir.file("crash.json");
+    {
+        std::ofstream out(crash_path);
+        out << json_of(crash);
+    }
+    REQUIRE(outer.add_file(crash_path, nullptr, &error));
+    REQUIRE(outer.processes().size() == 3);
+    CHECK(outer.processes()[1].oom_count == std::optional<uint64_t>(3));
+    CHECK(outer.processes()[2].reason == "crash");
+    CHECK(outer.processes()[2].oom_count == std::optional<uint64_t>(1));
+    CHECK(outer.oom_count() == std::optional<uint64_t>(5));
+    CHECK(outer.has_peak_composition());
+    // An input of before OOM counts makes the total unknown.
+    Snapshot old = vt_test::golden_snapshot();
+    std::string old_json = json_of(old);
+    old_json.erase(old_json.find("  \"oom_count\""), old_json.find("  \"peaks\"") - old_json.find("  \"oom_count\""));
+    std::istringstream old_in(old_json);
+    REQUIRE(outer.add_stream(old_in, "old.json", &error));
+    CHECK_FALSE(outer.oom_count());
+    CHECK_FALSE(outer.processes()[3].oom_count);
+    CHECK_FALSE(outer.has_peak_composition()); // golden_snapshot's devices peaked, with no peaks[]
+    CHECK(format_merge_text(outer, 0, {}).find("n/a  old.json") != std::string::npos);
+}
+
+TEST_CASE("merge: one GPU is one row by its UUID, whatever host name or ordinal it had", "[merge]") {
+    // Two ranks in containers with their own host names on one node, each given both GPUs in the
+    // other order (CUDA_VISIBLE_DEVICES=0,1 and 1,0), and a third process whose snapshot has no
+    // UUIDs: its device is told apart by host + ordinal.
+    Snapshot r0 = devices_only("podA", {{0, "GPU-aaaa", 1000, 1500}, {1, "GPU-bbbb", 2000, 2500}});
+    Snapshot r1 = devices_only("podB", {{0, "GPU-bbbb", 30, 35}, {1, "GPU-aaaa", 40, 45}});
+    Snapshot r2 = devices_only("podA", {{0, "", 5, 6}});
+    Merger merger(SiteKeyOptions{}, nullptr);
+    std::string error;
+    for (const Snapshot *s : {&r0, &r1, &r2}) {
+        std::istringstream in(json_of(*s));
+        REQUIRE(merger.add_stream(in, "r.json", &error));
+    }
+    auto rows = merger.devices();
+    REQUIRE(rows.size() == 3);
+    CHECK(rows[0].identity == "GPU-aaaa (podA cuda:0, podB cuda:1)");
+    CHECK(rows[0].uuid == "GPU-aaaa");
+    CHECK(rows[0].processes == 2);
+    CHECK(rows[0].current_bytes == 1040);
+    CHECK(rows[0].peak_sum == 1545);
+    CHECK(rows[0].peak_max == 1500);
+    CHECK(rows[1].identity == "GPU-bbbb (podA cuda:1, podB cuda:0)");
+    CHECK(rows[1].processes == 2);
+    CHECK(rows[1].current_bytes == 2030);
+    CHECK(rows[1].peak_sum == 2535);
+    CHECK(rows[1].peak_max == 2500);
+    CHECK(rows[2].identity == "podA cuda:0");
+    CHECK(rows[2].uuid.empty());
+    CHECK(rows[2].processes == 1);
+    CHECK(rows[2].current_bytes == 5);
+    CHECK(rows[2].peak_max == 6);
+    REQUIRE(merger.process_devices().size() == 5);
+    CHECK(merger.process_devices()[2] == MergedDevice{1, 0, "GPU-bbbb", 30, 35, 0, 0, 0, 0});
+    std::string text = format_merge_text(merger, 0, {});
+    CHECK(text.find("merged 3 snapshots: 3 processes on 2 hosts, 3 devices\n") == 0);
+    CHECK(text.find("  GPU-aaaa (podA cuda:0, podB cuda:1)  2          1.02 KiB  1.51 KiB    1.46 KiB\n") !=
+          std::string::npos);
+}
+
+TEST_CASE("summary: a streamed snapshot prints what format_summary prints for it whole", "[summary]") {
+    Snapshot wrapped = vt_test::doc_example_snapshot(); // a history that kept 4 events of 9
+    wrapped.events.wrapped = true;
+    wrapped.events.recorded = 9;
+    wrapped.events.capacity = 4;
+    for (const Snapshot &s : {vt_test::golden_snapshot(), vt_test::doc_example_snapshot(), doc_example_later(), wrapped}) {
+        std::string json = json_of(s), error;
+        std::istringstream in(json);
+        SummaryInput input;
+        REQUIRE(read_summary_input(in, "s.json", &input, &error));
+        CHECK(input.head.allocations.empty());
+        CHECK(input.head.events.events.empty());
+        CHECK(format_summary(input.head, input.body) == format_summary(s));
+        CHECK(format_summary(input.head, input.body, SummaryOptions{1, 1}) == format_summary(s, SummaryOptions{1, 1}));
+        // The members in reverse order (allocations and events before the stacks): the same.
+        nlohmann::ordered_json doc = nlohmann::ordered_json::parse(json), reversed = nlohmann::ordered_json::object();
+        std::vector<std::string> keys;
+        for (auto it = doc.begin(); it != doc.end(); ++it) keys.push_back(it.key());
+        for (auto it = keys.rbegin(); it != keys.rend(); ++it) reversed[*it] = doc[*it];
+        std::istringstream back(reversed.dump(1));
+        SummaryInput again;
+        REQUIRE(read_summary_input(back, "r.json", &again, &error));
+        CHECK(format_summary(again.head, again.body) == format_summary(s));
+    }
+    // 5000 allocations from one stack in two sizes, and 200 from another: three folded entries.
+    Snapshot many = vt_test::doc_example_snapshot();
+    many.allocations.clear();
+    many.events = {};
+    for (uint64_t i = 0; i < 5200; ++i) {
+        Allocation a{0x7f0000000000 + i * 4096, i % 2 ? 4096u : 512u, "device", 0, "cudaMalloc", 0, 1, i, 1};
+        if (i >= 5000) a.stack = 2, a.size = 1 << 20;
+        many.allocations.push_back(a);
+    }
+    std::istringstream in(json_of(many));
+    SummaryInput input;
+    std::string error;
+    REQUIRE(read_summary_input(in, "m.json", &input, &error));
+    CHECK(input.body.live_entries() == 3);
+    std::string text = format_summary(input.head, input.body);
+    CHECK(text == format_summary(many));
+    CHECK(text.find("vramtrace: leaked at exit: 5200 allocations, 210.99 MiB (221235200 B), from 2 call sites:\n") !=
+          std::string::npos);
 }
