@@ -1,20 +1,29 @@
 #!/usr/bin/env bash
-# Fuzzes the snapshot reader (tools/snapshot_reader.cpp, read_snapshot_stream) with libFuzzer for a
-# fixed number of executions, like a benchmark run: builds fuzz/snapshot_reader_fuzz.cpp with clang
-# (-fsanitize=fuzzer,address,undefined), replays every saved regression input, then fuzzes from the
-# seed corpus. A crash fails the script and leaves the input in the work directory; copy it to
-# fuzz/regressions/snapshot_reader/ (it is then replayed on every run).
+# Fuzzes the CLI's input paths with libFuzzer for a fixed number of executions per target, like a
+# benchmark run. Two targets, built with clang (-fsanitize=fuzzer,address,undefined):
 #
-#   fuzz/run_fuzz.sh [RUNS]           (default 200000 executions)
+#   snapshot_reader  fuzz/snapshot_reader_fuzz.cpp: read_snapshot_stream (tools/snapshot_reader.cpp)
+#   command_input    fuzz/command_input_fuzz.cpp: what summary, export (every format), diff and
+#                    merge do with what the reader accepted (the first input byte picks the command)
+#
+# For each target: replays every input kept in fuzz/regressions/TARGET/, then fuzzes RUNS
+# executions from the seeds in fuzz/corpus/TARGET/. A crash fails the script and leaves the input in
+# the work directory (crash-*, leak-*, timeout-*); after fixing the bug, copy it to
+# fuzz/regressions/TARGET/: run_fuzz.sh and CTest (fuzz/CMakeLists.txt) replay it from then on.
+#
+#   fuzz/run_fuzz.sh [RUNS [TARGET...]]     (default 200000 executions, both targets)
 #
 # Environment: CLANGXX (default clang++, then clang++-14), VRAMTRACE_FUZZ_DIR (work directory,
-# default <repo>/build-fuzz), FUZZ_SECONDS (a time cap as well, default 600).
+# default <repo>/build-fuzz), FUZZ_SECONDS (a time cap per target as well, default 600).
 # clang-14 with Debian's libstdc++ 12 cannot compile C++20 <ranges>; the sources built here must
 # stay free of it.
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 runs="${1:-200000}"
+shift || true
+targets=("$@")
+[ ${#targets[@]} -gt 0 ] || targets=(snapshot_reader command_input)
 work="${VRAMTRACE_FUZZ_DIR:-$repo/build-fuzz}"
 seconds="${FUZZ_SECONDS:-600}"
 cxx="${CLANGXX:-}"
@@ -22,28 +31,55 @@ if [ -z "$cxx" ]; then
   for c in clang++ clang++-14; do command -v "$c" >/dev/null && { cxx=$c; break; }; done
 fi
 [ -n "$cxx" ] || { echo "run_fuzz: no clang++ (apt-get install clang)"; exit 2; }
-mkdir -p "$work/corpus"
 
-exe="$work/snapshot_reader_fuzz"
-sources=("$repo/fuzz/snapshot_reader_fuzz.cpp" "$repo/tools/snapshot_reader.cpp" "$repo/lib/reporting/report_model.cpp")
-start=$(date +%s)
-"$cxx" -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-  -I"$repo/lib" -I"$repo/tools" "${sources[@]}" -o "$exe"
-built=$(date +%s)
+t="$repo/tools"
+r="$repo/lib/reporting"
+reader_sources=("$t/snapshot_reader.cpp" "$r/report_model.cpp")
+# What the commands link, less main.cpp and the cmd_*.cpp argument handling.
+command_sources=("${reader_sources[@]}" "$t/call_sites.cpp" "$t/diff_core.cpp" "$t/merge_core.cpp"
+  "$t/text_table.cpp" "$t/snapshot_input.cpp" "$t/offline_symbolize.cpp" "$t/cli_common.cpp"
+  "$r/summary_format.cpp" "$r/snapshot_writer.cpp" "$r/module_map.cpp" "$r/symbolizer.cpp" "$r/call_site.cpp"
+  "$t"/export/*.cpp)
 
 status=0
-regressions=("$repo"/fuzz/regressions/snapshot_reader/*)
-if [ -e "${regressions[0]}" ]; then
-  echo "== replaying ${#regressions[@]} regression inputs"
-  "$exe" -runs=1 "${regressions[@]}" || status=$?
-fi
-if [ $status -eq 0 ]; then
-  echo "== fuzzing: $runs executions (cap ${seconds} s)"
-  # New corpus entries go to $work/corpus; the seeds in the repository are read only.
-  (cd "$work" && "$exe" -runs="$runs" -max_total_time="$seconds" -max_len=65536 -timeout=10 \
-     -rss_limit_mb=2048 -print_final_stats=1 "$work/corpus" "$repo/fuzz/corpus/snapshot_reader") || status=$?
-fi
-end=$(date +%s)
-echo "run_fuzz: build $((built - start)) s, fuzz $((end - built)) s, exit status $status"
-[ $status -eq 0 ] || echo "run_fuzz: the crashing input is $work/crash-* (or leak-*/timeout-*)"
+for target in "${targets[@]}"; do
+  case "$target" in
+    snapshot_reader) sources=("${reader_sources[@]}"); libs=() ;;
+    command_input) sources=("${command_sources[@]}"); libs=(-lz -lfmt -ldl) ;;
+    *) echo "run_fuzz: unknown target $target"; exit 2 ;;
+  esac
+  dir="$work/$target"
+  mkdir -p "$dir/corpus"
+  exe="$dir/${target}_fuzz"
+  start=$(date +%s)
+  # Rebuilt only when a source or header it may use is newer than the executable.
+  if [ -x "$exe" ] && [ -z "$(find "$repo/fuzz" "$t" "$repo/lib/reporting" -newer "$exe" \( -name '*.cpp' -o -name '*.h' \) -print -quit)" ]; then
+    echo "== $target: up to date"
+  else
+  echo "== $target: building"
+  "$cxx" -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+    -DSPDLOG_FMT_EXTERNAL -DVRAMTRACE_VERSION='"fuzz"' -I"$repo/lib" -I"$t" \
+    "$repo/fuzz/${target}_fuzz.cpp" "${sources[@]}" "${libs[@]}" -o "$exe"
+  fi
+  built=$(date +%s)
+
+  one=0
+  regressions=("$repo/fuzz/regressions/$target"/*)
+  if [ -e "${regressions[0]}" ]; then
+    echo "== $target: replaying ${#regressions[@]} regression inputs"
+    "$exe" -runs=1 "${regressions[@]}" || one=$?
+  fi
+  if [ $one -eq 0 ]; then
+    echo "== $target: fuzzing, $runs executions (cap ${seconds} s)"
+    # New corpus entries go to $dir/corpus; the seeds in the repository are read only.
+    (cd "$dir" && "$exe" -runs="$runs" -max_total_time="$seconds" -max_len=65536 -timeout=10 \
+       -rss_limit_mb=2048 -print_final_stats=1 "$dir/corpus" "$repo/fuzz/corpus/$target") || one=$?
+  fi
+  end=$(date +%s)
+  echo "run_fuzz: $target: build $((built - start)) s, fuzz $((end - built)) s, exit status $one"
+  if [ $one -ne 0 ]; then
+    echo "run_fuzz: the crashing input is $dir/crash-* (or leak-*/timeout-*)"
+    status=$one
+  fi
+done
 exit $status

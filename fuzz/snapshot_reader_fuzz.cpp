@@ -24,9 +24,21 @@ public:
     void on_device(vramtrace::report::DeviceTotals &&) override { ++parts; }
     void on_dropped(uint64_t, uint64_t) override { ++parts; }
     void on_module(vramtrace::report::Module &&m) override { ++parts, bytes += m.path.size() + m.build_id.size(); }
-    void on_frame(vramtrace::report::Frame &&f) override { ++parts, bytes += f.function.size() + f.file.size(); }
+    void on_frame(vramtrace::report::Frame &&f) override {
+        ++parts, bytes += f.function.size() + f.file.size();
+        for (const auto &i : f.inlined) bytes += i.function.size() + i.file.size();
+    }
     void on_stack(vramtrace::report::Stack &&s) override { ++parts, bytes += s.frames.size(); }
     void on_allocation(vramtrace::report::Allocation &&) override { ++parts; }
+    void on_dropped_peak_sites(uint64_t) override { ++parts; }
+    void on_oom_count(uint64_t) override { ++parts; }
+    void on_peak(vramtrace::report::DevicePeak &&p) override { ++parts, bytes += p.sites.size(); }
+    void on_oom(vramtrace::report::OomEvent &&o) override { ++parts, bytes += o.api.size(); }
+    void on_pool(vramtrace::report::Pool &&) override { ++parts; }
+    void on_event_history(vramtrace::report::EventHistory &&) override { ++parts; }
+    void on_event(vramtrace::report::Event &&e) override {
+        ++parts, bytes += e.type.size() + e.kind.size() + e.api.size() + e.label.size();
+    }
     void on_merged_process(vramtrace::cli::MergedProcess &&p) override { ++parts, bytes += p.file.size(); }
     void on_merged_device(vramtrace::cli::MergedDevice &&d) override { ++parts, bytes += d.uuid.size(); }
 };

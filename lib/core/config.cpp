@@ -19,7 +19,7 @@ bool parse_bool(const char *name, bool fallback) {
         return true;
     if (!strcmp(v, "0") || !strcasecmp(v, "false") || !strcasecmp(v, "no") || !strcasecmp(v, "off"))
         return false;
-    log_warning("%s=\"%s\" is not a boolean (use 0 or 1); using the default %d", name, v, fallback);
+    log_warning("%s=\"%s\" is not a boolean (use 0 or 1); using the default %d", name, ShownValue(v).text, fallback);
     return fallback;
 }
 
@@ -33,7 +33,7 @@ uint32_t parse_uint(const char *name, uint32_t fallback, uint32_t max) {
     bool ok = errno == 0 && end != v && *end == 0 && v[0] != '-' && n <= max;
     errno = saved;
     if (!ok) {
-        log_warning("%s=\"%s\" is not a whole number from 0 to %u; using the default %u", name, v,
+        log_warning("%s=\"%s\" is not a whole number from 0 to %u; using the default %u", name, ShownValue(v).text,
                     max, fallback);
         return fallback;
     }
@@ -56,6 +56,7 @@ void load_config() {
     c.follow = parse_bool("VRAMTRACE_FOLLOW", true);
     c.crash_dump = parse_bool("VRAMTRACE_CRASH_DUMP", true);
     c.events = parse_uint("VRAMTRACE_EVENTS", 65536, 1u << 28);
+    c.test_fail_mappings = parse_bool("VRAMTRACE_TEST_FAIL_MAPPINGS", false);
     const char *out = getenv("VRAMTRACE_OUTPUT");
     if (out != nullptr && *out != 0) c.output = out; // environment strings live as long as the process
     g_config = c;

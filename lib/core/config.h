@@ -19,6 +19,9 @@ struct Config {
     uint32_t events = 65536;        // VRAMTRACE_EVENTS: events kept in the history ring (96 bytes
                                     // each), 0 = no history; at most 2^28
     const char *output = "vramtrace-%p.json"; // VRAMTRACE_OUTPUT; %p pid, %h host, %% a percent sign
+    bool test_fail_mappings = false; // VRAMTRACE_TEST_FAIL_MAPPINGS=1 (tests only): once the tracker
+                                     // is built, every later mapping for it fails, as when the
+                                     // kernel has no memory left (drops are counted and reported)
 };
 
 // The settings in force. Zero-initialised defaults until load_config() runs.

@@ -36,6 +36,21 @@ void log_raw(const char *text, unsigned long length) {
     errno = saved;
 }
 
+ShownValue::ShownValue(const char *value) {
+    constexpr size_t kShown = 64;
+    size_t n = 0;
+    while (value[n] != 0 && n < kShown) ++n;
+    bool cut = value[n] != 0;
+    if (cut)
+        while (n > 0 && (static_cast<unsigned char>(value[n]) & 0xC0) == 0x80) --n; // not inside a character
+    for (size_t i = 0; i < n; ++i) {
+        unsigned char c = static_cast<unsigned char>(value[i]);
+        text[i] = c < 0x20 || c == 0x7f ? '?' : static_cast<char>(c);
+    }
+    if (cut) text[n++] = '.', text[n++] = '.', text[n++] = '.';
+    text[n] = 0;
+}
+
 void log_line(const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);

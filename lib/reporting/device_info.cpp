@@ -190,12 +190,14 @@ void query_nvml(bool have[kMaxDevices], uint64_t used[kMaxDevices]) {
     for (int d = 0; d < kMaxDevices; ++d)
         any |= g_identity[d].state.load(std::memory_order_acquire) == 2 && g_identity[d].pci[0] != 0;
     if (!any) return;
-    static void *lib = nullptr;
-    static bool tried = false;
-    if (!tried) { // under the dump mutex (or in the single exit handler)
-        tried = true;
-        lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
-    }
+    // Atomics: the exit handler (sample_before_exit) does not hold the dump mutex, so it can run
+    // while the reporter thread writes a snapshot (found by tests/sanitizers/run_tsan_e2e.sh). The
+    // thread that loses the race to load NVML goes without NVML's figure this once.
+    static std::atomic<void *> loaded{nullptr};
+    static std::atomic<bool> tried{false};
+    if (!tried.exchange(true, std::memory_order_acq_rel))
+        loaded.store(dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL), std::memory_order_release);
+    void *lib = loaded.load(std::memory_order_acquire);
     if (lib == nullptr) return;
     auto init = reinterpret_cast<nvmlReturn_t (*)()>(dlsym(lib, "nvmlInit_v2"));
     auto shutdown = reinterpret_cast<nvmlReturn_t (*)()>(dlsym(lib, "nvmlShutdown"));

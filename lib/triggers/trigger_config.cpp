@@ -41,7 +41,7 @@ void load_trigger_config() {
             c.dump_signal_explicit = true;
         } else {
             log_warning("VRAMTRACE_SIGNAL=\"%s\" is not a signal that can request a snapshot (a name such "
-                        "as SIGUSR2 or a number; 0 or none for off); using SIGUSR2", v);
+                        "as SIGUSR2 or a number; 0 or none for off); using SIGUSR2", ShownValue(v).text);
         }
     }
     if (const char *v = setting("VRAMTRACE_WARN_BYTES")) {
@@ -50,33 +50,33 @@ void load_trigger_config() {
             c.warn_fraction = t->fraction;
         } else {
             log_warning("VRAMTRACE_WARN_BYTES=\"%s\" is not a size (bytes with an optional KiB/MiB/GiB "
-                        "suffix) or a fraction (0.9, 90%%) of device memory; no warning", v);
+                        "suffix) or a fraction (0.9, 90%%) of device memory; no warning", ShownValue(v).text);
         }
     }
     if (const char *v = setting("VRAMTRACE_WARN_INTERVAL")) {
         if (!parse_interval(v, &c.warn_interval_ns))
-            log_warning("VRAMTRACE_WARN_INTERVAL=\"%s\" is not a number of seconds from 0 to 86400; using 10", v);
+            log_warning("VRAMTRACE_WARN_INTERVAL=\"%s\" is not a number of seconds from 0 to 86400; using 10", ShownValue(v).text);
     }
     if (const char *v = setting("VRAMTRACE_PERIOD")) {
         if (auto ns = parse_period_ns(v)) c.period_ns = *ns;
         else log_warning("VRAMTRACE_PERIOD=\"%s\" is not a number of seconds above 0 (at most 86400); "
-                         "no periodic snapshot", v);
+                         "no periodic snapshot", ShownValue(v).text);
     }
     c.prometheus_textfile = setting("VRAMTRACE_PROMETHEUS_TEXTFILE");
     if (const char *v = setting("VRAMTRACE_PROMETHEUS_PERIOD")) {
         if (auto ns = parse_period_ns(v)) c.prometheus_period_ns = *ns;
         else log_warning("VRAMTRACE_PROMETHEUS_PERIOD=\"%s\" is not a number of seconds above 0 (at most "
-                         "86400); using 15", v);
+                         "86400); using 15", ShownValue(v).text);
     }
     if (const char *v = setting("VRAMTRACE_OOM_SNAPSHOTS")) {
         char *end = nullptr;
         unsigned long n = strtoul(v, &end, 10);
         if (*v >= '0' && *v <= '9' && *end == 0 && n <= 1000) c.oom_snapshots = static_cast<uint32_t>(n);
-        else log_warning("VRAMTRACE_OOM_SNAPSHOTS=\"%s\" is not a whole number from 0 to 1000; using 3", v);
+        else log_warning("VRAMTRACE_OOM_SNAPSHOTS=\"%s\" is not a whole number from 0 to 1000; using 3", ShownValue(v).text);
     }
     if (const char *v = setting("VRAMTRACE_OOM_INTERVAL")) {
         if (!parse_interval(v, &c.oom_interval_ns))
-            log_warning("VRAMTRACE_OOM_INTERVAL=\"%s\" is not a number of seconds from 0 to 86400; using 10", v);
+            log_warning("VRAMTRACE_OOM_INTERVAL=\"%s\" is not a number of seconds from 0 to 86400; using 10", ShownValue(v).text);
     }
     g_config = c;
 }

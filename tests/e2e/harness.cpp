@@ -40,7 +40,11 @@ static std::vector<std::string> build_env(const RunOptions &options) {
     // Tests must not inherit a tracer's settings from the developer's shell.
     for (auto it = env.begin(); it != env.end();)
         it = (it->first.rfind("VRAMTRACE_", 0) == 0 || it->first == "LD_PRELOAD") ? env.erase(it) : std::next(it);
-    if (options.preload) env["LD_PRELOAD"] = preload_library();
+    // VT_E2E_PRELOAD_FIRST: a library loaded before ours, the ASan runtime when the library itself is
+    // built with ASan (tests/sanitizers/run_asan_ubsan.sh): that runtime must come first.
+    const char *first = getenv("VT_E2E_PRELOAD_FIRST");
+    if (options.preload)
+        env["LD_PRELOAD"] = (first != nullptr && *first != 0 ? std::string(first) + ":" : "") + preload_library();
     for (auto &[k, v] : options.env) env[k] = v;
     std::vector<std::string> out;
     for (auto &[k, v] : env) out.push_back(k + "=" + v);

@@ -3,6 +3,9 @@
 // program's stdout and exit status must be what they are without the library.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <array>
+
 #include "harness.h"
 
 using namespace e2e;
@@ -140,13 +143,81 @@ TEST_CASE("failed frees reach the driver, return its result, and keep the alloca
     CHECK(dev0.at("current_bytes").get<uint64_t>() == (6u << 20));
 }
 
+// Every VRAMTRACE_* setting of the README's table with a value it cannot take: the program's stdout
+// and exit status stay as without the library, the snapshot is written with the leaks exactly as
+// usual, and each variable gets exactly one warning line naming it and what is used instead. The
+// values also cover a 3000-byte value (shown cut at 64 bytes, so the default still ends the line),
+// a newline (shown as '?', so it cannot start a line of its own) and bytes that are not UTF-8.
+// Path settings take any text: VRAMTRACE_OUTPUT's failures are test_output_faults.cpp's, and an
+// unwritable VRAMTRACE_PROMETHEUS_TEXTFILE is written (and warned about) only by the reporter
+// thread, not in this short program's lifetime; VRAMTRACE_LIBDW naming no library is here.
 TEST_CASE("garbage in VRAMTRACE_* variables: one warning each, defaults used, program unchanged") {
-    Traced t = run_both("leaky_pipeline", {}, {{"VRAMTRACE_STACK_DEPTH", "lots"}, {"VRAMTRACE_SUMMARY", "maybe"}});
-    check_exact_leaks(t, false);
-    CHECK(t.traced.err.find("vramtrace: warning: VRAMTRACE_STACK_DEPTH=\"lots\" is not a whole number") !=
-          std::string::npos);
-    CHECK(t.traced.err.find("vramtrace: warning: VRAMTRACE_SUMMARY=\"maybe\" is not a boolean") != std::string::npos);
+    const std::string long_value(3000, 'x');
+    // variable, garbage, the warning's text after "vramtrace: warning: "
+    const std::vector<std::array<std::string, 3>> cases = {
+        {"VRAMTRACE_DISABLE", "maybe", "VRAMTRACE_DISABLE=\"maybe\" is not a boolean (use 0 or 1); using the default 0"},
+        {"VRAMTRACE_SUMMARY", "yes please", "VRAMTRACE_SUMMARY=\"yes please\" is not a boolean (use 0 or 1); using the default 1"},
+        {"VRAMTRACE_DEBUG", "2", "VRAMTRACE_DEBUG=\"2\" is not a boolean (use 0 or 1); using the default 0"},
+        {"VRAMTRACE_HOOK_EXPORTS", "on\noff", "VRAMTRACE_HOOK_EXPORTS=\"on?off\" is not a boolean (use 0 or 1); using the default 1"},
+        {"VRAMTRACE_HOOK_DLSYM", "-1", "VRAMTRACE_HOOK_DLSYM=\"-1\" is not a boolean (use 0 or 1); using the default 1"},
+        {"VRAMTRACE_HOOK_PROCADDRESS", "\xff\xfe", "VRAMTRACE_HOOK_PROCADDRESS=\"\xff\xfe\" is not a boolean (use 0 or 1); using the default 1"},
+        {"VRAMTRACE_FOLLOW", "TRUE!", "VRAMTRACE_FOLLOW=\"TRUE!\" is not a boolean (use 0 or 1); using the default 1"},
+        {"VRAMTRACE_CRASH_DUMP", long_value, "VRAMTRACE_CRASH_DUMP=\"" + std::string(64, 'x') +
+                                                 "...\" is not a boolean (use 0 or 1); using the default 1"},
+        {"VRAMTRACE_STACK_DEPTH", "lots", "VRAMTRACE_STACK_DEPTH=\"lots\" is not a whole number from 0 to 256; using the default 32"},
+        {"VRAMTRACE_EVENTS", "99999999999999999999999", "VRAMTRACE_EVENTS=\"99999999999999999999999\" is not a whole "
+                                                        "number from 0 to 268435456; using the default 65536"},
+        {"VRAMTRACE_SIGNAL", "SIGBOGUS", "VRAMTRACE_SIGNAL=\"SIGBOGUS\" is not a signal that can request a snapshot (a "
+                                         "name such as SIGUSR2 or a number; 0 or none for off); using SIGUSR2"},
+        {"VRAMTRACE_OOM_SNAPSHOTS", "3 ", "VRAMTRACE_OOM_SNAPSHOTS=\"3 \" is not a whole number from 0 to 1000; using 3"},
+        {"VRAMTRACE_OOM_INTERVAL", "-10", "VRAMTRACE_OOM_INTERVAL=\"-10\" is not a number of seconds from 0 to 86400; using 10"},
+        {"VRAMTRACE_WARN_BYTES", "8 GiB please", "VRAMTRACE_WARN_BYTES=\"8 GiB please\" is not a size (bytes with an optional "
+                                                 "KiB/MiB/GiB suffix) or a fraction (0.9, 90%) of device memory; no warning"},
+        {"VRAMTRACE_WARN_INTERVAL", "ten", "VRAMTRACE_WARN_INTERVAL=\"ten\" is not a number of seconds from 0 to 86400; using 10"},
+        {"VRAMTRACE_PERIOD", "1e400", "VRAMTRACE_PERIOD=\"1e400\" is not a number of seconds above 0 (at most 86400); "
+                                      "no periodic snapshot"},
+        {"VRAMTRACE_PROMETHEUS_PERIOD", "nan", "VRAMTRACE_PROMETHEUS_PERIOD=\"nan\" is not a number of seconds above 0 (at "
+                                               "most 86400); using 15"},
+    };
+    std::map<std::string, std::string> env;
+    for (const auto &c : cases) env[c[0]] = c[1];
+    Traced t = run_both("leaky_pipeline", {}, env);
+    check_exact_leaks(t, false); // exit status and stdout as without the library, exact leaks
+    // The snapshot took the defaults.
     CHECK(t.snapshot.at("process").at("stack_depth") == 32);
+    CHECK(t.snapshot.at("event_history").at("capacity") == 65536);
+    CHECK(list_dir(t.dir).size() == 1); // no periodic snapshot
+    // Exactly the expected warnings, each once, each on a line of its own; the summary still printed
+    // (VRAMTRACE_SUMMARY's default).
+    std::vector<std::string> warnings;
+    for (size_t pos = 0; pos < t.traced.err.size();) {
+        size_t end = t.traced.err.find('\n', pos);
+        if (end == std::string::npos) end = t.traced.err.size();
+        std::string line = t.traced.err.substr(pos, end - pos);
+        CHECK(line.rfind("vramtrace: ", 0) == 0);
+        if (line.rfind("vramtrace: warning: ", 0) == 0) warnings.push_back(line.substr(20));
+        pos = end + 1;
+    }
+    std::vector<std::string> expected;
+    for (const auto &c : cases) expected.push_back(c[2]);
+    std::sort(warnings.begin(), warnings.end());
+    std::sort(expected.begin(), expected.end());
+    CHECK(warnings == expected);
+    CHECK(t.traced.err.find("vramtrace: snapshot written to ") != std::string::npos);
+
+    // VRAMTRACE_LIBDW naming no library (on its own: the leaks then have no file:line to compare).
+    Traced l = run_both("leaky_pipeline", {}, {{"VRAMTRACE_LIBDW", "/nonexistent/libdw.so.1"}, {"VRAMTRACE_SUMMARY", "0"}});
+    CHECK(l.traced.exit_code == 0);
+    CHECK(stable_output(l.traced.out) == stable_output(l.plain.out));
+    CHECK(l.traced.err == "vramtrace: warning: VRAMTRACE_LIBDW: libdw not loaded (/nonexistent/libdw.so.1: cannot open "
+                          "shared object file: No such file or directory); frames get function names from ELF symbol "
+                          "tables but no file:line\n");
+    REQUIRE_FALSE(l.snapshot.is_null());
+    std::vector<std::string> functions;
+    for (const LiveAllocation &a : live_allocations(l.snapshot)) functions.push_back(a.function);
+    std::sort(functions.begin(), functions.end());
+    CHECK(functions == std::vector<std::string>{"allocate_activations", "allocate_weights", "allocate_workspace",
+                                                "stage_host_batch", "stage_host_batch"});
 }
 
 TEST_CASE("every allocation family: pitched, 3D, pools, host registration, IPC import, VMM") {
