@@ -31,6 +31,13 @@ std::string make_temp_dir(const std::string &name) {
     return dir;
 }
 
+std::string preload_list() {
+    // VT_E2E_PRELOAD_FIRST: a library loaded before ours, the sanitizer runtime when the library
+    // itself is built with one (tests/sanitizers/run_*_e2e.sh): that runtime must come first.
+    const char *first = getenv("VT_E2E_PRELOAD_FIRST");
+    return (first != nullptr && *first != 0 ? std::string(first) + ":" : "") + preload_library();
+}
+
 static std::vector<std::string> build_env(const RunOptions &options) {
     std::map<std::string, std::string> env;
     for (char **e = environ; *e; ++e) {
@@ -40,11 +47,7 @@ static std::vector<std::string> build_env(const RunOptions &options) {
     // Tests must not inherit a tracer's settings from the developer's shell.
     for (auto it = env.begin(); it != env.end();)
         it = (it->first.rfind("VRAMTRACE_", 0) == 0 || it->first == "LD_PRELOAD") ? env.erase(it) : std::next(it);
-    // VT_E2E_PRELOAD_FIRST: a library loaded before ours, the ASan runtime when the library itself is
-    // built with ASan (tests/sanitizers/run_asan_ubsan.sh): that runtime must come first.
-    const char *first = getenv("VT_E2E_PRELOAD_FIRST");
-    if (options.preload)
-        env["LD_PRELOAD"] = (first != nullptr && *first != 0 ? std::string(first) + ":" : "") + preload_library();
+    if (options.preload) env["LD_PRELOAD"] = preload_list();
     for (auto &[k, v] : options.env) env[k] = v;
     std::vector<std::string> out;
     for (auto &[k, v] : env) out.push_back(k + "=" + v);

@@ -26,6 +26,8 @@ struct RunOptions {
 // Paths from the build (compile definitions).
 std::string bin_dir();
 std::string preload_library();
+// What the tests put in LD_PRELOAD: preload_library(), after VT_E2E_PRELOAD_FIRST when that is set.
+std::string preload_list();
 std::string cli();
 
 // A fresh empty directory under the build's test area.

@@ -287,7 +287,7 @@ TEST_CASE("triggers: VRAMTRACE_PERIOD leaves a recent snapshot when the process 
     std::vector<std::string> env_strings;
     for (char **e = environ; *e; ++e)
         if (strncmp(*e, "VRAMTRACE_", 10) != 0 && strncmp(*e, "LD_PRELOAD=", 11) != 0) env_strings.push_back(*e);
-    for (std::string v : {"LD_PRELOAD=" + preload_library(), "VRAMTRACE_OUTPUT=" + dir + "/snap.json",
+    for (std::string v : {"LD_PRELOAD=" + preload_list(), "VRAMTRACE_OUTPUT=" + dir + "/snap.json",
                           std::string("VRAMTRACE_PERIOD=0.2"), std::string("VRAMTRACE_SUMMARY=0")})
         env_strings.push_back(v);
     std::vector<char *> envp, argv;
