@@ -4,9 +4,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include "core/thread_state.h"
 #include "interception/cuda_abi.h"
 #include "interception/real_functions.h"
 #include "tracking/allocation_record.h"
@@ -48,6 +50,9 @@ struct PoolSlot {
     std::atomic<int> device; // -2 unknown (a pool the program passed us; resolved at dump time)
 };
 PoolSlot g_pools[kMaxPools];
+// A slot's handle while the thread that claimed it writes its device (no pool has this handle).
+constexpr uint64_t kClaimedSlot = ~uint64_t{0};
+bool is_pool(uint64_t handle) { return handle != 0 && handle != kClaimedSlot; }
 std::atomic<int> g_pool_slots_used{0}; // slots [0, used) have been handed out at least once
 std::atomic<uint64_t> g_default_pool_devices{0};
 std::atomic<uint64_t> g_graph_devices{0};
@@ -131,7 +136,7 @@ template <class Add> void query_pools(Add &&add) {
     // Default pools: of the devices that used cudaMallocAsync, and any the program passed us.
     bool any_unknown = false;
     for (int i = 0; i < slots; ++i)
-        if (g_pools[i].handle.load(std::memory_order_acquire) != 0 &&
+        if (is_pool(g_pools[i].handle.load(std::memory_order_acquire)) &&
             g_pools[i].device.load(std::memory_order_relaxed) == kUnknownDevice)
             any_unknown = true;
     for (int d = 0; d < kMaxDevices; ++d) {
@@ -143,7 +148,7 @@ template <class Add> void query_pools(Add &&add) {
     }
     for (int i = 0; i < slots; ++i) {
         uint64_t h = g_pools[i].handle.load(std::memory_order_acquire);
-        if (h == 0) continue;
+        if (!is_pool(h)) continue;
         int device = g_pools[i].device.load(std::memory_order_relaxed);
         bool is_default = false;
         for (int d = 0; d < kMaxDevices; ++d) {
@@ -191,12 +196,32 @@ void query_nvml(bool have[kMaxDevices], uint64_t used[kMaxDevices]) {
         any |= g_identity[d].state.load(std::memory_order_acquire) == 2 && g_identity[d].pci[0] != 0;
     if (!any) return;
     // Atomics: the exit handler (sample_before_exit) does not hold the dump mutex, so it can run
-    // while the reporter thread writes a snapshot (found by tests/sanitizers/run_tsan_e2e.sh). The
-    // thread that loses the race to load NVML goes without NVML's figure this once.
+    // while the reporter thread writes a snapshot (found by tests/sanitizers/run_tsan_e2e.sh). One
+    // thread loads NVML; a thread that comes meanwhile waits for it (a dlopen: milliseconds), so the
+    // exit sample does not go without NVML's figure because the reporter thread happened to be
+    // loading it. Not when the loader is this very thread (the program called exit() from a signal
+    // handler that interrupted the load): that one goes without NVML's figure, as does a waiter
+    // after 2 s, which then stops later calls from waiting too (a child forked during the load).
+    static std::atomic<int> load_state{0}; // 0 not tried, 1 being loaded, 2 done
+    static std::atomic<uint32_t> loader{0};
     static std::atomic<void *> loaded{nullptr};
-    static std::atomic<bool> tried{false};
-    if (!tried.exchange(true, std::memory_order_acq_rel))
+    int expected = 0;
+    if (load_state.compare_exchange_strong(expected, 1, std::memory_order_acq_rel)) {
+        loader.store(current_tid(), std::memory_order_relaxed);
         loaded.store(dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL), std::memory_order_release);
+        load_state.store(2, std::memory_order_release);
+    } else {
+        const timespec one_ms{0, 1000 * 1000};
+        int ms = 0;
+        for (; ms < 2000 && load_state.load(std::memory_order_acquire) == 1 &&
+               loader.load(std::memory_order_relaxed) != current_tid();
+             ++ms)
+            nanosleep(&one_ms, nullptr);
+        if (ms == 2000) {
+            expected = 1;
+            load_state.compare_exchange_strong(expected, 2, std::memory_order_acq_rel);
+        }
+    }
     void *lib = loaded.load(std::memory_order_acquire);
     if (lib == nullptr) return;
     auto init = reinterpret_cast<nvmlReturn_t (*)()>(dlsym(lib, "nvmlInit_v2"));
@@ -284,10 +309,13 @@ void note_pool_created(uint64_t pool, int device) {
     }
     for (int i = 0; i < kMaxPools; ++i) {
         uint64_t empty = 0;
-        // Publish the device before the handle, so a reader that sees the handle sees its device.
+        // Claim the slot, then publish the device before the handle, so a reader that sees the
+        // handle sees its device. (Writing the device before claiming let a thread that lost the
+        // slot overwrite the winner's device.)
         if (g_pools[i].handle.load(std::memory_order_relaxed) != 0) continue;
-        g_pools[i].device.store(device, std::memory_order_relaxed);
-        if (g_pools[i].handle.compare_exchange_strong(empty, pool, std::memory_order_acq_rel)) {
+        if (g_pools[i].handle.compare_exchange_strong(empty, kClaimedSlot, std::memory_order_acq_rel)) {
+            g_pools[i].device.store(device, std::memory_order_relaxed);
+            g_pools[i].handle.store(pool, std::memory_order_release);
             int seen = g_pool_slots_used.load(std::memory_order_relaxed);
             while (seen < i + 1 && !g_pool_slots_used.compare_exchange_weak(seen, i + 1)) {
             }

@@ -15,6 +15,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "tracking/elf_notes.h"
+
 namespace vramtrace::symbolize {
 
 // ---------------------------------------------------------------------------------------------
@@ -85,8 +87,6 @@ bool MappedFile::open(const char *path) {
 
 namespace {
 
-size_t align_up(size_t v, size_t a) { return (v + a - 1) & ~(a - 1); }
-
 void append_hex(std::string &out, const uint8_t *bytes, size_t n) {
     static const char kDigits[] = "0123456789abcdef";
     out.reserve(out.size() + 2 * n);
@@ -121,27 +121,11 @@ const T *table_at(const uint8_t *data, size_t size, uint64_t offset, uint64_t en
 } // namespace
 
 std::string build_id_from_notes(const void *notes, size_t size, size_t align) {
-    if (align != 8) align = 4;
-    auto *p = static_cast<const uint8_t *>(notes);
-    size_t pos = 0;
-    while (p && pos < size && size - pos >= sizeof(Elf64_Nhdr)) {
-        Elf64_Nhdr nh;
-        memcpy(&nh, p + pos, sizeof nh);
-        size_t name_at = pos + sizeof nh;
-        if (nh.n_namesz > size || nh.n_descsz > size) break;
-        size_t desc_at = align_up(name_at + nh.n_namesz, align);
-        size_t next = align_up(desc_at + nh.n_descsz, align);
-        if (desc_at > size || desc_at + nh.n_descsz > size) break;
-        if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 && memcmp(p + name_at, "GNU", 4) == 0 &&
-            nh.n_descsz > 0) {
-            std::string hex;
-            append_hex(hex, p + desc_at, nh.n_descsz);
-            return hex;
-        }
-        if (next <= pos) break;
-        pos = next;
-    }
-    return {};
+    size_t n = 0;
+    const uint8_t *id = gnu_build_id_note(notes, size, align, &n); // tracking/elf_notes.h
+    std::string hex;
+    if (id != nullptr) append_hex(hex, id, n);
+    return hex;
 }
 
 std::string read_build_id_from_file(const std::string &path) {

@@ -22,21 +22,6 @@
 namespace vramtrace {
 namespace {
 
-const char *kind_name(MemoryKind k) {
-    switch (k) {
-    case MemoryKind::Device: return "device";
-    case MemoryKind::Managed: return "managed";
-    case MemoryKind::HostPinned: return "host_pinned";
-    case MemoryKind::HostRegistered: return "host_registered";
-    case MemoryKind::IpcImported: return "ipc_imported";
-    case MemoryKind::VmmPhysical: return "vmm_physical";
-    case MemoryKind::VmmMapping: return "vmm_mapping";
-    case MemoryKind::Array: return "array";
-    case MemoryKind::GraphPool: return "graph_pool";
-    }
-    return "unknown";
-}
-
 std::string read_file(const char *path) {
     std::string out;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -72,7 +57,7 @@ report::Event to_report_event(const EventRecord &r) {
     e.stack = r.stack;
     if (r.type != EventType::Oom) {
         e.address = r.address;
-        e.kind = kind_name(static_cast<MemoryKind>(r.kind));
+        e.kind = memory_kind_name(static_cast<MemoryKind>(r.kind));
     }
     return e;
 }
@@ -216,7 +201,7 @@ report::Snapshot capture_snapshot(Tracker &t, const char *reason) {
         report::Allocation a;
         a.address = r.address;
         a.size = r.size;
-        a.kind = kind_name(r.kind);
+        a.kind = memory_kind_name(r.kind);
         a.device = r.device;
         a.api = api_name(r.api);
         a.stream = r.stream;

@@ -26,6 +26,24 @@ enum class MemoryKind : uint8_t {
                         // launch: see the device's graph memory at dump time)
 };
 
+// The kind's name in snapshots ("kind" of allocations and events; docs/snapshot-format.md). One
+// table for every writer: the dump-time snapshot builder and the crash handler's writer (a plain
+// switch: async-signal-safe).
+inline constexpr const char *memory_kind_name(MemoryKind kind) {
+    switch (kind) {
+    case MemoryKind::Device: return "device";
+    case MemoryKind::Managed: return "managed";
+    case MemoryKind::HostPinned: return "host_pinned";
+    case MemoryKind::HostRegistered: return "host_registered";
+    case MemoryKind::IpcImported: return "ipc_imported";
+    case MemoryKind::VmmPhysical: return "vmm_physical";
+    case MemoryKind::VmmMapping: return "vmm_mapping";
+    case MemoryKind::Array: return "array";
+    case MemoryKind::GraphPool: return "graph_pool";
+    }
+    return "unknown";
+}
+
 // Whether a record's bytes count toward its device's current/peak/totals.
 inline constexpr bool counts_toward_device(MemoryKind kind) {
     return kind != MemoryKind::IpcImported && kind != MemoryKind::VmmMapping &&

@@ -7,31 +7,6 @@
 
 namespace vramtrace {
 
-size_t gnu_build_id_in_notes(const void *notes, size_t size, size_t align, uint8_t *out, size_t capacity) {
-    if (align != 8) align = 4;
-    auto *p = static_cast<const uint8_t *>(notes);
-    auto align_up = [align](size_t v) { return (v + align - 1) & ~(align - 1); };
-    size_t pos = 0;
-    while (p && pos < size && size - pos >= sizeof(Elf64_Nhdr)) {
-        Elf64_Nhdr nh;
-        memcpy(&nh, p + pos, sizeof nh);
-        if (nh.n_namesz > size || nh.n_descsz > size) break;
-        size_t name_at = pos + sizeof nh;
-        size_t desc_at = align_up(name_at + nh.n_namesz);
-        size_t next = align_up(desc_at + nh.n_descsz);
-        if (desc_at > size || desc_at + nh.n_descsz > size) break;
-        if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 && memcmp(p + name_at, "GNU", 4) == 0 &&
-            nh.n_descsz > 0) {
-            size_t n = nh.n_descsz < capacity ? nh.n_descsz : capacity;
-            if (out) memcpy(out, p + desc_at, n);
-            return n;
-        }
-        if (next <= pos) break;
-        pos = next;
-    }
-    return 0;
-}
-
 struct ModuleRegistry::Walk {
     ModuleRegistry *registry;
     uintptr_t main_phdr; // AT_PHDR: the main executable's program headers

@@ -30,6 +30,7 @@
 #include <cstdint>
 #include <pthread.h>
 
+#include "elf_notes.h" // gnu_build_id_in_notes
 #include "raw_memory.h"
 
 namespace vramtrace {
@@ -86,10 +87,5 @@ private:
     pthread_mutex_t mutex_ = PTHREAD_MUTEX_INITIALIZER; // serializes refreshes (writers only)
     BumpArena arena_{64u << 10};
 };
-
-// GNU build id bytes found in a buffer of ELF notes (align: 4 or 8; anything else is taken as 4).
-// Copies at most `capacity` bytes to `out` and returns the id's length (0: none). No allocation,
-// reads only inside [notes, notes + size).
-size_t gnu_build_id_in_notes(const void *notes, size_t size, size_t align, uint8_t *out, size_t capacity);
 
 } // namespace vramtrace

@@ -7,6 +7,8 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "tracking/elf_notes.h"
+
 namespace vramtrace::crash {
 namespace {
 
@@ -67,31 +69,6 @@ bool parse_line(const char *p, const char *end, MapsLine &l) {
 
 uint64_t page_down(uint64_t v, uint64_t page) { return v & ~(page - 1); }
 
-// The GNU build id among the notes at [p, p + size), copied to m; notes of alignment 4 or 8.
-void build_id_from_notes(const uint8_t *p, uint64_t size, uint64_t align, CrashModule &m) {
-    if (align != 8) align = 4;
-    uint64_t pos = 0;
-    while (size - pos >= sizeof(Elf64_Nhdr)) {
-        Elf64_Nhdr nh;
-        const auto *src = p + pos;
-        auto *dst = reinterpret_cast<uint8_t *>(&nh);
-        for (size_t i = 0; i < sizeof nh; ++i) dst[i] = src[i];
-        uint64_t name_at = pos + sizeof nh;
-        if (nh.n_namesz > size || nh.n_descsz > size) return;
-        uint64_t desc_at = (name_at + nh.n_namesz + align - 1) & ~(align - 1);
-        uint64_t next = (desc_at + nh.n_descsz + align - 1) & ~(align - 1);
-        if (desc_at > size || desc_at + nh.n_descsz > size) return;
-        if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 && p[name_at] == 'G' && p[name_at + 1] == 'N' &&
-            p[name_at + 2] == 'U' && p[name_at + 3] == 0 && nh.n_descsz > 0 && nh.n_descsz <= sizeof m.build_id) {
-            for (uint32_t i = 0; i < nh.n_descsz; ++i) m.build_id[i] = p[desc_at + i];
-            m.build_id_length = static_cast<uint8_t>(nh.n_descsz);
-            return;
-        }
-        if (next <= pos) return;
-        pos = next;
-    }
-}
-
 // An ELF object mapped at file offset 0 by this line: fills m (not the path) and returns true.
 bool module_from_mapping(const MapsLine &l, uint64_t page_size, CrashModule &m) {
     const uint64_t length = l.end - l.begin;
@@ -128,7 +105,8 @@ bool module_from_mapping(const MapsLine &l, uint64_t page_size, CrashModule &m) 
         if (ph[i].p_type != PT_NOTE || ph[i].p_memsz == 0) continue;
         const uint64_t at = m.base + ph[i].p_vaddr;
         if (at < l.begin || at > l.end || ph[i].p_memsz > l.end - at) continue; // not in this mapping
-        build_id_from_notes(reinterpret_cast<const uint8_t *>(at), ph[i].p_memsz, ph[i].p_align, m);
+        m.build_id_length = static_cast<uint8_t>(gnu_build_id_in_notes(
+            reinterpret_cast<const void *>(at), ph[i].p_memsz, ph[i].p_align, m.build_id, sizeof m.build_id));
     }
     return true;
 }
@@ -193,6 +171,45 @@ bool read_crash_modules(ModuleTable &t, char *buf, size_t cap, uint64_t page_siz
         if (t.modules[i].executable) t.modules[kept++] = t.modules[i];
     t.count = kept;
     return true;
+}
+
+uint32_t add_unloaded_modules(ModuleTable &t, const RegisteredModule *newest) {
+    uint32_t added = 0;
+    for (const RegisteredModule *r = newest; r != nullptr; r = r->older) {
+        if (t.count >= t.capacity) break;
+        if (r->path == nullptr || r->path[0] == 0 || r->segment_count == 0) continue;
+        uint64_t begin = ~uint64_t{0}, end = 0;
+        for (uint32_t i = 0; i < r->segment_count; ++i) {
+            if (r->segments[i].begin < begin) begin = r->segments[i].begin;
+            if (r->segments[i].end > end) end = r->segments[i].end;
+        }
+        if (begin >= end) continue;
+        // Loaded now (its own maps entry), or its addresses taken by an object loaded now or by a
+        // newer unloaded one: the table is in ascending order, so the first module ending after
+        // begin is the only one that can overlap, if any does.
+        uint32_t at = 0;
+        while (at < t.count && t.modules[at].end <= begin) ++at;
+        if (at < t.count && t.modules[at].begin < end) continue;
+        size_t length = 0;
+        while (r->path[length] != 0) ++length;
+        if (length > t.paths_capacity - t.paths_used) continue;
+        CrashModule m;
+        m.base = r->base;
+        m.begin = begin;
+        m.end = end;
+        m.executable = true;
+        m.path_offset = t.paths_used;
+        m.path_length = static_cast<uint32_t>(length);
+        for (size_t i = 0; i < length; ++i) t.paths[t.paths_used + i] = r->path[i];
+        t.paths_used += m.path_length;
+        m.build_id_length = r->build_id_length <= sizeof m.build_id ? r->build_id_length : 0;
+        for (uint8_t i = 0; i < m.build_id_length; ++i) m.build_id[i] = r->build_id[i];
+        for (uint32_t i = t.count; i > at; --i) t.modules[i] = t.modules[i - 1];
+        t.modules[at] = m;
+        ++t.count;
+        ++added;
+    }
+    return added;
 }
 
 int find_crash_module(const ModuleTable &t, uint64_t address) {

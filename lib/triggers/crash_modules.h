@@ -16,6 +16,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "tracking/module_registry.h"
+
 namespace vramtrace::crash {
 
 struct CrashModule {
@@ -45,6 +47,16 @@ struct ModuleTable {
 // /proc/self/maps cannot be read (the table is then empty). Objects beyond the table's capacity
 // are left out.
 bool read_crash_modules(ModuleTable &table, char *scratch, size_t scratch_bytes, uint64_t page_size);
+
+// Adds the module registry's objects (lib/tracking/module_registry.h; `newest`, then each `older`)
+// whose span no module of the table overlaps: libraries dlclose'd before the crash, so that frames
+// captured in them keep a module (path, load base, build id as registered) and the CLI can name
+// them from the file on disk. An object still loaded overlaps its own entry from /proc/self/maps
+// and is not added twice; where addresses were reused, the object loaded now wins, then the most
+// recently registered one (as at dump time). Keeps the table in ascending order of begin. Reads the
+// registry's published, immutable entries only (no lock, no allocation). Objects beyond the
+// table's capacity are left out; returns the number added.
+uint32_t add_unloaded_modules(ModuleTable &table, const RegisteredModule *newest);
 
 // Index of the module whose span contains address, -1 when none (binary search: the table is in
 // ascending order of begin).

@@ -43,19 +43,6 @@ struct Area {
     }
 };
 
-const char *kind_name(MemoryKind k) {
-    switch (k) {
-    case MemoryKind::Device: return "device";
-    case MemoryKind::Managed: return "managed";
-    case MemoryKind::HostPinned: return "host_pinned";
-    case MemoryKind::HostRegistered: return "host_registered";
-    case MemoryKind::IpcImported: return "ipc_imported";
-    case MemoryKind::VmmPhysical: return "vmm_physical";
-    case MemoryKind::VmmMapping: return "vmm_mapping";
-    }
-    return "unknown";
-}
-
 bool starts_with(const char *s, size_t n, const char *prefix) {
     size_t i = 0;
     for (; prefix[i]; ++i)
@@ -277,7 +264,9 @@ void write_document(SignalSafeJson &out, Work &w, const Tracker &t, const CrashP
         out.raw(i == 0 ? "\n    {" : ",\n    {");
         out.key("address"), out.hex(r.address), out.raw(", ");
         out.key("size"), out.u64(r.size), out.raw(", ");
-        out.key("kind"), out.str(kind_name(r.kind)), out.raw(", ");
+        // As the snapshot writer: an array's size is computed from its descriptor.
+        if (r.kind == MemoryKind::Array) out.key("size_is_estimate"), out.raw("true, ");
+        out.key("kind"), out.str(memory_kind_name(r.kind)), out.raw(", ");
         out.key("device"), out.i64(r.device), out.raw(", ");
         out.key("api"), out.str(api_name(r.api)), out.raw(", ");
         out.key("stream"), out.hex(r.stream), out.raw(", ");
@@ -343,6 +332,7 @@ CrashWriteResult write_crash_snapshot(const Tracker &t, const CrashProcess &p, c
         return a.time_ns != b.time_ns ? a.time_ns < b.time_ns : a.address < b.address;
     });
     read_crash_modules(w.modules, w.maps_scratch, kMapsScratch, p.page_size);
+    add_unloaded_modules(w.modules, t.modules.newest()); // dlclose'd since their stacks were captured
     select_stacks(w, t.depot);
 
     SignalSafeJson out(fd, w.out_buffer, kOutBuffer);

@@ -1,6 +1,7 @@
 #include "harness.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <dirent.h>
 #include <fcntl.h>
@@ -253,6 +254,27 @@ bool same_live_set(const std::vector<ExpectedLive> &expected, const std::vector<
         if (!found) return false;
     }
     return true;
+}
+
+std::string readelf_build_id(const std::string &path) {
+    std::string cmd = "readelf -n '" + path + "' 2>/dev/null";
+    FILE *pipe = popen(cmd.c_str(), "r");
+    if (pipe == nullptr) return "";
+    std::string text;
+    char buf[4096];
+    for (size_t n; (n = fread(buf, 1, sizeof buf, pipe)) > 0;) text.append(buf, n);
+    pclose(pipe);
+    size_t at = text.find("Build ID: ");
+    if (at == std::string::npos) return "";
+    at += 10;
+    return text.substr(at, text.find_first_of(" \r\n", at) - at);
+}
+
+std::string field_after(const std::string &out, const std::string &key) {
+    size_t at = out.find(key + " ");
+    if (at == std::string::npos) return "";
+    at += key.size() + 1;
+    return out.substr(at, out.find('\n', at) - at);
 }
 
 } // namespace e2e

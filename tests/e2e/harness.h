@@ -85,4 +85,9 @@ std::vector<ExpectedMapping> tracked_mappings(const std::vector<LiveAllocation> 
 bool same_live_set(const std::vector<ExpectedLive> &expected, const std::vector<LiveAllocation> &live,
                    bool static_cudart);
 
+// The GNU build id of an ELF file as `readelf -n` prints it ("Build ID: <hex>"), "" when none.
+std::string readelf_build_id(const std::string &path);
+// The rest of the line after "KEY " in a program's output, "" when absent.
+std::string field_after(const std::string &out, const std::string &key);
+
 } // namespace e2e

@@ -2,6 +2,7 @@
 // identity and NVML's per-process figure, on the stand-in driver/runtime (shared and static).
 #include <catch2/catch.hpp>
 
+#include <cstdlib>
 #include <sstream>
 
 #include "harness.h"
@@ -19,7 +20,13 @@ Run run_coverage(const std::string &program, bool with_nvml) {
     Run r;
     std::vector<std::string> argv = {bin_dir() + "/" + program};
     std::map<std::string, std::string> env;
-    if (with_nvml) env["LD_LIBRARY_PATH"] = bin_dir() + "/../standin-nvml";
+    // The stand-in NVML's folder first; what was inherited after it (the sanitizer scripts put the
+    // stand-in driver's folder there: tests/sanitizers/run_*_e2e.sh).
+    if (with_nvml) {
+        const char *inherited = getenv("LD_LIBRARY_PATH");
+        env["LD_LIBRARY_PATH"] = bin_dir() + "/../standin-nvml" +
+                                 (inherited && *inherited ? std::string(":") + inherited : std::string());
+    }
     r.plain = run(argv, {false, env, ""});
     std::string dir = make_temp_dir(program);
     env["VRAMTRACE_OUTPUT"] = dir + "/snap.json";

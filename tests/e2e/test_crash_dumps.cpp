@@ -5,8 +5,10 @@
 
 #include <algorithm>
 #include <csignal>
+#include <cstdio>
 #include <fstream>
 #include <iterator>
+#include <memory>
 #include <sstream>
 #include <sys/stat.h>
 #include <tuple>
@@ -221,4 +223,69 @@ TEST_CASE("crash: a module whose file changed since the crash is named by one wa
     CHECK(missing.exit_code == 0);
     CHECK(missing.err.find("module " + copy + ": file not found; its frames are not named") != std::string::npos);
     CHECK(std::count(missing.err.begin(), missing.err.end(), '\n') == 1);
+}
+
+
+TEST_CASE("crash: a library dlclose'd before the crash is still named (module registry in the crash snapshot)") {
+    // vt_dlclose_program: the plugin cudaMallocs 6 MiB from plugin_allocate(), is dlclose'd (gone
+    // from /proc/self/maps), then the program abort()s with the buffer still live.
+    std::string plugin = bin_dir() + "/libvt_dlclose_plugin.so";
+    std::string dir = make_temp_dir("crash-dlclose");
+    RunResult traced = run({bin_dir() + "/vt_dlclose_program", plugin, "abort"},
+                           {true, {{"VRAMTRACE_OUTPUT", dir + "/snap-%p.json"}, {"VRAMTRACE_SUMMARY", "0"}}, dir});
+    INFO("stdout:\n" << traced.out << "stderr:\n" << traced.err);
+    REQUIRE(traced.exit_code == 128 + SIGABRT);
+    REQUIRE(field_after(traced.out, "unloaded") == "1"); // really unloaded before the crash
+    std::vector<std::string> files = list_dir(dir);
+    REQUIRE(files.size() == 1);
+    REQUIRE(ends_with(files[0], ".crash.json"));
+    std::string path = dir + "/" + files[0];
+    nlohmann::json snapshot = load_json(path);
+    CHECK(snapshot.at("process").at("reason") == "crash");
+    CHECK(snapshot.at("process").at("signal") == "SIGABRT");
+
+    auto expected = parse_expectations(traced.out);
+    REQUIRE(expected.size() == 1);
+    CHECK(allocation_keys(snapshot) == expected_keys(expected));
+
+    // The plugin in modules[], as it was loaded: path, base (l_addr) and build id.
+    std::string build_id = readelf_build_id(plugin);
+    REQUIRE(build_id.size() == 40);
+    int plugin_index = -1, listed = 0;
+    const auto &modules = snapshot.at("modules");
+    for (size_t i = 0; i < modules.size(); ++i) {
+        if (modules[i].at("path") != plugin) continue;
+        ++listed;
+        plugin_index = int(i);
+        CHECK(modules[i].at("base") == field_after(traced.out, "plugin-base"));
+        CHECK(modules[i].at("build_id") == build_id);
+    }
+    REQUIRE(listed == 1);
+    // The allocation's stack has a frame in the plugin (module index and offset, not -1).
+    const auto &allocation = snapshot.at("allocations").at(0);
+    bool in_plugin = false;
+    for (const auto &stack : snapshot.at("stacks")) {
+        if (stack.at("id") != allocation.at("stack")) continue;
+        for (const auto &index : stack.at("frames"))
+            if (snapshot.at("frames").at(index.get<size_t>()).at("module") == plugin_index) in_plugin = true;
+    }
+    CHECK(in_plugin);
+
+    // `vramtrace summary` names the call site in the unloaded plugin from its file on disk.
+    RunResult summary = run({cli(), "summary", path}, {false, {}, dir});
+    INFO(summary.out << summary.err);
+    CHECK(summary.exit_code == 0);
+    CHECK(summary.err.empty()); // every module found on disk with its build id
+    // "vramtrace:   plugin_allocate at /.../dlclose_plugin.c:LINE (libvt_dlclose_plugin.so)", in the
+    // top call sites and in the live list.
+    const std::string suffix = "/dlclose_plugin.c:" + std::to_string(expected[0].line) + " (libvt_dlclose_plugin.so)";
+    int named = 0;
+    std::istringstream lines(summary.out);
+    for (std::string line; std::getline(lines, line);) {
+        size_t at = line.find_first_not_of(' ', line.find(':') + 1);
+        if (line.rfind("vramtrace:", 0) == 0 && at != std::string::npos &&
+            line.compare(at, 20, "plugin_allocate at /") == 0 && ends_with(line, suffix))
+            ++named;
+    }
+    CHECK(named == 2);
 }

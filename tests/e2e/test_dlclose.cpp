@@ -11,32 +11,6 @@
 
 using namespace e2e;
 
-namespace {
-
-// The GNU build id of an ELF file as readelf prints it ("Build ID: <hex>"), "" when none.
-std::string readelf_build_id(const std::string &path) {
-    std::string cmd = "readelf -n '" + path + "' 2>/dev/null";
-    std::unique_ptr<FILE, int (*)(FILE *)> pipe(popen(cmd.c_str(), "r"), &pclose);
-    if (!pipe) return "";
-    std::string text;
-    char buf[4096];
-    for (size_t n; (n = fread(buf, 1, sizeof buf, pipe.get())) > 0;) text.append(buf, n);
-    size_t at = text.find("Build ID: ");
-    if (at == std::string::npos) return "";
-    at += 10;
-    size_t end = text.find_first_of(" \r\n", at);
-    return text.substr(at, end - at);
-}
-
-std::string field_after(const std::string &out, const std::string &key) {
-    size_t at = out.find(key + " ");
-    if (at == std::string::npos) return "";
-    at += key.size() + 1;
-    return out.substr(at, out.find('\n', at) - at);
-}
-
-} // namespace
-
 TEST_CASE("a dlclose'd library's frames are named in the exit snapshot, its module listed with its build id") {
     std::string dir = make_temp_dir("dlclose");
     std::string plugin = bin_dir() + "/libvt_dlclose_plugin.so";

@@ -167,3 +167,34 @@ TEST_CASE("vramtrace run on a set-user-ID program says once that it cannot be tr
     CHECK(plain.exit_code == 0);
     CHECK(plain.err.find("set-user-ID") == std::string::npos);
 }
+
+TEST_CASE("no environment value reaches a report: exit and crash snapshots, summary and warnings") {
+    // A value that only the environment holds (in a variable of the program's, and in the name of
+    // another): it must appear in no file vramtrace writes and in nothing it prints. Only what
+    // docs/snapshot-format.md lists is taken from the environment (the rank).
+    const std::string secret = "vt-e2e-secret-7f3a9c";
+    std::map<std::string, std::string> env = {{"VT_E2E_TOKEN", secret}, {"VT_E2E_" + std::string("N7f3a9c"), "1"},
+                                              {"VRAMTRACE_SUMMARY", "1"}};
+    struct Case {
+        std::string program, mode;
+    };
+    for (const Case &c : {Case{bin_dir() + "/leaky_pipeline", ""}, Case{bin_dir() + "/standin_prog_crash", "segv"}}) {
+        INFO(c.program << " " << c.mode);
+        std::string dir = make_temp_dir("no-env");
+        env["VRAMTRACE_OUTPUT"] = dir + "/snap-%p.json";
+        std::vector<std::string> argv = {c.program};
+        if (!c.mode.empty()) argv.push_back(c.mode);
+        RunResult traced = run(argv, {true, env, dir});
+        INFO("stderr:\n" << traced.err);
+        std::vector<std::string> files = list_dir(dir);
+        REQUIRE(files.size() == 1); // the exit snapshot, or the crash snapshot
+        std::string report = read_all(dir + "/" + files[0]);
+        CHECK(report.find("\"allocations\"") != std::string::npos);
+        CHECK(report.find("7f3a9c") == std::string::npos);
+        CHECK(traced.err.find("vramtrace: ") != std::string::npos); // it did print (summary or crash line)
+        CHECK(traced.err.find("7f3a9c") == std::string::npos);
+        RunResult summary = run({cli(), "summary", dir + "/" + files[0]}, {false, {}, dir});
+        CHECK(summary.exit_code == 0);
+        CHECK(summary.out.find("7f3a9c") == std::string::npos);
+    }
+}

@@ -46,3 +46,23 @@ TEST_CASE("20000 short-lived threads: exact leaks and no per-thread growth") {
     REQUIRE(plain_growth >= 0);
     CHECK(traced_growth <= plain_growth + 4096);
 }
+
+TEST_CASE("short-lived threads, a smaller wave: 5000 threads, exact leaks and counts") {
+    // The same program with 1000 threads in its measured wave (5000 in all): small enough for
+    // ThreadSanitizer (tests/sanitizers/run_tsan_e2e.sh), which cannot hold the 20000 above.
+    std::vector<std::string> argv = {bin_dir() + "/vt_thread_churn_program", "1000"};
+    RunResult plain = run(argv, {false, {}, ""});
+    std::string dir = make_temp_dir("thread_churn_small");
+    RunResult traced = run(argv, {true, {{"VRAMTRACE_OUTPUT", dir + "/snap.json"}, {"VRAMTRACE_SUMMARY", "0"}}, dir});
+    INFO("stderr of the traced run:\n" << traced.err);
+    REQUIRE(plain.exit_code == 0);
+    REQUIRE(traced.exit_code == 0);
+    auto expected = parse_expectations(plain.out);
+    REQUIRE(expected.size() == 10); // threads 0, 500, ..., 4500
+    auto snapshot = load_json(dir + "/snap.json");
+    auto live = live_allocations(snapshot);
+    INFO(describe(expected, live));
+    CHECK(same_live_set(expected, live, false));
+    CHECK(snapshot["devices"][0]["allocation_count"].get<uint64_t>() == 5000 + 10);
+    CHECK(snapshot["devices"][0]["free_count"].get<uint64_t>() == 5000);
+}

@@ -8,12 +8,16 @@
 # the event ring as the library uses them, and TSan's check that signal handlers call nothing
 # unsafe (malloc, locks).
 #
-#   tests/sanitizers/run_tsan_e2e.sh [E2E_TEST_SPEC]
+#   tests/sanitizers/run_tsan_e2e.sh [E2E_TEST_SPEC...]
 #
-# E2E_TEST_SPEC: a Catch2 test spec (commas: or), default the tests of round 1's concurrent parts:
-#   'triggers:*,crash:*,peaks*,many threads*,exit() while*,garbage*'
+# E2E_TEST_SPEC: Catch2 test specs (separate arguments: and; commas: or; a comma inside a name is
+# written "\,"). Default: the concurrent parts and the code added since round 1 (triggers, crash
+# handler, peaks and the event ring, many threads, exit while threads allocate or from a signal
+# handler, _exit, garbage settings, device identity/pools/NVML, dlclose and the module registry,
+# internal limits, thread churn at a size TSan can hold).
 # ("20000 short-lived threads" is left out: TSan cannot map the shadow for that many threads
-# here, "ThreadSanitizer failed to allocate ... bytes (errno: 12)", before vramtrace does anything.)
+# here, "ThreadSanitizer failed to allocate ... bytes (errno: 12)", before vramtrace does anything;
+# "short-lived threads, a smaller wave" runs the same program with 5000 threads instead.)
 #
 # Environment: VRAMTRACE_TSAN_BUILD_DIR (default <repo>/build-tsan), JOBS (default: number of
 # CPUs), SKIP_BUILD=1 (run what is built), TSAN_OPTIONS (appended).
@@ -23,7 +27,11 @@ repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 build="${VRAMTRACE_TSAN_BUILD_DIR:-$repo/build-tsan}"
 jobs="${JOBS:-$(nproc)}"
 tsan="-fsanitize=thread -fno-omit-frame-pointer"
-spec="${1:-triggers:*,crash:*,peaks*,many threads*,exit() while*,garbage*}"
+default_spec='triggers:*,crash:*,peaks*,many threads*,exit() *,_exit()*,garbage*,arrays\, graph memory*'
+default_spec="$default_spec"',without NVML*,stream-ordered allocations ask*,a dlclose*,a wrapped event ring*'
+default_spec="$default_spec"',stacks the depot*,short-lived threads*'
+spec=("$@")
+[ ${#spec[@]} -gt 0 ] || spec=("$default_spec")
 
 start=$(date +%s)
 if [ "${SKIP_BUILD:-0}" != 1 ]; then
@@ -48,7 +56,7 @@ export TSAN_OPTIONS="$tsan_opts ${TSAN_OPTIONS:-}"
 # from libtsan.so, without the runtime's RUNPATH: the stand-in driver's directory goes in
 # LD_LIBRARY_PATH (which would override the fork test's lock-free fixture driver: leave that test out).
 export LD_LIBRARY_PATH="$build/standin${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-run=("$build/bin/vramtrace_e2e_tests" --durations yes "$spec")
+run=("$build/bin/vramtrace_e2e_tests" --durations yes "${spec[@]}")
 # TSan's shadow layout (gcc 12 / libtsan2) cannot cope with the largest ASLR settings of recent
 # kernels ("unexpected memory mapping"); run without randomization there (inherited by children).
 if [[ -r /proc/sys/vm/mmap_rnd_bits && $(cat /proc/sys/vm/mmap_rnd_bits) -gt 28 ]] && command -v setarch >/dev/null; then

@@ -2,7 +2,11 @@
 // live), dlcloses it, checks that it is really gone (RTLD_NOLOAD) and exits; the exit snapshot is
 // written after the plugin was unloaded. Prints the plugin's load base (l_addr) for the test.
 // Linked with the runtime itself, so that unloading the plugin does not unload the runtime.
+// With a second argument "abort", ends by abort() after the plugin was unloaded instead (the crash
+// snapshot must still name the plugin's frames).
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
 #include <link.h>
@@ -23,5 +27,9 @@ int main(int argc, char **argv) {
     if (allocate() != 0) return 6;
     if (dlclose(handle) != 0) return 7;
     printf("unloaded %d\n", dlopen(argv[1], RTLD_NOW | RTLD_NOLOAD) == nullptr ? 1 : 0);
+    if (argc > 2 && std::strcmp(argv[2], "abort") == 0) {
+        fflush(stdout);
+        std::abort();
+    }
     return 0;
 }

@@ -58,3 +58,57 @@ TEST_CASE("crash module map: the same objects, bases and build ids as dl_iterate
     CHECK(crash::find_crash_module(table, reinterpret_cast<uintptr_t>(&hex)) >= 0);
     CHECK(crash::find_crash_module(table, 0) == -1);
 }
+
+TEST_CASE("crash module map: registered objects no longer loaded are added in order, loaded ones win") {
+    // Two objects "loaded" (as read_crash_modules leaves them) and five registered ones, newest first.
+    std::vector<crash::CrashModule> storage(4); // room for two more
+    std::vector<char> paths(4096);
+    crash::ModuleTable table;
+    table.modules = storage.data();
+    table.capacity = uint32_t(storage.size());
+    table.paths = paths.data();
+    table.paths_capacity = uint32_t(paths.size());
+    auto loaded = [&](uint64_t begin, uint64_t end, const std::string &path) {
+        crash::CrashModule &m = table.modules[table.count++];
+        m.base = begin, m.begin = begin, m.end = end, m.executable = true;
+        m.path_offset = table.paths_used, m.path_length = uint32_t(path.size());
+        path.copy(table.paths + table.paths_used, path.size());
+        table.paths_used += m.path_length;
+    };
+    loaded(0x10000, 0x20000, "/lib/loaded-a.so");
+    loaded(0x50000, 0x60000, "/lib/loaded-b.so");
+
+    RegisteredSegment segs_still[] = {{0x10000, 0x18000, true}};         // loaded-a itself
+    RegisteredSegment segs_new[] = {{0x30000, 0x31000, false}, {0x31000, 0x34000, true}};
+    RegisteredSegment segs_old[] = {{0x31000, 0x32000, true}};           // same addresses, older
+    RegisteredSegment segs_high[] = {{0x70000, 0x78000, true}};
+    RegisteredSegment segs_full[] = {{0x90000, 0x98000, true}};          // no room left for it
+    RegisteredModule full, high, old, fresh, still;
+    full = {nullptr, 0x90000, "/x/full.so", segs_full, 1, 1, {}, 0};
+    high = {&full, 0x70000, "/x/high.so", segs_high, 1, 2, {0xab, 0xcd}, 2};
+    old = {&high, 0x31000, "/x/old.so", segs_old, 1, 3, {}, 0};
+    fresh = {&old, 0x30000, "/x/new.so", segs_new, 2, 4, {0x01, 0x02, 0x03}, 3};
+    still = {&fresh, 0x10000, "/lib/loaded-a-by-another-name.so", segs_still, 1, 5, {}, 0};
+
+    CHECK(crash::add_unloaded_modules(table, &still) == 2); // new.so and high.so; full.so has no room
+    REQUIRE(table.count == 4);
+    auto path_of = [&](int i) {
+        const crash::CrashModule &m = table.modules[i];
+        return std::string(table.paths + m.path_offset, m.path_length);
+    };
+    CHECK(path_of(0) == "/lib/loaded-a.so");
+    CHECK(path_of(1) == "/x/new.so");
+    CHECK(path_of(2) == "/lib/loaded-b.so");
+    CHECK(path_of(3) == "/x/high.so");
+    CHECK(table.modules[1].base == 0x30000);
+    CHECK(table.modules[1].begin == 0x30000);
+    CHECK(table.modules[1].end == 0x34000);
+    CHECK(hex(table.modules[1].build_id, table.modules[1].build_id_length) == "010203");
+    CHECK(hex(table.modules[3].build_id, table.modules[3].build_id_length) == "abcd");
+    CHECK(crash::find_crash_module(table, 0x31800) == 1); // the newer of the two at these addresses
+    CHECK(crash::find_crash_module(table, 0x17000) == 0); // the loaded object, not its registry entry
+    CHECK(crash::find_crash_module(table, 0x77fff) == 3);
+    CHECK(crash::find_crash_module(table, 0x78000) == -1);
+    CHECK(crash::find_crash_module(table, 0x90000) == -1);
+    for (uint32_t i = 1; i < table.count; ++i) CHECK(table.modules[i - 1].end <= table.modules[i].begin);
+}
