@@ -126,10 +126,12 @@ void SymbolizingSink::on_frame(report::Frame &&frame) {
             s.symbolizer = make_symbolizer(s.known.modules, s.usable, &name_);
         }
         name_frame(*s.symbolizer, s.usable, frame);
-        // Only what classify_frame looks at: the module and the function name.
+        // Only what the call-site rule looks at: module and function name (Python frames: file).
         report::Frame kept;
         kept.module = frame.module;
         kept.function = frame.function;
+        kept.python = frame.python; // a Python call site is chosen by its file
+        if (frame.python) kept.file = frame.file;
         s.known.frames.push_back(std::move(kept));
     }
     ForwardingSink::on_frame(std::move(frame));

@@ -161,7 +161,7 @@ struct Dropped {
 template <class R> struct Schema;
 template <> struct Schema<ProcessInfo> {
     static constexpr std::string_view where = "process";
-    static inline const std::array<Field<ProcessInfo>, 15> fields{{
+    static inline const std::array<Field<ProcessInfo>, 16> fields{{
         {"pid", &ProcessInfo::pid},
         {"ppid", &ProcessInfo::ppid},
         {"command_line", &ProcessInfo::command_line},
@@ -177,6 +177,7 @@ template <> struct Schema<ProcessInfo> {
         {"rank", &ProcessInfo::rank, false, kOptional},
         {"symbolized", &ProcessInfo::symbolized, false, kOptional},
         {"signal", &ProcessInfo::signal, false, kOptional},
+        {"python", &ProcessInfo::python, false, kOptional},
     }};
 };
 template <> struct Schema<Dropped> {
@@ -213,7 +214,7 @@ template <> struct Schema<Module> {
 };
 template <> struct Schema<Frame> {
     static constexpr std::string_view where = "frames";
-    static inline const std::array<Field<Frame>, 7> fields{{
+    static inline const std::array<Field<Frame>, 8> fields{{
         {"address", &Frame::address, true},
         {"module", &Frame::module},
         {"module_offset", &Frame::module_offset, true},
@@ -221,6 +222,7 @@ template <> struct Schema<Frame> {
         {"file", &Frame::file},
         {"line", &Frame::line},
         {"inlined", &Frame::inlined, false, kOptional},
+        {"python", &Frame::python, false, kOptional},
     }};
 };
 template <> struct Schema<Frame::Inlined> {

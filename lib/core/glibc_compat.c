@@ -35,6 +35,8 @@ void *vt_old_dlopen(const char *, int);
 VT_OLD(vt_old_dlopen, dlopen);
 int vt_old_dladdr(const void *, Dl_info *);
 VT_OLD(vt_old_dladdr, dladdr);
+int vt_old_dladdr1(const void *, Dl_info *, void **, int);
+__asm__(".symver vt_old_dladdr1, dladdr1@GLIBC_2.3.3"); /* python/python_runtime.cpp: a symbol's size */
 void *vt_old_dlvsym(void *, const char *, const char *);
 VT_OLD(vt_old_dlvsym, dlvsym);
 char *vt_old_dlerror(void);
@@ -58,6 +60,9 @@ VT_OLD(vt_old_fxstat, __fxstat);
  * way; this keeps the frame simple to read in a debugger). */
 VT_HIDDEN __attribute__((noinline)) void *dlopen(const char *file, int mode) { return vt_old_dlopen(file, mode); }
 VT_HIDDEN int dladdr(const void *address, Dl_info *info) { return vt_old_dladdr(address, info); }
+VT_HIDDEN int dladdr1(const void *address, Dl_info *info, void **extra, int flags) {
+    return vt_old_dladdr1(address, info, extra, flags);
+}
 VT_HIDDEN __attribute__((noinline)) void *dlvsym(void *handle, const char *name, const char *version) {
     return vt_old_dlvsym(handle, name, version);
 }

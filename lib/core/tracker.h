@@ -20,6 +20,9 @@ struct Tracker {
     DeviceCounters counters;   // current/peak/totals and the peak composition per device
     EventRing events;          // alloc/free/mark/oom history (VRAMTRACE_EVENTS)
     ModuleRegistry modules;    // every object loaded while a new stack was interned (dlclose'd ones too)
+    // Python frames (file, function, line) interned by content; stacks refer to them as tagged
+    // pseudo-frames (python/python_frame_table.h). Small: one entry per distinct frame and line.
+    StackDepot python_frames{12};
     uint64_t start_wall_ns = 0;
     uint64_t start_monotonic_ns = 0;
 };

@@ -39,7 +39,22 @@ FrameOwner classify_frame(const report::Snapshot &snapshot, const report::Frame 
     return FrameOwner::User;
 }
 
+bool is_library_python_file(std::string_view file) {
+    return file.empty() || file[0] == '<' || file.find("/site-packages/") != std::string_view::npos ||
+           file.find("/dist-packages/") != std::string_view::npos ||
+           file.find("/lib/python3") != std::string_view::npos;
+}
+
 int find_call_site(const report::Snapshot &snapshot, const report::Stack &stack) {
+    // A stack with Python frames: the program's own Python line (see call_site.h).
+    int first_python = -1;
+    for (size_t i = 0; i < stack.frames.size(); ++i) {
+        uint32_t f = stack.frames[i];
+        if (f >= snapshot.frames.size() || !snapshot.frames[f].python) continue;
+        if (first_python < 0) first_python = static_cast<int>(i);
+        if (!is_library_python_file(snapshot.frames[f].file)) return static_cast<int>(i);
+    }
+    if (first_python >= 0) return first_python;
     for (size_t i = 0; i < stack.frames.size(); ++i) {
         uint32_t f = stack.frames[i];
         if (f >= snapshot.frames.size()) return static_cast<int>(i);

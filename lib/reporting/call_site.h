@@ -11,11 +11,17 @@
 //                        cudaMallocAsync, ...);
 //   - the CUDA driver:   module basename starts with "libcuda." (libcuda.so.1), or the function name
 //                        is "cu" followed by an upper-case letter (cuMemAlloc_v2, cuMemCreate, ...).
+// A stack with Python frames (Frame::python, docs/python-frames.md) has a Python call site instead:
+// the innermost Python frame whose file is not part of a Python installation (is_library_python_file),
+// else the innermost Python frame. A stack whose call site is a native frame therefore has no Python
+// part. Otherwise:
 // Function names are the demangled ones, matched from their first character. A frame with no known
 // module and no name belongs to none of these, so it can be the call site. find_call_site returns
 // the index into stack.frames (not into Snapshot::frames), or -1 when every frame belongs to one of
 // the layers above (or the stack is empty).
 #pragma once
+
+#include <string_view>
 
 #include "reporting/report_model.h"
 
@@ -31,6 +37,11 @@ enum class FrameOwner {
 // Which layer a frame belongs to, by the rule above. frame.module indexes snapshot.modules; an index
 // out of range counts as no module.
 FrameOwner classify_frame(const report::Snapshot &snapshot, const report::Frame &frame);
+
+// Python code of a Python installation rather than of the program: a file under
+// .../lib/python3.X/ (the standard library, a virtual environment's packages), site-packages or
+// dist-packages, a pseudo-file such as "<frozen importlib._bootstrap>", or no file at all.
+bool is_library_python_file(std::string_view file);
 
 // Index into stack.frames of the first User frame, -1 when none. A frame index outside
 // snapshot.frames counts as an unknown (User) frame.

@@ -142,6 +142,10 @@ std::string describe_frame(const Snapshot &snapshot, const Frame &frame) {
         out += ')';
     }
     const Module *module = snapshot.find_module(frame);
+    if (frame.python) {
+        out += " (python)";
+        return out;
+    }
     if (!frame.file.empty()) {
         if (module) {
             out += " (";
@@ -235,9 +239,12 @@ std::vector<CallSiteGroup> group_items(const Snapshot &snapshot, const std::vect
             } else {
                 key = "3|" + zero_padded(frame->address, 16, 16);
             }
+            std::string location = describe_frame(snapshot, *frame);
+            // In a Python process a native call site means a stack without Python frames (a
+            // thread without the GIL: docs/python-frames.md); say so where it is shown.
+            if (!snapshot.process.python.empty() && !frame->python) location += " [no Python frames]";
             index = group_for_key(std::move(key), CallSiteGroup::Kind::Frame,
-                                  int(frame - snapshot.frames.data()),
-                                  describe_frame(snapshot, *frame));
+                                  int(frame - snapshot.frames.data()), std::move(location));
         }
         by_stack.emplace(id, index);
         return index;

@@ -39,6 +39,9 @@ struct ProcessInfo {
                                     // made the process write this snapshot ("SIGSEGV", "SIGBUS",
                                     // "SIGABRT", "SIGFPE", "SIGILL") when reason is "crash"; ""
                                     // otherwise (the writer then leaves the member out)
+    std::string python;             // Added within schema 1: the CPython version whose frames the
+                                    // stacks carry ("3.11.2"); "" when no interpreter was found or
+                                    // VRAMTRACE_PYTHON=0 (the writer then leaves the member out)
 
     bool operator==(const ProcessInfo &) const = default;
 };
@@ -87,6 +90,10 @@ struct Frame {
         bool operator==(const Inlined &) const = default;
     };
     std::vector<Inlined> inlined;
+    // Added within schema 1: a frame of Python code (docs/python-frames.md): function is the
+    // code's qualified name, file:line the line it was executing; address is a tag, not code
+    // (module -1). Written as "python": true, left out when false.
+    bool python = false;
 
     bool operator==(const Frame &) const = default;
 };
@@ -244,7 +251,8 @@ std::string_view path_basename(std::string_view path);
 // A frame as one line of text:
 //   "make_buffer(unsigned long) at /src/train.cpp:42 (train)"  with file:line,
 //   "worker() (train+0x3000)"                                  without file:line,
-//   "?? (0x7fffe0001000)"                                      without function and module.
+//   "?? (0x7fffe0001000)"                                      without function and module,
+//   "Net.forward at /src/model.py:88 (python)"                 a Python frame.
 // A frame with inlined calls starts with the innermost one and names each function it was inlined
 // into in parentheses, the real function last, then the module as above:
 //   "g() at /src/a.cpp:3 (inlined into f() at /src/a.cpp:10) (train)".

@@ -14,6 +14,8 @@
 #include "core/log.h"
 #include "interception/hook_table.h"
 #include "interception/real_functions.h"
+#include "python/python_frame_table.h"
+#include "python/python_runtime.h"
 #include "reporting/call_site.h"
 #include "reporting/device_info.h"
 #include "reporting/symbolizer.h"
@@ -123,6 +125,12 @@ void capture_stacks(const Tracker &t, report::Snapshot &s) {
             if (inserted) {
                 report::Frame f;
                 f.address = address;
+                // A Python frame is named from the frame table now; the symbolizer skips it.
+                if (python::is_python_frame(address)) {
+                    f.python = true;
+                    if (!python::decode_frame(t.python_frames, address, &f.file, &f.function, &f.line))
+                        f.function = "??";
+                }
                 s.frames.push_back(std::move(f));
             }
             stack.frames.push_back(it->second);
@@ -222,6 +230,7 @@ report::Snapshot capture_snapshot(Tracker &t, const char *reason) {
     // ---- end of other producers ----
 
     capture_stacks(t, s);
+    s.process.python = python::interpreter_version();
     return s;
 }
 

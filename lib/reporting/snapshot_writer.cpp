@@ -240,6 +240,7 @@ void write_process(JsonOut &out, const ProcessInfo &p) {
     out.key("rank"), out.str(p.rank), out.raw(",\n    ");
     out.key("symbolized"), out.boolean(p.symbolized);
     if (!p.signal.empty()) out.raw(",\n    "), out.key("signal"), out.str(p.signal);
+    if (!p.python.empty()) out.raw(",\n    "), out.key("python"), out.str(p.python);
     out.raw("\n  },\n");
 }
 
@@ -369,6 +370,7 @@ void write_document(JsonOut &out, const Snapshot &s) {
         out.key("function"), out.str(f.function), out.raw(", ");
         out.key("file"), out.str(f.file), out.raw(", ");
         out.key("line"), out.u64(f.line);
+        if (f.python) out.raw(", "), out.key("python"), out.boolean(true);
         if (f.inlined.empty()) return;
         out.raw(", ");
         out.key("inlined"), out.ch('[');

@@ -189,6 +189,9 @@ void header(Lines &lines, const Snapshot &s) {
     }
     if (!about.empty()) when += " (" + about + ")";
     lines.add(when);
+    if (!p.python.empty())
+        lines.add("Python " + one_line(p.python) + ": call sites are Python lines; [no Python frames]: allocated by a "
+                  "thread without the GIL");
 }
 
 // ---- figures per device (see the header for where each comes from) ----

@@ -22,7 +22,8 @@ struct SummaryOptions {
 
 // The summary as lines ending in '\n', each starting with kSummaryLinePrefix, laid out for 80-100
 // columns (a call site's text can be longer: it gets a line of its own). Sections, in order:
-//   - header: pid, host, rank (when set), command line, why the snapshot was taken, running time;
+//   - header: pid, host, rank (when set), command line, why the snapshot was taken, running time,
+//     and for a process with Python frames (ProcessInfo::python) what the call sites mean then;
 //   - per device (cuda:N, then host, then unknown), after torch.cuda.memory_summary, rows against
 //     Cur Usage | Peak Usage | Tot Alloc | Tot Freed, "-" where the snapshot does not tell:
 //       tracked memory / allocations: DeviceTotals (current_bytes, peak_bytes, total_*_bytes;

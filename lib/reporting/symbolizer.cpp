@@ -1003,6 +1003,7 @@ void Symbolizer::symbolize(std::vector<report::Frame> &frames, std::vector<repor
         };
         uint64_t generation = impl_->generation;
         for (report::Frame &f : frames) {
+            if (f.python) continue; // named when the stack was captured (docs/python-frames.md)
             SymbolizedAddress r = impl_->lookup(f.address, kind);
             // A refresh inside lookup() renumbers our modules; the mapping is rebuilt then.
             if (impl_->generation != generation) {

@@ -12,6 +12,8 @@
 #include "core/clock.h"
 #include "interception/hook_table.h"
 #include "interception/real_functions.h"
+#include "python/python_frame_table.h"
+#include "python/python_runtime.h"
 #include "triggers/crash_json.h"
 #include "triggers/crash_modules.h"
 
@@ -171,7 +173,10 @@ void write_process(SignalSafeJson &out, Work &w, const Tracker &t, const CrashPr
     out.key("dump_monotonic_ns"), out.u64(monotonic_ns()), out.raw(",\n    ");
     out.key("rank"), out.str(p.rank), out.raw(",\n    ");
     out.key("symbolized"), out.raw("false"), out.raw(",\n    ");
-    out.key("signal"), out.str(signal_name), out.raw("\n  },\n");
+    out.key("signal"), out.str(signal_name);
+    const char *python = python::interpreter_version(); // static storage, no lock
+    if (*python) out.raw(",\n    "), out.key("python"), out.str(python);
+    out.raw("\n  },\n");
 }
 
 void write_document(SignalSafeJson &out, Work &w, const Tracker &t, const CrashProcess &p, const char *signal_name) {
@@ -233,7 +238,16 @@ void write_document(SignalSafeJson &out, Work &w, const Tracker &t, const CrashP
         out.key("address"), out.hex(f.address), out.raw(", ");
         out.key("module"), out.i64(m ? m->output_index : -1), out.raw(", ");
         out.key("module_offset"), out.hex(m ? f.address - m->base : 0), out.raw(", ");
-        out.raw("\"function\": \"\", \"file\": \"\", \"line\": 0}");
+        python::FrameEntryView py{};
+        if (python::is_python_frame(f.address))
+            py = python::entry_view(t.python_frames, python::python_frame_id(f.address));
+        if (py.valid) { // Python frames are named already: the table is read without a lock
+            out.key("function"), out.str(py.function, py.function_len), out.raw(", ");
+            out.key("file"), out.str(py.file, py.file_len), out.raw(", ");
+            out.key("line"), out.u64(py.line), out.raw(", \"python\": true}");
+        } else {
+            out.raw("\"function\": \"\", \"file\": \"\", \"line\": 0}");
+        }
     }
     out.raw(w.frame_count == 0 ? "],\n" : "\n  ],\n");
 

@@ -164,6 +164,7 @@ TEST_CASE("garbage in VRAMTRACE_* variables: one warning each, defaults used, pr
         {"VRAMTRACE_FOLLOW", "TRUE!", "VRAMTRACE_FOLLOW=\"TRUE!\" is not a boolean (use 0 or 1); using the default 1"},
         {"VRAMTRACE_CRASH_DUMP", long_value, "VRAMTRACE_CRASH_DUMP=\"" + std::string(64, 'x') +
                                                  "...\" is not a boolean (use 0 or 1); using the default 1"},
+        {"VRAMTRACE_PYTHON", "snake", "VRAMTRACE_PYTHON=\"snake\" is not a boolean (use 0 or 1); using the default 1"},
         {"VRAMTRACE_STACK_DEPTH", "lots", "VRAMTRACE_STACK_DEPTH=\"lots\" is not a whole number from 0 to 256; using the default 32"},
         {"VRAMTRACE_EVENTS", "99999999999999999999999", "VRAMTRACE_EVENTS=\"99999999999999999999999\" is not a whole "
                                                         "number from 0 to 268435456; using the default 65536"},

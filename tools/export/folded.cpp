@@ -1,6 +1,7 @@
 // Folded stacks: one line per distinct stack, root first, frames joined by ';', a space, then the
 // bytes ("main;train_step;cudaMalloc 20971520"), as flamegraph.pl, inferno and speedscope read.
-// Inlined functions carry flamegraph.pl's "_[i]" annotation. With more than one device in the
+// Inlined functions carry flamegraph.pl's "_[i]" annotation; Python frames are
+// "function (file.py:line)" as py-spy writes them (docs/python-frames.md). With more than one device in the
 // output, each line starts with the device ("cuda:0;main;..."), since bytes of different devices
 // do not add up to anything one GPU holds.
 #include <map>
@@ -38,7 +39,13 @@ std::string export_folded(const report::Snapshot &snapshot, const Options &optio
             line += clean(name);
         };
         if (frames.empty()) add(std::string(kNoStackName));
-        for (auto it = frames.rbegin(); it != frames.rend(); ++it) add(it->inlined ? it->name + "_[i]" : it->name);
+        for (auto it = frames.rbegin(); it != frames.rend(); ++it) {
+            const report::Frame *f = it->frame >= 0 ? &snapshot.frames[size_t(it->frame)] : nullptr;
+            if (f != nullptr && f->python) // py-spy's form: one Python function is many lines
+                add(it->name + " (" + std::string(report::path_basename(f->file)) + ":" + to_dec(f->line) + ")");
+            else
+                add(it->inlined ? it->name + "_[i]" : it->name);
+        }
         lines[line] += w.bytes;
     }
     std::string out;

@@ -138,3 +138,29 @@ TEST_CASE("call site: assign_call_sites fills every stack", "[call_site]") {
     CHECK(b.s.stacks[1].call_site == -1);
     CHECK(b.s.stacks[2].call_site == 0);
 }
+
+TEST_CASE("call site: a stack with Python frames has the program's innermost Python line", "[call_site]") {
+    Builder b;
+    auto py = [&](const char *function, const char *file) {
+        uint32_t i = b.frame(-1, function);
+        b.s.frames[i].python = true;
+        b.s.frames[i].file = file;
+        b.s.frames[i].line = 10;
+        return i;
+    };
+    uint32_t cuda = b.frame(Builder::kCudart, "cudaMalloc");
+    uint32_t alloc = b.frame(Builder::kExe, "c10::cuda::CUDACachingAllocator::malloc");
+    uint32_t linear = py("Linear.forward", "/venv/lib/python3.12/site-packages/torch/nn/modules/linear.py");
+    uint32_t module = py("Module._call_impl", "/usr/lib/python3/dist-packages/torch/nn/modules/module.py");
+    uint32_t user = py("Net.forward", "/home/me/model.py");
+    uint32_t main = py("<module>", "/home/me/train.py");
+    CHECK(find_call_site(b.s, b.stack({cuda, alloc, linear, module, user, main})) == 4);
+    // Only library Python frames: the innermost Python frame.
+    CHECK(find_call_site(b.s, b.stack({cuda, alloc, linear, module})) == 2);
+    uint32_t frozen = py("_call_with_frames_removed", "<frozen importlib._bootstrap>");
+    CHECK(find_call_site(b.s, b.stack({cuda, frozen, user})) == 2);
+    // No Python frame: the native rule.
+    CHECK(find_call_site(b.s, b.stack({cuda, alloc})) == 1);
+    CHECK(vramtrace::is_library_python_file("/usr/lib/python3.11/threading.py"));
+    CHECK(!vramtrace::is_library_python_file("/home/me/python3/train.py"));
+}
