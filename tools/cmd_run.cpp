@@ -21,7 +21,8 @@ extern char **environ;
 namespace vramtrace::cli {
 
 const char *const kRunHelp =
-    "usage: vramtrace run [--output PATH] [--no-summary] [--no-follow] [--] PROGRAM [ARGS...]\n"
+    "usage: vramtrace run [--output PATH] [--no-summary] [--no-follow] [--backend=preload|cupti] [--]\n"
+    "                     PROGRAM [ARGS...]\n"
     "\n"
     "Runs PROGRAM with libvramtrace.so preloaded: the library is put first in LD_PRELOAD (the\n"
     "entries already there are kept), and traces every CUDA allocation of the program and of the\n"
@@ -36,6 +37,10 @@ const char *const kRunHelp =
     "  --no-summary        no summary on stderr; sets VRAMTRACE_SUMMARY=0\n"
     "  --no-follow         trace PROGRAM only, not the programs it starts or forks; sets\n"
     "                      VRAMTRACE_FOLLOW=0 (the library takes itself out of LD_PRELOAD)\n"
+    "  --backend=NAME      preload (default): the library's hooks record; cupti: CUPTI's\n"
+    "                      driver callbacks record (the driver loads the library through\n"
+    "                      CUDA_INJECTION64_PATH; it is preloaded too, passive, and its hooks\n"
+    "                      take over if CUPTI is held by another tool); docs/cupti.md\n"
     "  -h, --help          show this help\n"
     "Options end at '--' or at the first argument that is not an option.\n"
     "\n"
@@ -137,6 +142,7 @@ int run_command(int argc, char **argv) {
     const char *output = nullptr;
     bool no_summary = false;
     bool no_follow = false;
+    std::string_view backend = "preload";
     int first = 1;
     for (; first < argc; ++first) {
         std::string_view arg = argv[first];
@@ -149,6 +155,15 @@ int run_command(int argc, char **argv) {
             no_summary = true;
         } else if (arg == "--no-follow") {
             no_follow = true;
+        } else if (arg == "--backend" || arg.rfind("--backend=", 0) == 0) {
+            if (arg == "--backend") {
+                if (first + 1 >= argc) return usage_error("run: --backend needs preload or cupti", "run");
+                backend = argv[++first];
+            } else {
+                backend = arg.substr(10);
+            }
+            if (backend != "preload" && backend != "cupti")
+                return usage_error("run: --backend must be preload or cupti, not '" + std::string(backend) + "'", "run");
         } else if (arg == "-o" || arg == "--output") {
             if (first + 1 >= argc) return usage_error("run: " + std::string(arg) + " needs a path", "run");
             output = argv[++first];
@@ -190,12 +205,21 @@ int run_command(int argc, char **argv) {
         if (output && starts_with_name(*e, "VRAMTRACE_OUTPUT")) continue;
         if (no_summary && starts_with_name(*e, "VRAMTRACE_SUMMARY")) continue;
         if (no_follow && starts_with_name(*e, "VRAMTRACE_FOLLOW")) continue;
+        if (starts_with_name(*e, "VRAMTRACE_BACKEND")) continue;
+        if (backend == "cupti" && starts_with_name(*e, "CUDA_INJECTION64_PATH")) {
+            log_warning(std::string("--backend=cupti replaces ") + *e);
+            continue;
+        }
         env_strings.emplace_back(*e);
     }
     env_strings.push_back("LD_PRELOAD=" + preload_list(lib, ::getenv("LD_PRELOAD")));
     if (output) env_strings.push_back(std::string("VRAMTRACE_OUTPUT=") + output);
     if (no_summary) env_strings.push_back("VRAMTRACE_SUMMARY=0");
     if (no_follow) env_strings.push_back("VRAMTRACE_FOLLOW=0");
+    // CUPTI: the driver loads the same library at cuInit and calls its InitializeInjection; the
+    // preloaded copy is that same object (same path), passive unless CUPTI cannot be subscribed.
+    env_strings.push_back("VRAMTRACE_BACKEND=" + std::string(backend));
+    if (backend == "cupti") env_strings.push_back("CUDA_INJECTION64_PATH=" + lib);
     std::vector<char *> envp;
     for (std::string &s : env_strings) envp.push_back(s.data());
     envp.push_back(nullptr);

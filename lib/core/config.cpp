@@ -40,6 +40,16 @@ uint32_t parse_uint(const char *name, uint32_t fallback, uint32_t max) {
     return static_cast<uint32_t>(n);
 }
 
+// VRAMTRACE_BACKEND: "preload" or "cupti"; unset or empty: 0.
+uint8_t parse_backend() {
+    const char *v = getenv("VRAMTRACE_BACKEND");
+    if (v == nullptr || *v == 0) return 0;
+    if (!strcasecmp(v, "preload")) return 1;
+    if (!strcasecmp(v, "cupti")) return 2;
+    log_warning("VRAMTRACE_BACKEND=\"%s\" is not preload or cupti; using the default (preload)", ShownValue(v).text);
+    return 0;
+}
+
 } // namespace
 
 const Config &config() { return g_config; }
@@ -55,7 +65,11 @@ void load_config() {
     c.hook_procaddress = parse_bool("VRAMTRACE_HOOK_PROCADDRESS", true);
     c.follow = parse_bool("VRAMTRACE_FOLLOW", true);
     c.crash_dump = parse_bool("VRAMTRACE_CRASH_DUMP", true);
+    c.python = parse_bool("VRAMTRACE_PYTHON", true);
     c.events = parse_uint("VRAMTRACE_EVENTS", 65536, 1u << 28);
+    c.backend = parse_backend();
+    const char *cupti = getenv("VRAMTRACE_CUPTI_LIBRARY");
+    if (cupti != nullptr && *cupti != 0) c.cupti_library = cupti;
     c.test_fail_mappings = parse_bool("VRAMTRACE_TEST_FAIL_MAPPINGS", false);
     const char *out = getenv("VRAMTRACE_OUTPUT");
     if (out != nullptr && *out != 0) c.output = out; // environment strings live as long as the process

@@ -16,9 +16,14 @@ struct Config {
     bool hook_procaddress = true;   // VRAMTRACE_HOOK_PROCADDRESS=0: no cuGetProcAddress substitution
     bool follow = true;             // VRAMTRACE_FOLLOW=0: trace this process only, not its children
     bool crash_dump = true;         // VRAMTRACE_CRASH_DUMP=0: no fatal-signal handlers, no crash snapshot
+    bool python = true;             // VRAMTRACE_PYTHON=0: no Python frames in stacks (docs/python-frames.md)
     uint32_t events = 65536;        // VRAMTRACE_EVENTS: events kept in the history ring (96 bytes
                                     // each), 0 = no history; at most 2^28
     const char *output = "vramtrace-%p.json"; // VRAMTRACE_OUTPUT; %p pid, %h host, %% a percent sign
+    // VRAMTRACE_BACKEND (docs/cupti.md): 0 unset (preload, or CUPTI when the library was loaded only
+    // through CUDA_INJECTION64_PATH), 1 "preload", 2 "cupti".
+    uint8_t backend = 0;
+    const char *cupti_library = nullptr; // VRAMTRACE_CUPTI_LIBRARY: the libcupti to dlopen
     bool test_fail_mappings = false; // VRAMTRACE_TEST_FAIL_MAPPINGS=1 (tests only): once the tracker
                                      // is built, every later mapping for it fails, as when the
                                      // kernel has no memory left (drops are counted and reported)

@@ -7,9 +7,12 @@
 // have pending (an OOM snapshot captured just before exit) is written before the exit report.
 #include <pthread.h>
 
+#include "core/log.h"
 #include "core/tracker.h"
+#include "cupti/backend.h"
 #include "interception/self_test.h"
 #include "reporting/dumper.h"
+#include "tracking/stack_capture.h"
 #include "triggers/crash_handler.h"
 #include "triggers/reporter.h"
 
@@ -17,7 +20,9 @@ namespace {
 
 __attribute__((constructor(101))) void vramtrace_library_start() {
     vramtrace::initialize();
-    vramtrace::self_test_at_start();
+    vramtrace::cupti::select_backend_at_start();
+    // Loaded by the driver through CUDA_INJECTION64_PATH only: no preload layer is expected to work.
+    if (!vramtrace::cupti::loaded_by_injection_only()) vramtrace::self_test_at_start();
     // Fatal signals (docs/crash-dumps.md): installed at start, so that a crash before the first
     // allocation's triggers still finds them; the handler writes only when CUDA was used.
     vramtrace::crash::install_crash_handlers();

@@ -12,6 +12,7 @@
 #include "core/config.h"
 #include "core/tracker.h"
 #include "core/thread_state.h"
+#include "cupti/backend.h"
 #include "interception/hook_table.h"
 #include "interception/real_functions.h"
 #include "triggers/hook_triggers.h"
@@ -23,6 +24,7 @@ namespace vramtrace {
 // this thread is not already inside another intercepted call (the outermost API is the one recorded).
 inline Tracker *tracker_for(Reach reach) {
     if (ReentrancyGuard::inside()) return nullptr;
+    if (!preload_hooks_record()) return nullptr; // the CUPTI backend records (cupti/backend.h)
     if (reach == Reach::Export && !config().hook_exports) return nullptr;
     return tracker();
 }

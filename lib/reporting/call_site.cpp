@@ -28,6 +28,7 @@ FrameOwner classify_frame(const report::Snapshot &snapshot, const report::Frame 
         if (starts_with(name, "libvramtrace")) return FrameOwner::Vramtrace;
         if (starts_with(name, "libcudart")) return FrameOwner::CudaRuntime;
         if (starts_with(name, "libcuda.")) return FrameOwner::CudaDriver;
+        if (starts_with(name, "libcupti")) return FrameOwner::CudaDriver; // the CUPTI backend's callbacks
     }
     std::string_view fn = frame.function;
     // NVIDIA's libcudart_static.a names its internal functions libcudart_static_<hash> (seen with

@@ -2,6 +2,7 @@
 // Each exported function checks its arguments, does the work on host memory, traces itself
 // (STANDIN_CUDA_TRACE=1) and returns; none calls another exported entry point.
 #include "driver_internal.h"
+#include "cupti_hooks.h"
 
 #include <climits>
 #include <cstdarg>
@@ -189,6 +190,7 @@ STANDIN_CU_API CUresult CUDAAPI cuInit(unsigned int Flags) {
   } else {
     sd::state();
     sd::mark_initialized();
+    sd::load_injection();
   }
   return traced(r, "cuInit(%u)", Flags);
 }
@@ -405,8 +407,10 @@ STANDIN_CU_API CUresult CUDAAPI cuCtxSynchronize_v2(CUcontext ctx) {
 // ---- device memory ----
 
 STANDIN_CU_API CUresult CUDAAPI cuMemAlloc_v2(CUdeviceptr* dptr, size_t bytesize) {
+  STANDIN_API_CALL(cuMemAlloc_v2, dptr, bytesize);
   CUresult r = sd::device_alloc(sd::MemKind::device, dptr, bytesize);
-  return traced(r, "cuMemAlloc_v2(bytesize=%zu) ptr=%#llx", bytesize, r == CUDA_SUCCESS ? *dptr : 0ULL);
+  return standin_api_call_.done(
+      traced(r, "cuMemAlloc_v2(bytesize=%zu) ptr=%#llx", bytesize, r == CUDA_SUCCESS ? *dptr : 0ULL));
 }
 
 // Legacy (CUDA 2.0) ABI: 32-bit CUdeviceptr_v1 and size; served from memory mapped below 2 GiB.
@@ -425,13 +429,14 @@ STANDIN_CU_API CUresult CUDAAPI cuMemAlloc(CUdeviceptr_v1* dptr, unsigned int by
 }
 
 STANDIN_CU_API CUresult CUDAAPI cuMemFree_v2(CUdeviceptr dptr) {
+  STANDIN_API_CALL(cuMemFree_v2, dptr);
   CUresult r = CUDA_SUCCESS;
   if (!sd::initialized()) {
     r = CUDA_ERROR_NOT_INITIALIZED;
   } else if (dptr != 0) {
     r = sd::release(static_cast<std::uintptr_t>(dptr), sd::kDeviceKinds);
   }
-  return traced(r, "cuMemFree_v2(%#llx)", dptr);
+  return standin_api_call_.done(traced(r, "cuMemFree_v2(%#llx)", dptr));
 }
 
 STANDIN_CU_API CUresult CUDAAPI cuMemFree(CUdeviceptr_v1 dptr) {
@@ -445,25 +450,29 @@ STANDIN_CU_API CUresult CUDAAPI cuMemFree(CUdeviceptr_v1 dptr) {
 }
 
 STANDIN_CU_API CUresult CUDAAPI cuMemAllocAsync(CUdeviceptr* dptr, size_t bytesize, CUstream hStream) {
+  STANDIN_API_CALL(cuMemAllocAsync, dptr, bytesize, hStream);
   CUresult r = sd::async_alloc(dptr, bytesize, hStream);
-  return traced(r, "cuMemAllocAsync(bytesize=%zu, stream=%p) ptr=%#llx", bytesize, static_cast<void*>(hStream),
-                r == CUDA_SUCCESS ? *dptr : 0ULL);
+  return standin_api_call_.done(traced(r, "cuMemAllocAsync(bytesize=%zu, stream=%p) ptr=%#llx", bytesize,
+                                       static_cast<void*>(hStream), r == CUDA_SUCCESS ? *dptr : 0ULL));
 }
 
 STANDIN_CU_API CUresult CUDAAPI cuMemAllocAsync_ptsz(CUdeviceptr* dptr, size_t bytesize, CUstream hStream) {
+  STANDIN_API_CALL(cuMemAllocAsync_ptsz, dptr, bytesize, hStream);
   CUresult r = sd::async_alloc(dptr, bytesize, hStream);
-  return traced(r, "cuMemAllocAsync_ptsz(bytesize=%zu, stream=%p) ptr=%#llx", bytesize,
-                static_cast<void*>(hStream), r == CUDA_SUCCESS ? *dptr : 0ULL);
+  return standin_api_call_.done(traced(r, "cuMemAllocAsync_ptsz(bytesize=%zu, stream=%p) ptr=%#llx", bytesize,
+                                       static_cast<void*>(hStream), r == CUDA_SUCCESS ? *dptr : 0ULL));
 }
 
 STANDIN_CU_API CUresult CUDAAPI cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream) {
-  return traced(sd::async_free(dptr, hStream), "cuMemFreeAsync(%#llx, stream=%p)", dptr,
-                static_cast<void*>(hStream));
+  STANDIN_API_CALL(cuMemFreeAsync, dptr, hStream);
+  return standin_api_call_.done(
+      traced(sd::async_free(dptr, hStream), "cuMemFreeAsync(%#llx, stream=%p)", dptr, static_cast<void*>(hStream)));
 }
 
 STANDIN_CU_API CUresult CUDAAPI cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream hStream) {
-  return traced(sd::async_free(dptr, hStream), "cuMemFreeAsync_ptsz(%#llx, stream=%p)", dptr,
-                static_cast<void*>(hStream));
+  STANDIN_API_CALL(cuMemFreeAsync_ptsz, dptr, hStream);
+  return standin_api_call_.done(traced(sd::async_free(dptr, hStream), "cuMemFreeAsync_ptsz(%#llx, stream=%p)", dptr,
+                                       static_cast<void*>(hStream)));
 }
 
 STANDIN_CU_API CUresult CUDAAPI cuMemAllocManaged(CUdeviceptr* dptr, size_t bytesize, unsigned int flags) {
@@ -480,8 +489,10 @@ STANDIN_CU_API CUresult CUDAAPI cuMemAllocManaged(CUdeviceptr* dptr, size_t byte
 // ---- page-locked host memory (does not count against any device) ----
 
 STANDIN_CU_API CUresult CUDAAPI cuMemAllocHost_v2(void** pp, size_t bytesize) {
+  STANDIN_API_CALL(cuMemAllocHost_v2, pp, bytesize);
   CUresult r = sd::host_alloc(pp, bytesize);
-  return traced(r, "cuMemAllocHost_v2(bytesize=%zu) ptr=%p", bytesize, r == CUDA_SUCCESS ? *pp : nullptr);
+  return standin_api_call_.done(
+      traced(r, "cuMemAllocHost_v2(bytesize=%zu) ptr=%p", bytesize, r == CUDA_SUCCESS ? *pp : nullptr));
 }
 
 STANDIN_CU_API CUresult CUDAAPI cuMemAllocHost(void** pp, unsigned int bytesize) {
@@ -490,6 +501,7 @@ STANDIN_CU_API CUresult CUDAAPI cuMemAllocHost(void** pp, unsigned int bytesize)
 }
 
 STANDIN_CU_API CUresult CUDAAPI cuMemHostAlloc(void** pp, size_t bytesize, unsigned int Flags) {
+  STANDIN_API_CALL(cuMemHostAlloc, pp, bytesize, Flags);
   constexpr unsigned kKnown = CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_WRITECOMBINED;
   CUresult r = CUDA_SUCCESS;
   if (sd::initialized() && (Flags & ~kKnown) != 0) {
@@ -497,18 +509,19 @@ STANDIN_CU_API CUresult CUDAAPI cuMemHostAlloc(void** pp, size_t bytesize, unsig
   } else {
     r = sd::host_alloc(pp, bytesize);
   }
-  return traced(r, "cuMemHostAlloc(bytesize=%zu, flags=%u) ptr=%p", bytesize, Flags,
-                r == CUDA_SUCCESS ? *pp : nullptr);
+  return standin_api_call_.done(traced(r, "cuMemHostAlloc(bytesize=%zu, flags=%u) ptr=%p", bytesize, Flags,
+                                       r == CUDA_SUCCESS ? *pp : nullptr));
 }
 
 STANDIN_CU_API CUresult CUDAAPI cuMemFreeHost(void* p) {
+  STANDIN_API_CALL(cuMemFreeHost, p);
   CUresult r = CUDA_SUCCESS;
   if (!sd::initialized()) {
     r = CUDA_ERROR_NOT_INITIALIZED;
   } else if (p != nullptr) {
     r = sd::release(reinterpret_cast<std::uintptr_t>(p), sd::kind_bit(sd::MemKind::host_pinned));
   }
-  return traced(r, "cuMemFreeHost(%p)", p);
+  return standin_api_call_.done(traced(r, "cuMemFreeHost(%p)", p));
 }
 
 // ---- memory information, copies, pointer attributes ----

@@ -9,6 +9,7 @@
 // two mappings of one handle alias each other. cuMemUnmap puts a PROT_NONE mapping back, keeping
 // the reservation. None of these entry points needs a current context.
 #include "driver_internal.h"
+#include "cupti_hooks.h"
 
 #include <sys/mman.h>
 
@@ -245,13 +246,16 @@ STANDIN_CU_API CUresult CUDAAPI cuMemGetAllocationGranularity(size_t* granularit
 
 STANDIN_CU_API CUresult CUDAAPI cuMemCreate(CUmemGenericAllocationHandle* handle, size_t size,
                                             const CUmemAllocationProp* prop, unsigned long long flags) {
+  STANDIN_API_CALL(cuMemCreate, handle, size, prop, flags);
   CUresult r = sd::create(handle, size, prop, flags);
-  return traced(r, "cuMemCreate(size=%zu, dev=%d, flags=%llu) handle=%#llx", size,
-                prop != nullptr ? prop->location.id : -1, flags, r == CUDA_SUCCESS ? *handle : 0ULL);
+  return standin_api_call_.done(traced(r, "cuMemCreate(size=%zu, dev=%d, flags=%llu) handle=%#llx", size,
+                                       prop != nullptr ? prop->location.id : -1, flags,
+                                       r == CUDA_SUCCESS ? *handle : 0ULL));
 }
 
 STANDIN_CU_API CUresult CUDAAPI cuMemRelease(CUmemGenericAllocationHandle handle) {
-  return traced(sd::release_handle(handle), "cuMemRelease(%#llx)", handle);
+  STANDIN_API_CALL(cuMemRelease, handle);
+  return standin_api_call_.done(traced(sd::release_handle(handle), "cuMemRelease(%#llx)", handle));
 }
 
 STANDIN_CU_API CUresult CUDAAPI cuMemAddressReserve(CUdeviceptr* ptr, size_t size, size_t alignment, CUdeviceptr addr,
@@ -267,12 +271,15 @@ STANDIN_CU_API CUresult CUDAAPI cuMemAddressFree(CUdeviceptr ptr, size_t size) {
 
 STANDIN_CU_API CUresult CUDAAPI cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocationHandle handle,
                                          unsigned long long flags) {
-  return traced(sd::map(ptr, size, offset, handle, flags), "cuMemMap(%#llx, %zu, offset=%zu, handle=%#llx, flags=%llu)",
-                ptr, size, offset, handle, flags);
+  STANDIN_API_CALL(cuMemMap, ptr, size, offset, handle, flags);
+  return standin_api_call_.done(traced(sd::map(ptr, size, offset, handle, flags),
+                                       "cuMemMap(%#llx, %zu, offset=%zu, handle=%#llx, flags=%llu)", ptr, size, offset,
+                                       handle, flags));
 }
 
 STANDIN_CU_API CUresult CUDAAPI cuMemUnmap(CUdeviceptr ptr, size_t size) {
-  return traced(sd::unmap(ptr, size), "cuMemUnmap(%#llx, %zu)", ptr, size);
+  STANDIN_API_CALL(cuMemUnmap, ptr, size);
+  return standin_api_call_.done(traced(sd::unmap(ptr, size), "cuMemUnmap(%#llx, %zu)", ptr, size));
 }
 
 STANDIN_CU_API CUresult CUDAAPI cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc* desc, size_t count) {

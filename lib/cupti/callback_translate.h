@@ -1,0 +1,89 @@
+// The CUPTI backend's translation: one driver-API callback (its id, whether it is the entry or the
+// exit of the call, the call's parameter struct and, at exit, its result) becomes the same table
+// operations the preload hooks perform (lib/interception/hook_scope.h):
+//   allocation rows of hooks.def: at exit, when the call succeeded, a record of the row's kind,
+//     address and size (the row's own expressions, read from the parameter struct, whose members are
+//     the row's parameters in the same order); a failed one with out-of-memory goes to the OOM trigger;
+//   free rows: at entry the record is taken out (so another thread may get the address back from
+//     the driver at once), at exit it is accounted as freed, or put back when the free failed.
+// What the operations do is the Sink's business, so that unit tests can drive this with synthetic
+// callback records (the parameter structs of generated_cuda_meta.h) and a table of their own.
+// No CUDA or CUPTI header here: the library declares its own ABI types (interception/cuda_abi.h).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "tracking/allocation_record.h"
+
+namespace vramtrace::cupti {
+
+enum class Site : uint8_t { Enter, Exit };
+
+// One CUPTI driver-API callback, reduced to what the translation reads.
+struct Event {
+    uint32_t cbid = 0;              // CUpti_driver_api_trace_cbid
+    Site site = Site::Enter;
+    const void *params = nullptr;   // the <name>_params struct of generated_cuda_meta.h
+    int result = 0;                 // CUresult at exit (CUpti_CallbackData::functionReturnValue)
+    uint64_t *correlation = nullptr; // kept by CUPTI from the entry to the exit of one call
+};
+
+// What a successful allocation creates (AllocationRecord without the fields the sink fills:
+// time, thread).
+struct NewAllocation {
+    uint8_t api = 0;     // ApiId of the row
+    MemoryKind kind = MemoryKind::Device;
+    uint64_t address = 0;
+    uint64_t size = 0;
+    uint64_t stream = 0;
+    int device = kUnknownDevice;
+    uint32_t stack = 0;
+};
+
+class Sink {
+public:
+    virtual ~Sink() = default;
+    // False: record nothing for this callback (tracking off, or the thread is inside vramtrace).
+    virtual bool active() = 0;
+    virtual uint32_t capture_stack() = 0;
+    // The device holding `kind` memory at `address` (hook_scope.h's device_holding).
+    virtual int device_of(MemoryKind kind, uint64_t address) = 0;
+    // The device of an already recorded allocation (a VMM handle), kUnknownDevice when none.
+    virtual int recorded_device(uint64_t address) = 0;
+    // The size of the allocation containing `address` (cuMemGetAddressRange), 0 when unknown.
+    virtual uint64_t range_size(uint64_t address) = 0;
+    // Whether `stream` is being captured now; *graph = the capture's graph.
+    virtual bool capturing(uint64_t stream, bool per_thread, uint64_t *graph) = 0;
+    virtual void record(const NewAllocation &a) = 0;
+    virtual void out_of_memory(uint8_t api, int device, uint64_t requested, uint64_t stream, uint32_t stack,
+                               int result) = 0;
+    // Takes the record at `address` out of the table; returns a non-zero token for finish_free, 0
+    // when nothing was recorded there.
+    virtual uint64_t take(uint64_t address) = 0;
+    // Takes every GraphPool record of `graph`; a token as for take (0: none).
+    virtual uint64_t take_graph(uint64_t graph) = 0;
+    // The call that took `token` returned: account the records as freed, or put them back.
+    virtual void finish_free(uint64_t token, bool succeeded) = 0;
+    // Pools and graph memory the dump asks about (reporting/device_info.h).
+    virtual void pool_created(uint64_t pool, int device) = 0;
+    virtual void pool_destroyed(uint64_t pool) = 0;
+    virtual void pool_used(uint64_t pool) = 0;
+    virtual void default_pool_used(int device) = 0;
+    virtual void graph_memory_used(int device) = 0;
+};
+
+// Applies one callback to the sink. Callback ids that are not ours are ignored.
+void translate(const Event &event, Sink &sink);
+
+// The callback ids the backend enables (every allocation, free, pool and capture row of hooks.def
+// that has a CUPTI id). Writes at most `capacity`; returns how many there are.
+size_t subscribed_callbacks(uint32_t *out, size_t capacity);
+
+// The hooks.def row name of an ApiId (NewAllocation::api), "unknown" outside the table.
+const char *row_name(uint8_t api);
+
+// The hooks.def row name of a callback id we translate, nullptr for others (messages, tests).
+const char *callback_name(uint32_t cbid);
+
+} // namespace vramtrace::cupti

@@ -1,0 +1,162 @@
+// The CUPTI backend end to end on the stand-in: the stand-in driver loads CUDA_INJECTION64_PATH at
+// cuInit and calls the callbacks that the stand-in libcupti (tests/standin/cupti) registered
+// around its memory entry points. standin_prog_injection prints what it leaves live (runtime API
+// names); CUPTI records the driver calls those make, the preload hooks the runtime calls.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cstdlib>
+#include <sstream>
+
+#include "harness.h"
+
+using namespace e2e;
+
+namespace {
+
+const char *const kProgram = "standin_prog_injection";
+const char *const kHolder = "Nsight Systems";
+
+std::string standin_cupti() { return bin_dir() + "/../standin/libcupti.so.13"; }
+
+// The driver call the stand-in runtime makes for each runtime call of the program, and its kind.
+std::string driver_api(const std::string &runtime_api) {
+    if (runtime_api == "cudaMalloc") return "cuMemAlloc_v2";
+    if (runtime_api == "cudaMallocAsync") return "cuMemAllocAsync";
+    if (runtime_api == "cudaMallocHost") return "cuMemAllocHost_v2";
+    if (runtime_api == "cudaHostAlloc") return "cuMemHostAlloc";
+    if (runtime_api == "cuMemCreate") return "cuMemCreate";
+    return "(no driver call for " + runtime_api + ")";
+}
+std::string kind_of(const std::string &api) {
+    if (api == "cuMemCreate") return "vmm_physical";
+    return api == "cudaMallocHost" || api == "cudaHostAlloc" ? "host_pinned" : "device";
+}
+
+// stdout without the expect-mapping line, whose address differs from run to run.
+std::string without_mappings(const std::string &out) {
+    std::string kept;
+    std::istringstream lines(out);
+    for (std::string line; std::getline(lines, line);)
+        if (line.rfind("expect-mapping ", 0) != 0) kept += line + "\n";
+    return kept;
+}
+
+// "<bytes> <api> <kind> dev <device> <function> <file>:<line>", sorted.
+std::vector<std::string> expected_rows(const std::string &program_stdout, bool driver_names) {
+    std::vector<std::string> rows;
+    for (const ExpectedLive &e : parse_expectations(program_stdout))
+        rows.push_back(std::to_string(e.bytes) + " " + (driver_names ? driver_api(e.api) : e.api) + " " +
+                       kind_of(e.api) + " dev " + std::to_string(e.device) + " " + e.function + " " + e.file + ":" +
+                       std::to_string(e.line));
+    std::sort(rows.begin(), rows.end());
+    return rows;
+}
+std::vector<std::string> tracked_rows(const nlohmann::json &snapshot) {
+    std::vector<std::string> rows;
+    for (const LiveAllocation &l : live_allocations(snapshot)) {
+        if (l.kind == "vmm_mapping") continue; // compared with the expect-mapping line
+        rows.push_back(std::to_string(l.bytes) + " " + l.api + " " + l.kind + " dev " + std::to_string(l.device) + " " +
+                       l.function + " " + l.file + ":" + std::to_string(l.line));
+    }
+    std::sort(rows.begin(), rows.end());
+    return rows;
+}
+
+struct Traced {
+    RunResult plain, traced;
+    std::string dir;
+    bool has_snapshot = false;
+    nlohmann::json snapshot;
+};
+
+// how: "inject" (CUDA_INJECTION64_PATH only, no LD_PRELOAD of the library) or "cli" (`vramtrace run
+// --backend=cupti`).
+Traced run_traced(const std::string &name, const std::string &how, std::map<std::string, std::string> env) {
+    Traced t;
+    std::string program = bin_dir() + "/" + kProgram;
+    t.plain = run({program}, {false, env, ""});
+    t.dir = make_temp_dir(name);
+    std::string out = t.dir + "/snap.json";
+    env["VRAMTRACE_SUMMARY"] = "0";
+    if (how == "inject") {
+        env["CUDA_INJECTION64_PATH"] = preload_library();
+        env["VRAMTRACE_OUTPUT"] = out;
+        // Sanitizer builds (tests/sanitizers): their runtime must still come first.
+        if (const char *first = getenv("VT_E2E_PRELOAD_FIRST"); first != nullptr && *first != 0)
+            env["LD_PRELOAD"] = first;
+        t.traced = run({program}, {false, env, t.dir});
+    } else {
+        t.traced = run({cli(), "run", "--backend=cupti", "--output", out, "--", program}, {false, env, t.dir});
+    }
+    t.has_snapshot = file_exists(out);
+    if (t.has_snapshot) t.snapshot = load_json(out);
+    return t;
+}
+
+// The VMM mapping the program left: one, at the address, size and handle it printed.
+void check_mapping(const Traced &t) {
+    std::vector<ExpectedMapping> expected = parse_mapping_expectations(t.traced.out);
+    REQUIRE(expected.size() == 1);
+    CHECK(tracked_mappings(live_allocations(t.snapshot)) == expected);
+}
+
+} // namespace
+
+TEST_CASE("cupti: injection without LD_PRELOAD records the driver calls, exactly") {
+    Traced t = run_traced("cupti_inject", "inject", {{"VRAMTRACE_CUPTI_LIBRARY", standin_cupti()}});
+    INFO("stderr of the traced run:\n" << t.traced.err);
+    REQUIRE(t.plain.exit_code == 0);
+    CHECK(t.traced.exit_code == 0);
+    CHECK(without_mappings(t.traced.out) == without_mappings(t.plain.out));
+    CHECK(t.traced.err.empty());
+    REQUIRE(t.has_snapshot);
+    std::vector<std::string> expected = expected_rows(t.traced.out, true);
+    REQUIRE(expected.size() == 6);
+    CHECK(tracked_rows(t.snapshot) == expected);
+    check_mapping(t);
+}
+
+TEST_CASE("cupti: vramtrace run --backend=cupti records through CUPTI, libcupti found beside libcudart") {
+    // No VRAMTRACE_CUPTI_LIBRARY: the stand-in libcupti.so.13 lies beside the stand-in libcudart.
+    Traced t = run_traced("cupti_cli", "cli", {{"VRAMTRACE_DEBUG", "1"}});
+    INFO("stderr of the traced run:\n" << t.traced.err);
+    REQUIRE(t.plain.exit_code == 0);
+    CHECK(t.traced.exit_code == 0);
+    CHECK(without_mappings(t.traced.out) == without_mappings(t.plain.out));
+    CHECK(t.traced.err.find("CUPTI backend: subscribed to ") != std::string::npos);
+    CHECK(t.traced.err.find("/standin/libcupti.so.13\n") != std::string::npos);
+    CHECK(t.traced.err.find("warning") == std::string::npos);
+    REQUIRE(t.has_snapshot);
+    std::vector<std::string> expected = expected_rows(t.traced.out, true);
+    REQUIRE(expected.size() == 6);
+    CHECK(tracked_rows(t.snapshot) == expected);
+    check_mapping(t);
+}
+
+TEST_CASE("cupti: held by another tool, vramtrace run --backend=cupti falls back on the preload hooks") {
+    Traced t = run_traced("cupti_held_cli", "cli", {{"STANDIN_CUPTI_HELD_BY", kHolder}});
+    REQUIRE(t.plain.exit_code == 0);
+    CHECK(t.traced.exit_code == 0);
+    CHECK(without_mappings(t.traced.out) == without_mappings(t.plain.out));
+    CHECK(t.traced.err == std::string("vramtrace: warning: CUPTI is already held by ") + kHolder +
+                              " (one subscriber per process); using the preload hooks instead\n");
+    REQUIRE(t.has_snapshot);
+    std::vector<std::string> expected = expected_rows(t.traced.out, false);
+    REQUIRE(expected.size() == 6);
+    CHECK(tracked_rows(t.snapshot) == expected);
+    check_mapping(t);
+}
+
+TEST_CASE("cupti: held by another tool, injection only: one line, the program runs untracked") {
+    Traced t = run_traced("cupti_held_inject", "inject",
+                          {{"STANDIN_CUPTI_HELD_BY", kHolder}, {"VRAMTRACE_CUPTI_LIBRARY", standin_cupti()}});
+    REQUIRE(t.plain.exit_code == 0);
+    CHECK(t.traced.exit_code == 0);
+    CHECK(without_mappings(t.traced.out) == without_mappings(t.plain.out));
+    CHECK(t.traced.err == std::string("vramtrace: warning: CUPTI is already held by ") + kHolder +
+                              " (one subscriber per process); this process is not tracked (`vramtrace run "
+                              "--backend=cupti` also preloads the library, to fall back on its hooks)\n");
+    CHECK_FALSE(t.has_snapshot);
+    CHECK(list_dir(t.dir).empty());
+}
