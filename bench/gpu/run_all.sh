@@ -8,7 +8,8 @@
 #  (3) 1..16 threads allocating at once (alloc_pairs, async), untraced vs traced, and the LiveTable
 #      vs mutex + unordered_map scaling from bench_tracking built on the development machine;
 #  (0) first, bench/run_cpu.sh on the carried stand-in driver: the CPU tables on 16 idle cores.
-# Usage: bench/gpu/run_all.sh CARRY_DIR OUT_DIR
+# Usage: [SECTIONS="1 2 3 0"] bench/gpu/run_all.sh CARRY_DIR OUT_DIR
+#   SECTIONS: which sections run (default all four), e.g. SECTIONS="1 2 3" to skip the CPU suite.
 #   CARRY_DIR: what bench/gpu/prepare_carry.sh packed (laid out like a build directory).
 # Prints RESULT lines as it goes and the tables at the end (bench/gpu/summarize.py); all output
 # also lands in OUT_DIR/results.txt (summarize.py RESULTS_TXT [TRACKING_JSON] makes the tables from
@@ -49,10 +50,14 @@ say "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $
 say "$(nvcc --version | tail -1)"
 say "$(python3 -c 'import torch; print("torch", torch.__version__)' 2>&1 | tail -1)"
 
+SECTIONS=" ${SECTIONS:-1 2 3 0} "
+want() { [[ "$SECTIONS" == *" $1 "* ]]; }
+
 say "== (1) allocation pairs, 1 thread, 32 frames"
 nvcc -O2 -std=c++17 "$HERE/alloc_pairs.cu" -o "$WORK/alloc_pairs_static" || say "RESULT failed=1 nvcc static"
 nvcc -O2 -std=c++17 -cudart shared "$HERE/alloc_pairs.cu" -o "$WORK/alloc_pairs_shared" || say "RESULT failed=1 nvcc shared"
 for cudart in static shared; do
+  want 1 || break
   for api in async sync; do
     pairs=200000; [ $api = sync ] && pairs=20000
     for traced in 0 1 0 1; do   # alternated twice; the summary takes the better of each
@@ -63,6 +68,7 @@ done
 
 say "== (2) PyTorch training step"
 for size in small medium; do
+  want 2 || break
   steps=200; [ $size = medium ] && steps=60
   for traced in 0 1 0 1; do
     PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync run "bench=torch" $traced python3 "$HERE/train_step.py" --size $size --steps $steps
@@ -75,19 +81,22 @@ for size in small medium; do
   done
 done
 # Whether the cudaMallocAsync backend accepts PyTorch's recorder at all.
-PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync run "bench=torch" 0 python3 "$HERE/train_step.py" --size small --steps 5 --record python
+want 2 && PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync run "bench=torch" 0 python3 "$HERE/train_step.py" --size small --steps 5 --record python
 rm -f "$WORK"/snap-*.json
 python3 "$HERE/summarize.py" "$RES" >"$OUT/tables.md" 2>/dev/null # a checkpoint, should the run be cut short
 
 say "== (3) threads allocating at once (async, shared cudart, 32 frames)"
 for t in 1 2 4 8 16; do
+  want 3 || break
   for traced in 0 1; do
     run "bench=threads cudart=shared" $traced "$WORK/alloc_pairs_shared" async 50000 $t 32
   done
 done
 
 say "== (0) the CPU benchmarks of bench/run_cpu.sh on the stand-in driver, on this machine (16 cores)"
-if [ -x "$B/bin/bench_hook_pair_nofp" ] && [ -d "$B/standin" ]; then
+if ! want 0; then
+  say "run_cpu.sh: skipped (SECTIONS)"
+elif [ -x "$B/bin/bench_hook_pair_nofp" ] && [ -d "$B/standin" ]; then
   REPS=3 ROUNDS=2 MIN_TIME=0.1 THREADS_MAX=16 bash "$HERE/../run_cpu.sh" "$B" "$WORK/cpu" >"$OUT/cpu_tables.md" 2>>"$OUT/stderr.txt" \
     && say "run_cpu.sh: ok (tables in cpu_tables.md)" || say "RESULT failed=1 run_cpu.sh (see stderr.txt)"
   cp "$WORK/cpu/tracking.json" "$OUT/tracking.json" 2>/dev/null

@@ -34,6 +34,14 @@ __attribute__((destructor(101))) void vramtrace_library_end() {
     vramtrace::triggers::triggers_before_exit_dump();
     vramtrace::dump_at_exit();
     vramtrace::triggers::triggers_after_exit_dump();
+    // How often stack capture left the cached walk for libunwind's (about 10 us each instead of
+    // 0.1): the first thing to look at when tracing costs more than docs/performance.md says.
+    if (vramtrace::cuda_seen()) {
+        vramtrace::StackCaptureStats st = vramtrace::stack_capture_stats();
+        vramtrace::log_debug("stack capture: %llu unwind rules derived, %llu captures fell back to libunwind's walk",
+                             static_cast<unsigned long long>(st.rules_derived),
+                             static_cast<unsigned long long>(st.fallbacks));
+    }
 }
 
 } // namespace

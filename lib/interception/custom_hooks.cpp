@@ -107,11 +107,16 @@ void *cached(std::atomic<void *> &slot, const char *name) {
     return p;
 }
 
-// Whether `stream` is being captured now; *graph = the capture's graph (0 when the driver only
-// answers cuStreamIsCapturing). errno is left as it was.
+// Whether `stream` is being captured now, when some capture may be active (see capture_possible).
 bool capturing(uint64_t stream, bool per_thread, uint64_t *graph) {
     *graph = 0;
-    if (!capture_possible()) return false;
+    return capture_possible() && driver_stream_capturing(stream, per_thread, graph);
+}
+
+} // namespace
+
+bool driver_stream_capturing(uint64_t stream, bool per_thread, uint64_t *graph) {
+    *graph = 0;
     if (stream == cuda::kStreamLegacy) return false;
     if (stream == 0) {
         if (!per_thread) return false;
@@ -142,6 +147,8 @@ bool capturing(uint64_t stream, bool per_thread, uint64_t *graph) {
     return true;
 }
 
+namespace {
+
 template <class Call, class Address>
 int stream_alloc(Reach reach, ApiId api, uint64_t stream, bool per_thread, uint64_t pool, Call &&call,
                  Address &&address, uint64_t size) {
@@ -158,7 +165,11 @@ int stream_alloc(Reach reach, ApiId api, uint64_t stream, bool per_thread, uint6
         },
         [&] { return size; },
         [&](uint64_t ptr) {
-            int device = device_holding(req.kind, ptr);
+            // A pool argument may name another device's pool: then the pointer says where. On a
+            // capturing stream, cuStreamGetDevice would invalidate a global-mode capture (seen on the
+            // H200: cudaStreamEndCapture failed), so graph memory asks as before the change.
+            bool by_pointer = pool != 0 || req.kind == MemoryKind::GraphPool;
+            int device = by_pointer ? pointer_device_or_current(ptr) : stream_alloc_device(stream, ptr);
             if (req.kind == MemoryKind::GraphPool) note_graph_memory_used(device);
             else if (pool == 0) note_default_pool_used(device);
             return device;

@@ -38,10 +38,23 @@ struct AllocRequest {
     uint64_t failed_request = triggers::kRequestFromSize;
 };
 
-// The device that holds memory of `kind` at `address`: the host for host kinds, else the driver's
-// answer for the pointer (correct when the thread switched devices or allocated from another
-// device's pool), else the calling thread's current device.
+// The device that holds memory of `kind` at `address`: the host for host kinds; the calling
+// thread's current device for device memory and arrays (where the driver allocated it); else the
+// driver's answer for the pointer (managed, IPC-imported), else the current device.
 int device_holding(MemoryKind kind, uint64_t address);
+// The device of a stream-ordered allocation on `stream` made without a pool argument (the current
+// pool of the stream's device), also when it was captured into a graph.
+int stream_alloc_device(uint64_t stream, uint64_t address);
+// The driver's answer for the pointer (cuPointerGetAttribute: a lock in the driver, avoid on hot
+// paths), else the calling thread's current device.
+int pointer_device_or_current(uint64_t address);
+
+// The driver's answer (cuStreamGetCaptureInfo_v3, else _v2, else cuStreamIsCapturing) to whether
+// `stream` is being captured now; *graph = the capture's graph (0 when only cuStreamIsCapturing
+// answered). Stream 0 is the per-thread stream when per_thread, else the legacy stream (never
+// captured). errno is left as it was. Callers ask only while a capture may be active: it costs a
+// driver call.
+bool driver_stream_capturing(uint64_t stream, bool per_thread, uint64_t *graph);
 
 // Stores a new record; nothing is stored for a zero address.
 void record_new(Tracker &t, const AllocRequest &req, uint64_t address, uint64_t size, int device,

@@ -1,7 +1,9 @@
 #include "interception/real_functions.h"
 
 #include <atomic>
+#include <cstring>
 #include <dlfcn.h>
+#include <link.h>
 
 #include "core/log.h"
 #include "tracking/allocation_record.h"
@@ -15,6 +17,9 @@ std::atomic<void *> g_driver_handle{nullptr};
 std::atomic<void *> g_cu_ctx_get_device{nullptr};
 std::atomic<void *> g_cu_pointer_get_attribute{nullptr};
 std::atomic<void *> g_cu_mem_get_address_range{nullptr};
+std::atomic<void *> g_cu_stream_get_device{nullptr};
+// In a slot: the loaded driver was asked and does not have the function (older than its release).
+void *const kAbsent = reinterpret_cast<void *>(1);
 
 // A driver function we call ourselves (not a wrapped row), looked up once it is found.
 void *cached_driver_symbol(std::atomic<void *> &slot, const char *name) {
@@ -67,6 +72,35 @@ void *driver_symbol(const char *name) {
     return h ? real_dlsym()(h, name) : nullptr;
 }
 
+// A runtime (libcudart.so*) that dlsym(RTLD_NEXT) cannot see: one loaded as a dependency of a library
+// dlopen'ed with RTLD_LOCAL (Python imports extension modules that way; ctypes.CDLL's default too).
+// The program's calls still reach our exported hooks (the preloaded library is in the global scope),
+// so without this every runtime call would fail with 999. Found by walking the loaded objects for the
+// first libcudart.so* that defines `name`; the handle from dlopen(RTLD_NOLOAD) is kept (never closed),
+// so the function stays mapped. With several runtimes loaded locally, the first in load order wins.
+static void *local_runtime_symbol(DlsymFn dl, const char *name) {
+    struct Search {
+        DlsymFn dl;
+        const char *name;
+        void *found;
+    } search{dl, name, nullptr};
+    dl_iterate_phdr(
+        [](dl_phdr_info *info, size_t, void *data) -> int {
+            auto *s = static_cast<Search *>(data);
+            const char *path = info->dlpi_name;
+            if (path == nullptr || *path == 0) return 0;
+            const char *base = strrchr(path, '/');
+            base = base != nullptr ? base + 1 : path;
+            if (strncmp(base, "libcudart.so", 12) != 0) return 0;
+            void *h = dlopen(path, RTLD_LAZY | RTLD_NOLOAD);
+            if (h == nullptr) return 0;
+            s->found = s->dl(h, s->name);
+            return s->found != nullptr ? 1 : 0;
+        },
+        &search);
+    return search.found;
+}
+
 void *find_real(ApiId id) {
     int i = static_cast<int>(id);
     void *p = g_real[i].load(std::memory_order_acquire);
@@ -79,6 +113,7 @@ void *find_real(ApiId id) {
         p = h ? dl(h, info.name) : dl(RTLD_NEXT, info.name);
     } else {
         p = dl(RTLD_NEXT, info.name);
+        if (p == nullptr) p = local_runtime_symbol(dl, info.name);
     }
     if (p == info.exported || p == info.handout) p = nullptr; // never forward to ourselves
     // Absence is not cached: the library that defines it may be loaded later.
@@ -99,6 +134,21 @@ int current_device_ordinal() {
     int device = kUnknownDevice;
     auto get = reinterpret_cast<CUresult (*)(int *)>(p);
     if (get(&device) != cuda::kSuccess) return kUnknownDevice;
+    return device;
+}
+
+int stream_device_ordinal(uint64_t stream) {
+    // cuStreamGetDevice came with CUDA 12.8. On an older driver its absence is remembered, so the
+    // hook does not pay a failed dlsym per allocation.
+    void *p = g_cu_stream_get_device.load(std::memory_order_acquire);
+    if (p == nullptr && driver_handle() != nullptr) {
+        p = driver_symbol("cuStreamGetDevice");
+        g_cu_stream_get_device.store(p != nullptr ? p : kAbsent, std::memory_order_release);
+    }
+    if (p == nullptr || p == kAbsent) return kUnknownDevice;
+    int device = kUnknownDevice;
+    auto get = reinterpret_cast<CUresult (*)(void *, int *)>(p);
+    if (get(reinterpret_cast<void *>(stream), &device) != cuda::kSuccess) return kUnknownDevice;
     return device;
 }
 

@@ -52,15 +52,31 @@ inline uint64_t avalanche(uint64_t x) {
 
 } // namespace
 
+// One frame folded into a lane: pre-mixed (return addresses differ in few, low bits), then
+// multiply-rotate, so that the lane depends on the order of its frames as well as their content.
+inline uint64_t fold_frame(uint64_t lane, uint64_t frame) {
+    uint64_t f = frame * 0xbf58476d1ce4e5b9ull;
+    f ^= f >> 31;
+    return rotl(lane ^ f, 27) * 0x94d049bb133111ebull + 0x632be59bd9b4e019ull;
+}
+
 uint64_t StackDepot::default_hash(const uintptr_t *frames, uint32_t depth) {
-    // Each frame is pre-mixed (return addresses differ in few, low bits), then folded into a running
-    // state with multiply-rotate, which makes the hash depend on frame order as well as content.
-    uint64_t h = 0x243f6a8885a308d3ull ^ (uint64_t{depth} * 0x9e3779b97f4a7c15ull);
-    for (uint32_t i = 0; i < depth; ++i) {
-        uint64_t f = static_cast<uint64_t>(frames[i]) * 0xbf58476d1ce4e5b9ull;
-        f ^= f >> 31;
-        h = rotl(h ^ f, 27) * 0x94d049bb133111ebull + 0x632be59bd9b4e019ull;
+    // Four independent lanes (frame i goes to lane i % 4) instead of one serial multiply chain:
+    // the CPU runs the lanes side by side, which cut the hash of a 32-frame stack from about 66 ns
+    // to a quarter of it on the hook path (docs/performance.md). Lanes start from different seeds
+    // and are combined in order, so moving a frame to another position changes the hash.
+    uint64_t lane[4] = {0x243f6a8885a308d3ull ^ (uint64_t{depth} * 0x9e3779b97f4a7c15ull), 0x13198a2e03707344ull,
+                        0xa4093822299f31d0ull, 0x082efa98ec4e6c89ull};
+    uint32_t i = 0;
+    for (; i + 4 <= depth; i += 4) {
+        lane[0] = fold_frame(lane[0], frames[i]);
+        lane[1] = fold_frame(lane[1], frames[i + 1]);
+        lane[2] = fold_frame(lane[2], frames[i + 2]);
+        lane[3] = fold_frame(lane[3], frames[i + 3]);
     }
+    for (; i < depth; ++i) lane[i & 3] = fold_frame(lane[i & 3], frames[i]);
+    uint64_t h = lane[0];
+    for (int l = 1; l < 4; ++l) h = rotl(h, 23) * 0x9e3779b97f4a7c15ull ^ lane[l];
     return avalanche(h);
 }
 

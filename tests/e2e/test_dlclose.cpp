@@ -43,3 +43,26 @@ TEST_CASE("a dlclose'd library's frames are named in the exit snapshot, its modu
     }
     CHECK(found == 1);
 }
+
+TEST_CASE("a runtime loaded only in a library's RTLD_LOCAL scope is found: the call succeeds and is tracked") {
+    // Without the fallback in real_functions.cpp, dlsym(RTLD_NEXT, "cudaMalloc") finds nothing and
+    // the plugin's cudaMalloc fails with 999 (exit status 6 here).
+    std::string dir = make_temp_dir("local_runtime");
+    std::string plugin = bin_dir() + "/libvt_dlclose_plugin.so";
+    RunResult plain = run({bin_dir() + "/vt_local_runtime_program", plugin}, {false, {}, dir});
+    REQUIRE(plain.exit_code == 0);
+    RunResult r = run({bin_dir() + "/vt_local_runtime_program", plugin},
+                      {true, {{"VRAMTRACE_OUTPUT", dir + "/exit.json"}, {"VRAMTRACE_SUMMARY", "0"}}, dir});
+    INFO(r.out << r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK(r.out == plain.out);
+    CHECK(r.err.find("cannot find the real") == std::string::npos);
+    auto s = load_json(dir + "/exit.json");
+    auto expected = parse_expectations(r.out);
+    REQUIRE(expected.size() == 1);
+    auto live = live_allocations(s);
+    INFO(describe(expected, live));
+    CHECK(same_live_set(expected, live, false));
+    REQUIRE(live.size() == 1);
+    CHECK(live[0].function == "plugin_allocate");
+}

@@ -200,6 +200,11 @@ CUresult graph_alloc(Graph* g, int device, std::size_t bytes, std::uintptr_t* ou
 // A captured free: the address must be a live allocation of a kind that stream-ordered frees take.
 CUresult graph_free(std::uintptr_t address);
 void forget_capture(CUstream s);  // the stream is being destroyed: its capture (if any) ends
+// A call that a global-mode capture does not allow was made on the capturing stream s: the capture
+// is invalidated and cuStreamEndCapture fails with CUDA_ERROR_STREAM_CAPTURE_INVALIDATED. Modelled
+// for cuStreamGetDevice (seen on the H200, driver 580: asked about a stream in a global-mode
+// capture, it made cudaStreamEndCapture fail).
+void unsafe_call_on(CUstream s);
 
 // Traces "<call> -> <result>" when tracing is on; returns r.
 CUresult traced(CUresult r, const char* fmt, ...) __attribute__((format(printf, 2, 3)));

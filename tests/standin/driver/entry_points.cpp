@@ -648,3 +648,23 @@ STANDIN_CU_API CUresult CUDAAPI cuStreamSynchronize(CUstream hStream) {
 STANDIN_CU_API CUresult CUDAAPI cuStreamSynchronize_ptsz(CUstream hStream) {
   return traced(sd::stream_sync(hStream), "cuStreamSynchronize_ptsz(%p)", static_cast<void*>(hStream));
 }
+
+// CUDA 12.8: the device a stream belongs to (the current context's for the NULL, legacy and
+// per-thread streams). vramtrace asks it for the device of a stream-ordered allocation.
+static CUresult stream_get_device(CUstream hStream, CUdevice* device) {
+  if (!sd::initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+  if (device == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  sd::unsafe_call_on(hStream);
+  return sd::stream_device(hStream, device);
+}
+
+STANDIN_CU_API CUresult CUDAAPI cuStreamGetDevice(CUstream hStream, CUdevice* device) {
+  CUresult r = stream_get_device(hStream, device);
+  return traced(r, "cuStreamGetDevice(%p) device=%d", static_cast<void*>(hStream), r == CUDA_SUCCESS ? *device : -1);
+}
+
+STANDIN_CU_API CUresult CUDAAPI cuStreamGetDevice_ptsz(CUstream hStream, CUdevice* device) {
+  CUresult r = stream_get_device(hStream, device);
+  return traced(r, "cuStreamGetDevice_ptsz(%p) device=%d", static_cast<void*>(hStream),
+                r == CUDA_SUCCESS ? *device : -1);
+}

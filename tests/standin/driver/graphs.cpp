@@ -38,6 +38,8 @@ namespace {
 struct GraphState {  // guarded by State::mu
   std::set<Graph*> graphs;
   std::map<Stream*, Graph*> capturing;
+  std::map<Stream*, CUstreamCaptureMode> capture_modes;
+  std::set<Stream*> invalidated;  // captures that an unsafe call ended (cuStreamEndCapture fails)
   std::set<ArrayObj*> arrays;
   std::vector<std::size_t> used, reserved, used_high, reserved_high;  // graph memory per device
   int node_serial = 0;
@@ -154,6 +156,17 @@ void forget_capture(CUstream s) {
   State& st = state();
   std::lock_guard<std::mutex> lock(st.mu);
   gs().capturing.erase(reinterpret_cast<Stream*>(s));
+  gs().capture_modes.erase(reinterpret_cast<Stream*>(s));
+  gs().invalidated.erase(reinterpret_cast<Stream*>(s));
+}
+
+void unsafe_call_on(CUstream s) {
+  State& st = state();
+  std::lock_guard<std::mutex> lock(st.mu);
+  auto* stream = reinterpret_cast<Stream*>(s);
+  auto mode = gs().capture_modes.find(stream);
+  if (mode != gs().capture_modes.end() && mode->second == CU_STREAM_CAPTURE_MODE_GLOBAL)
+    gs().invalidated.insert(stream);
 }
 
 CUresult graph_alloc(Graph* graph, int device, std::size_t bytes, std::uintptr_t* out) {
@@ -386,6 +399,8 @@ CUresult begin_capture(CUstream s, CUstreamCaptureMode mode) {
   auto* g = new sd::Graph{sd::kGraphMagic, {}};
   sd::gs().graphs.insert(g);
   sd::gs().capturing[stream] = g;
+  sd::gs().capture_modes[stream] = mode;
+  sd::gs().invalidated.erase(stream);
   return CUDA_SUCCESS;
 }
 
@@ -419,8 +434,14 @@ STANDIN_CU_API CUresult CUDAAPI cuStreamEndCapture(CUstream hStream, CUgraph* ph
     if (it == sd::gs().capturing.end()) {
       r = CUDA_ERROR_ILLEGAL_STATE;
     } else {
-      *phGraph = reinterpret_cast<CUgraph>(it->second);
+      auto* stream = reinterpret_cast<sd::Stream*>(hStream);
+      if (sd::gs().invalidated.erase(stream) != 0) {
+        r = CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;  // the capture ends without a graph
+      } else {
+        *phGraph = reinterpret_cast<CUgraph>(it->second);
+      }
       sd::gs().capturing.erase(it);
+      sd::gs().capture_modes.erase(stream);
     }
   }
   return traced(r, "cuStreamEndCapture(%p) graph=%p", static_cast<void*>(hStream),

@@ -116,6 +116,8 @@ const ProcEntry kProcTable[] = {
     SD_PROC("cuStreamDestroy", 4000, false, cuStreamDestroy_v2),
     SD_PROC("cuStreamSynchronize", 2000, false, cuStreamSynchronize),
     SD_PROC("cuStreamSynchronize", 7000, true, cuStreamSynchronize_ptsz),
+    SD_PROC("cuStreamGetDevice", 12080, false, cuStreamGetDevice),
+    SD_PROC("cuStreamGetDevice", 12080, true, cuStreamGetDevice_ptsz),
     SD_PROC("cuGetProcAddress", 11030, false, cuGetProcAddress),
     SD_PROC("cuGetProcAddress", 12000, false, cuGetProcAddress_v2),
 };
