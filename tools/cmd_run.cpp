@@ -4,6 +4,7 @@
 #include <climits>
 #include <csignal>
 #include <cstring>
+#include <strings.h>
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -142,7 +143,9 @@ int run_command(int argc, char **argv) {
     const char *output = nullptr;
     bool no_summary = false;
     bool no_follow = false;
-    std::string_view backend = "preload";
+    // Without --backend, the environment's VRAMTRACE_BACKEND (the library reads it too) decides.
+    const char *env_backend = ::getenv("VRAMTRACE_BACKEND");
+    std::string_view backend = env_backend != nullptr && strcasecmp(env_backend, "cupti") == 0 ? "cupti" : "preload";
     int first = 1;
     for (; first < argc; ++first) {
         std::string_view arg = argv[first];

@@ -131,7 +131,10 @@ template <class P> void stream_alloc(const Event &ev, Sink &sink, ApiId api, boo
         },
         [&] { return static_cast<uint64_t>(p->bytesize); },
         [&](uint64_t ptr) {
-            int device = sink.device_of(row.kind, ptr);
+            // As the preload hooks (custom_hooks.cpp's stream_alloc): the stream's device, unless a
+            // pool argument or a capture makes the pointer the one safe and right answer.
+            bool by_pointer = pool != 0 || row.kind == MemoryKind::GraphPool || capture_possible();
+            int device = sink.stream_alloc_device(stream, by_pointer, ptr);
             if (ptr != 0) {
                 if (row.kind == MemoryKind::GraphPool) sink.graph_memory_used(device);
                 else if (pool == 0) sink.default_pool_used(device);

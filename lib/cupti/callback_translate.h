@@ -49,6 +49,13 @@ public:
     virtual uint32_t capture_stack() = 0;
     // The device holding `kind` memory at `address` (hook_scope.h's device_holding).
     virtual int device_of(MemoryKind kind, uint64_t address) = 0;
+    // The device of a stream-ordered allocation on `stream` (hook_scope.h's stream_alloc_device),
+    // or, when by_pointer (a pool argument, a captured allocation, any capture active), the
+    // pointer's. The default, for sinks without a driver: device_of(Device, address).
+    virtual int stream_alloc_device(uint64_t stream, bool by_pointer, uint64_t address) {
+        (void)stream, (void)by_pointer;
+        return device_of(MemoryKind::Device, address);
+    }
     // The device of an already recorded allocation (a VMM handle), kUnknownDevice when none.
     virtual int recorded_device(uint64_t address) = 0;
     // The size of the allocation containing `address` (cuMemGetAddressRange), 0 when unknown.

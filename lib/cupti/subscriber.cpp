@@ -47,21 +47,36 @@ void *open_in(const char *dir, const char *sub) {
     return nullptr;
 }
 
-// Directories of the loaded libcudart copies (a framework's, or the toolkit's).
-int beside_cudart(struct dl_phdr_info *info, size_t, void *data) {
-    auto *found = static_cast<void **>(data);
+// Directories of the loaded libcudart copies (a framework's, or the toolkit's), collected inside
+// dl_iterate_phdr and opened after it returns: the callback runs under the loader's write lock, and
+// dlopen there would take the loader's other lock in the opposite order to a concurrent dlopen.
+struct CudartDirs {
+    static constexpr int kMax = 4;
+    char dir[kMax][1024];
+    int count = 0;
+};
+
+int collect_cudart_dir(struct dl_phdr_info *info, size_t, void *data) {
+    auto *dirs = static_cast<CudartDirs *>(data);
     const char *path = info->dlpi_name;
-    if (path == nullptr || *path == 0) return 0;
+    if (path == nullptr || *path == 0 || dirs->count == CudartDirs::kMax) return 0;
     const char *slash = strrchr(path, '/');
     if (slash == nullptr || strncmp(slash + 1, "libcudart.so", 12) != 0) return 0;
-    char dir[1024];
     size_t len = static_cast<size_t>(slash - path);
-    if (len >= sizeof dir) return 0;
-    memcpy(dir, path, len);
-    dir[len] = 0;
-    if ((*found = open_in(dir, "")) != nullptr) return 1;
-    if ((*found = open_in(dir, "/../extras/CUPTI/lib64")) != nullptr) return 1;
+    if (len >= sizeof dirs->dir[0]) return 0;
+    memcpy(dirs->dir[dirs->count], path, len);
+    dirs->dir[dirs->count++][len] = 0;
     return 0;
+}
+
+void *beside_cudart() {
+    CudartDirs dirs;
+    dl_iterate_phdr(&collect_cudart_dir, &dirs);
+    for (int i = 0; i < dirs.count; ++i) {
+        if (void *h = open_in(dirs.dir[i], "")) return h;
+        if (void *h = open_in(dirs.dir[i], "/../extras/CUPTI/lib64")) return h;
+    }
+    return nullptr;
 }
 
 void *find_cupti(char *why, size_t why_size) {
@@ -72,9 +87,7 @@ void *find_cupti(char *why, size_t why_size) {
     }
     for (const char *name : kNames)
         if (void *h = open_as(name, RTLD_NOLOAD)) return h;
-    void *found = nullptr;
-    dl_iterate_phdr(&beside_cudart, &found);
-    if (found != nullptr) return found;
+    if (void *found = beside_cudart()) return found;
     for (const char *name : kNames)
         if (void *h = open_as(name)) return h;
     const char *roots[] = {getenv("CUDA_HOME"), getenv("CUDA_PATH"), "/usr/local/cuda"};

@@ -64,6 +64,10 @@ public:
         ReentrancyGuard guard;
         return device_holding(kind, address);
     }
+    int stream_alloc_device(uint64_t stream, bool by_pointer, uint64_t address) override {
+        ReentrancyGuard guard;
+        return by_pointer ? pointer_device_or_current(address) : vramtrace::stream_alloc_device(stream, address);
+    }
     int recorded_device(uint64_t address) override {
         AllocationRecord r;
         Tracker *t = tracker();

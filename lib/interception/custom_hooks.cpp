@@ -167,8 +167,9 @@ int stream_alloc(Reach reach, ApiId api, uint64_t stream, bool per_thread, uint6
         [&](uint64_t ptr) {
             // A pool argument may name another device's pool: then the pointer says where. On a
             // capturing stream, cuStreamGetDevice would invalidate a global-mode capture (seen on the
-            // H200: cudaStreamEndCapture failed), so graph memory asks as before the change.
-            bool by_pointer = pool != 0 || req.kind == MemoryKind::GraphPool;
+            // H200: cudaStreamEndCapture failed); a global-mode capture forbids unsafe calls from
+            // every thread, so while any capture is active the pointer is asked, as before.
+            bool by_pointer = pool != 0 || req.kind == MemoryKind::GraphPool || capture_possible();
             int device = by_pointer ? pointer_device_or_current(ptr) : stream_alloc_device(stream, ptr);
             if (req.kind == MemoryKind::GraphPool) note_graph_memory_used(device);
             else if (pool == 0) note_default_pool_used(device);

@@ -72,34 +72,54 @@ void *driver_symbol(const char *name) {
     return h ? real_dlsym()(h, name) : nullptr;
 }
 
+namespace {
+
 // A runtime (libcudart.so*) that dlsym(RTLD_NEXT) cannot see: one loaded as a dependency of a library
 // dlopen'ed with RTLD_LOCAL (Python imports extension modules that way; ctypes.CDLL's default too).
 // The program's calls still reach our exported hooks (the preloaded library is in the global scope),
-// so without this every runtime call would fail with 999. Found by walking the loaded objects for the
-// first libcudart.so* that defines `name`; the handle from dlopen(RTLD_NOLOAD) is kept (never closed),
-// so the function stays mapped. With several runtimes loaded locally, the first in load order wins.
-static void *local_runtime_symbol(DlsymFn dl, const char *name) {
-    struct Search {
-        DlsymFn dl;
-        const char *name;
-        void *found;
-    } search{dl, name, nullptr};
-    dl_iterate_phdr(
-        [](dl_phdr_info *info, size_t, void *data) -> int {
-            auto *s = static_cast<Search *>(data);
-            const char *path = info->dlpi_name;
-            if (path == nullptr || *path == 0) return 0;
-            const char *base = strrchr(path, '/');
-            base = base != nullptr ? base + 1 : path;
-            if (strncmp(base, "libcudart.so", 12) != 0) return 0;
-            void *h = dlopen(path, RTLD_LAZY | RTLD_NOLOAD);
-            if (h == nullptr) return 0;
-            s->found = s->dl(h, s->name);
-            return s->found != nullptr ? 1 : 0;
-        },
-        &search);
-    return search.found;
+// so without this every runtime call would fail with 999. The loaded objects' paths are collected
+// inside dl_iterate_phdr and opened after it returns (the callback runs under the loader's write
+// lock; dlopen or dlsym there would take the loader's other lock in the opposite order to a
+// concurrent dlopen). The handle from dlopen(RTLD_NOLOAD) is kept (never closed), so the function
+// stays mapped. With several runtimes loaded locally the first in load order is used, which may not
+// be the caller's: said once on stderr.
+struct LocalRuntimes {
+    static constexpr int kMax = 4;
+    char path[kMax][512];
+    int count = 0;
+};
+
+int collect_local_runtime(dl_phdr_info *info, size_t, void *data) {
+    auto *found = static_cast<LocalRuntimes *>(data);
+    const char *path = info->dlpi_name;
+    if (path == nullptr || *path == 0 || found->count == LocalRuntimes::kMax) return 0;
+    const char *base = strrchr(path, '/');
+    base = base != nullptr ? base + 1 : path;
+    if (strncmp(base, "libcudart.so", 12) != 0 || strlen(path) >= sizeof found->path[0]) return 0;
+    strcpy(found->path[found->count++], path);
+    return 0;
 }
+
+void *local_runtime_symbol(DlsymFn dl, const char *name) {
+    LocalRuntimes runtimes;
+    dl_iterate_phdr(&collect_local_runtime, &runtimes);
+    void *found = nullptr;
+    int with_symbol = 0, chosen = 0;
+    for (int i = 0; i < runtimes.count; ++i) {
+        void *h = dlopen(runtimes.path[i], RTLD_LAZY | RTLD_NOLOAD);
+        void *p = h != nullptr ? dl(h, name) : nullptr;
+        if (p == nullptr) continue;
+        if (found == nullptr) found = p, chosen = i;
+        ++with_symbol;
+    }
+    static std::atomic<bool> warned{false};
+    if (with_symbol > 1 && !warned.exchange(true, std::memory_order_relaxed))
+        log_warning("%d CUDA runtimes are loaded outside the global scope; runtime calls go to the first "
+                    "(%s), which may not be the caller's", with_symbol, runtimes.path[chosen]);
+    return found;
+}
+
+} // namespace
 
 void *find_real(ApiId id) {
     int i = static_cast<int>(id);

@@ -180,6 +180,15 @@ int look() {
         log_warning("Python frames off: CPython %s is older than 3.10; stacks keep native frames only", a.version);
         return kUnusable;
     }
+    // A free-threaded build (3.13t): no layout of ours fits its objects, and the API walk's GC pause
+    // is interpreter-wide, which threads walking at once (no GIL orders them) would undo for each
+    // other and for the program's own gc.disable().
+    // Its Py_GetVersion() says so ("3.13.0 experimental free-threading build (...)").
+    if (strstr(v, "free-threading") != nullptr) {
+        log_warning("Python frames off: CPython %s is a free-threaded build; stacks keep native frames only",
+                    a.version);
+        return kUnusable;
+    }
     bool ok = find(a.is_initialized, "Py_IsInitialized") && find(a.this_thread_state, "PyGILState_GetThisThreadState") &&
               find(a.err_occurred, "PyErr_Occurred") && find(a.err_clear, "PyErr_Clear") &&
               find(a.get_frame, "PyEval_GetFrame") && find(a.frame_back, "PyFrame_GetBack") &&
