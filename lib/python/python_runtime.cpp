@@ -596,12 +596,12 @@ uintptr_t own_thread_state(const Api &a, bool gil) {
 }
 } // namespace
 
-uint32_t add_python_frames(StackDepot &table, uintptr_t *frames, uint32_t depth, uint32_t capacity) {
-    if (!config().python) return depth;
-    const Api *a = api();
-    if (a == nullptr) return depth;
-    // Order matters: nothing below the finalisation check may run once the interpreter is going.
-    if (!a->is_initialized() || a->is_finalizing()) return depth;
+namespace {
+// The walk and the merge, apart from add_python_frames so that a process without Python (or with
+// Python frames off) does not reserve their buffers (about 5 KiB here, more below) on the stack of
+// every allocating thread.
+__attribute__((noinline)) uint32_t add_frames_of_interpreter(const Api *a, StackDepot &table, uintptr_t *frames,
+                                                             uint32_t depth, uint32_t capacity) {
     bool gil = holds_gil(*a);
     uintptr_t py[StackDepot::kMaxDepth];
     uint8_t ends_run[StackDepot::kMaxDepth];
@@ -637,6 +637,16 @@ uint32_t add_python_frames(StackDepot &table, uintptr_t *frames, uint32_t depth,
         merge_frames(frames, depth, py, count, a->eval_begin ? &is_eval : &no_eval, a, merged, capacity, runs);
     memcpy(frames, merged, n * sizeof(uintptr_t));
     return n;
+}
+} // namespace
+
+uint32_t add_python_frames(StackDepot &table, uintptr_t *frames, uint32_t depth, uint32_t capacity) {
+    if (!config().python) return depth;
+    const Api *a = api();
+    if (a == nullptr) return depth;
+    // Order matters: nothing below the finalisation check may run once the interpreter is going.
+    if (!a->is_initialized() || a->is_finalizing()) return depth;
+    return add_frames_of_interpreter(a, table, frames, depth, capacity);
 }
 
 void on_new_stack() {
