@@ -11,6 +11,24 @@
 
 using namespace e2e;
 
+namespace {
+
+// The plugin's one allocation (its expect-live line in the program's output) is the only live one
+// in the snapshot, named plugin_allocate at dlclose_plugin.c:<its line>.
+void check_plugin_allocation_live(const nlohmann::json &snapshot, const std::string &program_out) {
+    auto expected = parse_expectations(program_out);
+    REQUIRE(expected.size() == 1);
+    auto live = live_allocations(snapshot);
+    INFO(describe(expected, live));
+    CHECK(same_live_set(expected, live, false));
+    REQUIRE(live.size() == 1);
+    CHECK(live[0].function == "plugin_allocate");
+    CHECK(live[0].file == "dlclose_plugin.c");
+    CHECK(live[0].line == expected[0].line);
+}
+
+} // namespace
+
 TEST_CASE("a dlclose'd library's frames are named in the exit snapshot, its module listed with its build id") {
     std::string dir = make_temp_dir("dlclose");
     std::string plugin = bin_dir() + "/libvt_dlclose_plugin.so";
@@ -21,15 +39,7 @@ TEST_CASE("a dlclose'd library's frames are named in the exit snapshot, its modu
     REQUIRE(field_after(r.out, "unloaded") == "1"); // the plugin really was unloaded before exit
 
     auto s = load_json(dir + "/exit.json");
-    auto expected = parse_expectations(r.out);
-    REQUIRE(expected.size() == 1);
-    auto live = live_allocations(s);
-    INFO(describe(expected, live));
-    CHECK(same_live_set(expected, live, false));
-    REQUIRE(live.size() == 1);
-    CHECK(live[0].function == "plugin_allocate");
-    CHECK(live[0].file == "dlclose_plugin.c");
-    CHECK(live[0].line == expected[0].line);
+    check_plugin_allocation_live(s, r.out);
 
     // The plugin in modules[]: its path, the base the program saw (l_addr) and its build id.
     std::string build_id = readelf_build_id(plugin);
@@ -57,12 +67,5 @@ TEST_CASE("a runtime loaded only in a library's RTLD_LOCAL scope is found: the c
     REQUIRE(r.exit_code == 0);
     CHECK(r.out == plain.out);
     CHECK(r.err.find("cannot find the real") == std::string::npos);
-    auto s = load_json(dir + "/exit.json");
-    auto expected = parse_expectations(r.out);
-    REQUIRE(expected.size() == 1);
-    auto live = live_allocations(s);
-    INFO(describe(expected, live));
-    CHECK(same_live_set(expected, live, false));
-    REQUIRE(live.size() == 1);
-    CHECK(live[0].function == "plugin_allocate");
+    check_plugin_allocation_live(load_json(dir + "/exit.json"), r.out);
 }
