@@ -111,9 +111,43 @@ bool module_from_mapping(const MapsLine &l, uint64_t page_size, CrashModule &m) 
     return true;
 }
 
-void take_line(ModuleTable &t, const char *p, const char *end, uint64_t page_size) {
+// The last offset-0 mapping of a file that is not executable itself, kept unread until an executable
+// mapping of the same file shows that it is a loaded object. Its path is copied to the free end of
+// the path store, which nothing else writes before it is taken or dropped.
+struct Pending {
+    bool valid = false;
+    uint64_t begin = 0, end = 0, device = 0, inode = 0;
+    uint32_t path_length = 0;
+};
+
+// Adds the module that starts with mapping l (whose path is already at t.paths + t.paths_used).
+void add_module(ModuleTable &t, const MapsLine &l, uint32_t path_length, uint64_t page_size) {
+    if (t.count >= t.capacity) return;
+    CrashModule m;
+    if (!module_from_mapping(l, page_size, m)) return;
+    m.path_offset = t.paths_used;
+    m.path_length = path_length;
+    t.paths_used += m.path_length;
+    t.modules[t.count++] = m;
+}
+
+// Only mappings of files that the process also maps executable are read: those are loaded objects.
+// Reading any other file mapping could fault: a file truncated after it was mapped (SIGBUS), or
+// ThreadSanitizer's "tsan.rodata" mappings, which lie in its shadow memory, where an instrumented
+// read looks up a shadow address that may be a protected gap (docs/reliability.md). Program headers
+// put the offset-0 mapping first, so an object's executable mapping comes after it in the maps.
+void take_line(ModuleTable &t, Pending &pending, const char *p, const char *end, uint64_t page_size) {
     MapsLine l;
     if (!parse_line(p, end, l) || l.path_length == 0 || l.path[0] != '/' || l.inode == 0) return;
+    if (l.executable && pending.valid && pending.inode == l.inode && pending.device == l.device &&
+        l.begin >= pending.end) {
+        pending.valid = false;
+        MapsLine first;
+        first.begin = pending.begin, first.end = pending.end, first.offset = 0;
+        first.device = pending.device, first.inode = pending.inode;
+        first.readable = true;
+        add_module(t, first, pending.path_length, page_size);
+    }
     if (l.executable && t.count > 0) {
         // The executable segment of an object met earlier (maps are in address order).
         for (uint32_t i = t.count; i-- > 0;) {
@@ -126,14 +160,13 @@ void take_line(ModuleTable &t, const char *p, const char *end, uint64_t page_siz
         }
     }
     if (l.offset != 0 || !l.readable || t.count >= t.capacity) return;
-    CrashModule m;
-    if (!module_from_mapping(l, page_size, m)) return;
+    pending.valid = false;
     if (l.path_length > t.paths_capacity - t.paths_used) return;
-    m.path_offset = t.paths_used;
-    m.path_length = static_cast<uint32_t>(l.path_length);
     for (size_t i = 0; i < l.path_length; ++i) t.paths[t.paths_used + i] = l.path[i];
-    t.paths_used += m.path_length;
-    t.modules[t.count++] = m;
+    if (l.executable) return add_module(t, l, static_cast<uint32_t>(l.path_length), page_size);
+    pending.valid = true;
+    pending.begin = l.begin, pending.end = l.end, pending.device = l.device, pending.inode = l.inode;
+    pending.path_length = static_cast<uint32_t>(l.path_length);
 }
 
 } // namespace
@@ -148,6 +181,7 @@ bool read_crash_modules(ModuleTable &t, char *buf, size_t cap, uint64_t page_siz
     } while (fd < 0 && errno == EINTR);
     if (fd < 0) return false;
     size_t have = 0;
+    Pending pending;
     for (;;) {
         ssize_t n = ::read(fd, buf + have, cap - have);
         if (n < 0 && errno == EINTR) continue;
@@ -156,7 +190,7 @@ bool read_crash_modules(ModuleTable &t, char *buf, size_t cap, uint64_t page_siz
         size_t start = 0;
         for (size_t i = 0; i < have; ++i) {
             if (buf[i] != '\n') continue;
-            take_line(t, buf + start, buf + i, page_size);
+            take_line(t, pending, buf + start, buf + i, page_size);
             start = i + 1;
         }
         // Keep the unfinished line; a line longer than the whole buffer is dropped.
@@ -164,7 +198,7 @@ bool read_crash_modules(ModuleTable &t, char *buf, size_t cap, uint64_t page_siz
         for (size_t i = start; i < have; ++i) buf[i - start] = buf[i];
         have -= start;
     }
-    if (have > 0) take_line(t, buf, buf + have, page_size);
+    if (have > 0) take_line(t, pending, buf, buf + have, page_size);
     ::close(fd);
     uint32_t kept = 0;
     for (uint32_t i = 0; i < t.count; ++i)

@@ -7,7 +7,11 @@
 // Which mappings are modules: a readable mapping of a file at file offset 0 that starts with a
 // 64-bit ELF header whose program headers lie inside that mapping, and whose first PT_LOAD covers
 // file offset 0; kept only when the same file also has an executable mapping inside the object's
-// span (so an ELF file mapped as data is not taken for a loaded library). Load base, as everywhere
+// span (so an ELF file mapped as data is not taken for a loaded library). A mapping is read only once
+// an executable mapping of the same file (device and inode) follows it in /proc/self/maps, or when
+// it is executable itself: the bytes of a data file mapping are never touched (such a read can fault:
+// a file truncated after it was mapped, or ThreadSanitizer's "tsan.rodata" mappings inside its
+// shadow memory; docs/reliability.md). Load base, as everywhere
 // in vramtrace (address = base + ELF virtual address):
 //     base = mapping start - page_down(p_vaddr of the lowest PT_LOAD)
 // The GNU build id is read from PT_NOTE segments that lie inside the offset-0 mapping.

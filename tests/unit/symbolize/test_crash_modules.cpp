@@ -3,7 +3,11 @@
 // load bases, same build ids.
 #include <catch2/catch.hpp>
 
+#include <cstdlib>
+#include <fcntl.h>
 #include <string>
+#include <sys/mman.h>
+#include <unistd.h>
 #include <vector>
 
 #include "reporting/module_map.h"
@@ -57,6 +61,34 @@ TEST_CASE("crash module map: the same objects, bases and build ids as dl_iterate
     // This test's own code is in the table, and address 0 in none.
     CHECK(crash::find_crash_module(table, reinterpret_cast<uintptr_t>(&hex)) >= 0);
     CHECK(crash::find_crash_module(table, 0) == -1);
+}
+
+TEST_CASE("crash module map: a data file mapping is not read (a truncated one would fault)") {
+    // A file mapped at offset 0, then truncated to nothing: any read of the mapping is SIGBUS. It has
+    // no executable mapping, so the crash module map must leave its bytes alone.
+    char name[] = "/tmp/vt-crash-modules-XXXXXX";
+    int fd = mkstemp(name);
+    REQUIRE(fd >= 0);
+    std::vector<char> page(8192, 'x');
+    REQUIRE(write(fd, page.data(), page.size()) == ssize_t(page.size()));
+    void *mapped = mmap(nullptr, page.size(), PROT_READ, MAP_SHARED, fd, 0);
+    REQUIRE(mapped != MAP_FAILED);
+    REQUIRE(ftruncate(fd, 0) == 0);
+    close(fd);
+
+    std::vector<crash::CrashModule> storage(1024);
+    std::vector<char> paths(1 << 20), scratch(8192);
+    crash::ModuleTable table;
+    table.modules = storage.data();
+    table.capacity = uint32_t(storage.size());
+    table.paths = paths.data();
+    table.paths_capacity = uint32_t(paths.size());
+    CHECK(crash::read_crash_modules(table, scratch.data(), scratch.size(), 4096));
+    CHECK(table.count > 0);
+    CHECK(crash::find_crash_module(table, reinterpret_cast<uintptr_t>(mapped)) == -1);
+    CHECK(crash::find_crash_module(table, reinterpret_cast<uintptr_t>(&hex)) >= 0);
+    munmap(mapped, page.size());
+    unlink(name);
 }
 
 TEST_CASE("crash module map: registered objects no longer loaded are added in order, loaded ones win") {
