@@ -10,6 +10,9 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <array>
+#include <chrono>
+#include <utility>
 #include <atomic>
 #include <csignal>
 #include <cstdlib>
@@ -180,6 +183,51 @@ void BM_CaptureMixed(benchmark::State &state, CaptureFn fn) {
     state.counters["frames_captured"] = got;
 }
 
+// Sixteen call paths in turn with about 2 MiB of other memory traffic between captures, and only
+// the capture timed: the shape of a framework's allocations (PyTorch allocates from hundreds of call
+// paths, with the interpreter's own work in between), where the caches' lines have gone cold.
+template <int Tag> __attribute__((noinline)) void descend_many(int frames, void (*fn)(void *), void *ctx) {
+    if (frames <= 0)
+        fn(ctx);
+    else
+        descend_many<Tag>(frames - 1, fn, ctx);
+    asm volatile("" ::: "memory");
+}
+using DescendFn = void (*)(int, void (*)(void *), void *);
+template <int... Tags> constexpr std::array<DescendFn, sizeof...(Tags)> descend_table(std::integer_sequence<int, Tags...>) {
+    return {&descend_many<Tags>...};
+}
+constexpr auto kManyPaths = descend_table(std::make_integer_sequence<int, 16>{});
+
+struct ColdCtx {
+    CaptureFn fn;
+    uintptr_t *out;
+    uint32_t limit;
+    uint32_t got;
+    double seconds;
+};
+void timed_capture(void *p) {
+    auto *c = static_cast<ColdCtx *>(p);
+    auto t0 = std::chrono::steady_clock::now();
+    c->got = call_capture(c->fn, c->out, c->limit);
+    auto t1 = std::chrono::steady_clock::now();
+    c->seconds = std::chrono::duration<double>(t1 - t0).count();
+}
+void BM_CaptureManyPathsCold(benchmark::State &state, CaptureFn fn) {
+    const int frames = static_cast<int>(state.range(0));
+    std::vector<uint64_t> traffic(2u << 20 >> 3); // 2 MiB: more than this machine's L2 per core
+    uintptr_t out[256];
+    ColdCtx c{fn, out, static_cast<uint32_t>(state.range(1)), 0, 0};
+    unsigned i = 0;
+    for (auto _ : state) {
+        for (size_t k = 0; k < traffic.size(); k += 8) traffic[k] += k; // a line written each step
+        kManyPaths[i++ % kManyPaths.size()](frames, timed_capture, &c);
+        state.SetIterationTime(c.seconds);
+    }
+    benchmark::DoNotOptimize(traffic.data());
+    state.counters["frames_captured"] = c.got;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -219,6 +267,8 @@ int main(int argc, char **argv) {
         ->Args({32, 32})->ArgNames({"frames", "limit"})->ComputeStatistics("min", minimum);
     benchmark::RegisterBenchmark("capture/recursion_only/alternating_paths", BM_CaptureMixed, CaptureFn{nullptr})
         ->Args({32, 32})->ArgNames({"frames", "limit"})->ComputeStatistics("min", minimum);
+    benchmark::RegisterBenchmark("capture/cached/16_paths_cold", BM_CaptureManyPathsCold, vtb_capture_cached)
+        ->Args({32, 32})->ArgNames({"frames", "limit"})->UseManualTime()->ComputeStatistics("min", minimum);
     int n = static_cast<int>(args.size());
     benchmark::Initialize(&n, args.data());
     benchmark::RunSpecifiedBenchmarks();

@@ -56,6 +56,9 @@ public:
     uint32_t longest_probe() const;
 
     static constexpr unsigned kMaxLevels = 40;
+    // Each level counts its live entries in this many cache lines, a thread always in the same one
+    // (see live_table.cpp, "Counting").
+    static constexpr unsigned kStripes = 16;
     // An insert that would probe further than this in the newest level goes to a new level instead.
     static constexpr uint32_t kProbeLimit = 128;
 

@@ -20,10 +20,11 @@ using namespace vramtrace::test;
 
 namespace {
 
-// Mirrors the level layout in live_table.cpp: a 192-byte header, then 8 bytes of key and 48 bytes of
-// record per slot, one probe-bound byte per 8 slots, rounded up to whole pages.
+// Mirrors the level layout in live_table.cpp: a 1216-byte header (19 lines: the fixed fields, 16
+// counter stripes, the estimate, the longest probe), then 8 bytes of key and 48 bytes of record per
+// slot, one probe-bound byte per 8 slots, rounded up to whole pages.
 uint64_t level_bytes(uint64_t slots) {
-    const uint64_t raw = 192 + slots * (8 + 48) + slots / 8;
+    const uint64_t raw = 1216 + slots * (8 + 48) + slots / 8;
     return (raw + 4095) / 4096 * 4096;
 }
 
