@@ -72,8 +72,12 @@ void BM_LiveTable(benchmark::State &state) {
 // The same work on a table of each thread's own: nothing shared between threads, so its scaling is
 // what the machine itself allows (cores, caches, memory); the shared table's is judged against it.
 void BM_LiveTablePrivate(benchmark::State &state) {
-    auto *table = new LiveTable(); // leaked: the table never unmaps
+    // One table per thread index, kept for the next runs (a table never unmaps): each run erases
+    // what it left live, so the next starts from an empty table whose pages are already touched.
+    static LiveTable *tables[256];
     const int t = state.thread_index();
+    if (tables[t] == nullptr) tables[t] = new LiveTable();
+    LiveTable *table = tables[t];
     const uint64_t window = static_cast<uint64_t>(state.range(0));
     uint64_t next = 0;
     for (auto _ : state) {
@@ -87,7 +91,20 @@ void BM_LiveTablePrivate(benchmark::State &state) {
         table->insert(make_record(address_for(t, next)));
         ++next;
     }
+    for (uint64_t i = next > window ? next - window : 0; i < next; ++i) table->erase(address_for(t, i), nullptr);
     state.SetItemsProcessed(state.iterations());
+}
+
+// The worst case of sharding: a free of an address the table never saw (memory allocated before
+// the library was loaded, or by an untracked path) looks in every shard that holds entries.
+// Arg: shards in use (threads that inserted one entry each before the timing).
+void BM_LiveTableEraseUnknown(benchmark::State &state) {
+    auto *table = new LiveTable(); // leaked: the table never unmaps
+    for (int64_t t = 1; t < state.range(0); ++t)
+        std::thread([&] { table->insert(make_record(address_for(100 + static_cast<int>(t), 0))); }).join();
+    uint64_t n = 0;
+    for (auto _ : state) benchmark::DoNotOptimize(table->erase(address_for(99, ++n), nullptr));
+    state.counters["shards_used"] = table->shards_used();
 }
 
 // ---- Baseline: one mutex around std::unordered_map -------------------------------------------------
@@ -245,6 +262,7 @@ int main(int argc, char **argv) {
             args.push_back(argv[i]);
     }
     if (max_threads < 1) max_threads = 1;
+    if (max_threads > 256) max_threads = 256; // BM_LiveTablePrivate keeps a table per thread index
     auto threads = [&](benchmark::internal::Benchmark *b) {
         for (int t = 1; t < max_threads; t *= 2) b->Threads(t);
         b->Threads(max_threads);
@@ -256,6 +274,8 @@ int main(int argc, char **argv) {
         threads(benchmark::RegisterBenchmark("MutexMap/insert+erase", BM_MutexMap)->Arg(live)->ArgName("live"));
         threads(benchmark::RegisterBenchmark("LiveTable/private_per_thread", BM_LiveTablePrivate)->Arg(live)->ArgName("live"));
     }
+    benchmark::RegisterBenchmark("LiveTable/erase_unknown", BM_LiveTableEraseUnknown)
+        ->Arg(1)->Arg(2)->Arg(16)->ArgName("shards")->ComputeStatistics("min", minimum);
     threads(benchmark::RegisterBenchmark("HookBookkeeping", BM_HookBookkeeping)
                 ->Args({32, 1024})->ArgNames({"depth", "live"}));
     // One live allocation at a time (alloc, free, alloc, ...): everything stays in L1, as in the

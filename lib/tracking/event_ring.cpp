@@ -70,12 +70,6 @@ void EventRing::push(const EventRecord &e) {
         slot[5].store(e.size, std::memory_order_relaxed);
     }
     slot[0].store(busy + 1, std::memory_order_release);
-    // The next ticket's slot is a cold line in a ring larger than the caches, and the next push's
-    // compare-exchange would wait for it: ask for it now, with intent to write, so it arrives while
-    // the program runs (a 96-byte slot spans two lines at most).
-    const char *next = reinterpret_cast<const char *>(slots_ + ((ticket + 1) % capacity_) * kSlotWords);
-    __builtin_prefetch(next, 1, 3);
-    __builtin_prefetch(next + kSlotWords * sizeof(uint64_t) - 1, 1, 3);
 }
 
 bool EventRing::read_slot(uint64_t ticket, EventRecord *out) const {

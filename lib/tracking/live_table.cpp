@@ -31,9 +31,12 @@
 // between all allocating cores: it capped the table at about 7.5 M operations/s from 2 to 16
 // threads on the GPU machine's 16 cores. So a level counts in kStripes lines, a thread always
 // in the same one, and a level is full when their sum reaches half its slots. That sum is read
-// only near the threshold: a stripe also passes on its change to a shared estimate once it has
-// drifted a whole batch from what it last passed on, so the estimate is off by less than kStripes
-// batches. (Passing on at every multiple of the batch instead made a count that sits on a multiple,
+// only near the threshold: a stripe also passes on its change to a shared estimate, a batch at a
+// time, once it has drifted a whole batch from what it last passed on, so the estimate is off by
+// less than kStripes batches (twice that just after a thread steps on a stale count). The sum of
+// the stripes is exact only when no insert or erase is in flight: read while they run, it can miss
+// an insert and see the erase that followed it, so it is never taken for "this level is empty" and
+// the total is clamped at 0. (Passing on at every multiple of the batch instead made a count that sits on a multiple,
 // one free then one allocation, write the shared line every time: no scaling at all.)
 #include "tracking/live_table.h"
 
@@ -57,10 +60,11 @@ constexpr unsigned kMinLog2 = 3;
 constexpr uint64_t kGroup = 8; // home slots sharing one probe bound
 constexpr unsigned kMaxLog2 = 40; // 2^40 slots is far past any mapping the kernel would give
 
-// The calling thread's counter stripe: handed out in turn, so up to kStripes threads never share
-// one. initial-exec: one byte of static TLS, no allocation on a new thread's first use.
+// The calling thread's shard and counter stripe: handed out in turn, so up to kShards threads never
+// share one. initial-exec: one byte of static TLS, no allocation on a new thread's first use.
 thread_local uint8_t t_stripe __attribute__((tls_model("initial-exec"))) = 0; // index + 1; 0: none yet
 std::atomic<unsigned> g_next_stripe{0};
+static_assert(LiveTable::kShards == LiveTable::kStripes, "one index picks both");
 
 inline unsigned my_stripe() {
     unsigned s = t_stripe;
@@ -70,6 +74,13 @@ inline unsigned my_stripe() {
     }
     return s - 1;
 }
+
+// The first level of a shard other than the constructing thread's: 1/64 of the size (1,024 slots,
+// 57 KiB, for the default 2^16), since a table has one shard per allocating thread and a random
+// placement soon touches every page of a level. A thread that holds many allocations grows its
+// shard level by level. (With 1/16, 20,000 short-lived threads cycling through the shards added
+// 4.6 MiB of resident memory against 0.2 MiB untraced, test_thread_churn.cpp.)
+constexpr unsigned kOtherShardShrinkLog2 = 6;
 
 // Addresses are aligned (256 B for cudaMalloc, pages for pinned memory): spread every bit over the
 // top bits, which pick the home slot.
@@ -119,7 +130,7 @@ struct LiveTable::Level {
     alignas(64) std::atomic<uint32_t> max_probe;
 
     uint64_t home(uint64_t hash) const { return hash >> (64 - log2); }
-    int64_t live() const {
+    int64_t live() const { // see "Counting": may be off while inserts and erases run
         int64_t total = 0;
         for (const Stripe &s : stripes) total += s.count.load(std::memory_order_relaxed);
         return total;
@@ -128,18 +139,20 @@ struct LiveTable::Level {
         Stripe &s = stripes[my_stripe()];
         const int64_t now = s.count.fetch_add(delta, std::memory_order_relaxed) + delta;
         int64_t passed = s.passed_on.load(std::memory_order_relaxed);
-        // A thread that shares the stripe may pass on the same drift first: then the CAS fails and
-        // this one leaves it.
-        if ((now - passed >= batch || passed - now >= batch) &&
-            s.passed_on.compare_exchange_strong(passed, now, std::memory_order_relaxed))
-            estimate.fetch_add(now - passed, std::memory_order_relaxed);
+        // One batch at a time, so that `estimate` is always the sum of what was passed on. A thread
+        // that shares the stripe (more threads than stripes) may step first: then the CAS fails and
+        // this one leaves it; one that steps on a stale `now` is set right by the stripe's next ops.
+        const int64_t step = now - passed >= batch ? batch : passed - now >= batch ? -batch : 0;
+        if (step != 0 && s.passed_on.compare_exchange_strong(passed, passed + step, std::memory_order_relaxed))
+            estimate.fetch_add(step, std::memory_order_relaxed);
     }
     // Whether the level holds half its capacity: the estimate decides far from the threshold, the
     // exact sum near it.
     bool half_full() const {
         const int64_t half = static_cast<int64_t>((mask + 1) / 2);
         const int64_t e = estimate.load(std::memory_order_relaxed);
-        const int64_t slack = static_cast<int64_t>(LiveTable::kStripes) * batch;
+        // Each stripe's count is within a batch of what it passed on (two, after a stale step).
+        const int64_t slack = 2 * static_cast<int64_t>(LiveTable::kStripes) * batch;
         if (e + slack <= half) return false;
         if (e - slack >= half) return true;
         return live() >= half;
@@ -212,32 +225,36 @@ LiveTable::LiveTable(unsigned initial_capacity_log2) {
         l = kMinLog2;
     if (l > kMaxLog2)
         l = kMaxLog2;
-    initial_log2_ = l;
-    add_level(nullptr); // may fail; insert() retries
+    const unsigned own = my_stripe();
+    for (unsigned i = 0; i < kShards; ++i) {
+        shards_[i].index = i;
+        shards_[i].initial_log2 = i == own ? l : (l >= kMinLog2 + kOtherShardShrinkLog2 ? l - kOtherShardShrinkLog2 : kMinLog2);
+    }
+    add_level(shards_[own], nullptr); // may fail; insert() retries
 }
 
-unsigned LiveTable::published_levels() const {
-    unsigned n = level_count_.load(std::memory_order_acquire);
-    while (n < kMaxLevels && levels_[n].load(std::memory_order_acquire) != nullptr)
+unsigned LiveTable::published_levels(const Shard &s) const {
+    unsigned n = s.level_count.load(std::memory_order_acquire);
+    while (n < kMaxLevels && s.levels[n].load(std::memory_order_acquire) != nullptr)
         ++n;
     return n;
 }
 
-LiveTable::Level *LiveTable::newest_level() const {
-    const unsigned n = published_levels();
-    return n == 0 ? nullptr : levels_[n - 1].load(std::memory_order_acquire);
+LiveTable::Level *LiveTable::newest_level(const Shard &s) const {
+    const unsigned n = published_levels(s);
+    return n == 0 ? nullptr : s.levels[n - 1].load(std::memory_order_acquire);
 }
 
 // Returns level `after->index + 1` (level 0 for nullptr), mapping and publishing it if nobody has.
 // nullptr when it cannot be mapped or the chain is at its end.
-LiveTable::Level *LiveTable::add_level(Level *after) {
+LiveTable::Level *LiveTable::add_level(Shard &s, Level *after) {
     const unsigned idx = after == nullptr ? 0 : after->index + 1;
     if (idx >= kMaxLevels)
         return nullptr;
-    Level *cur = levels_[idx].load(std::memory_order_acquire);
+    Level *cur = s.levels[idx].load(std::memory_order_acquire);
     if (cur != nullptr)
         return cur;
-    const unsigned log2 = initial_log2_ + idx;
+    const unsigned log2 = s.initial_log2 + idx;
     if (log2 > kMaxLog2)
         return nullptr;
 
@@ -260,7 +277,8 @@ LiveTable::Level *LiveTable::add_level(Level *after) {
     level->keys = reinterpret_cast<std::atomic<uint64_t> *>(base + header);
     level->slots = reinterpret_cast<Slot *>(base + header + keys_bytes);
     level->bounds = reinterpret_cast<std::atomic<uint8_t> *>(base + header + keys_bytes + slots_bytes);
-    // A batch of at most 64, and small enough that the estimate's lag stays under 1/64 of the level.
+    // A batch of at most 64 and at most cap / (2 * kStripes * 64): the band around the threshold in
+    // which half_full() sums the stripes (2 * kStripes batches each way) is at most 1/32 of the level.
     uint64_t batch = 1;
     while (batch < 64 && batch * 2 * kStripes * 64 <= cap) batch *= 2;
     level->batch = static_cast<int64_t>(batch);
@@ -272,16 +290,19 @@ LiveTable::Level *LiveTable::add_level(Level *after) {
     level->max_probe.store(0, std::memory_order_relaxed);
 
     Level *expected = nullptr;
-    if (!levels_[idx].compare_exchange_strong(expected, level, std::memory_order_acq_rel,
-                                              std::memory_order_acquire)) {
+    if (!s.levels[idx].compare_exchange_strong(expected, level, std::memory_order_acq_rel,
+                                               std::memory_order_acquire)) {
         unmap(m, bytes); // never visible to anyone
         return expected;
     }
-    unsigned hint = level_count_.load(std::memory_order_relaxed);
+    unsigned hint = s.level_count.load(std::memory_order_relaxed);
     while (hint < idx + 1 &&
-           !level_count_.compare_exchange_weak(hint, idx + 1, std::memory_order_release,
-                                               std::memory_order_relaxed)) {
+           !s.level_count.compare_exchange_weak(hint, idx + 1, std::memory_order_release,
+                                                std::memory_order_relaxed)) {
     }
+    // Before any key of this shard is published (release): an erase or find that must see such a
+    // key reads this bit first (acquire).
+    if (idx == 0) used_shards_.fetch_or(uint32_t{1} << s.index, std::memory_order_release);
     return level;
 }
 
@@ -324,13 +345,13 @@ bool LiveTable::insert(const AllocationRecord &record) {
         return false;
     }
     const uint64_t hash = hash_address(record.address);
-    Level *level = newest_level();
+    Shard &s = shards_[my_stripe()];
+    Level *level = newest_level(s);
     if (level == nullptr)
-        level = add_level(nullptr);
+        level = add_level(s, nullptr);
     while (level != nullptr) {
-        const uint64_t cap = level->mask + 1;
         if (level->half_full()) {
-            if (Level *next = add_level(level)) {
+            if (Level *next = add_level(s, level)) {
                 level = next;
                 continue;
             }
@@ -338,7 +359,7 @@ bool LiveTable::insert(const AllocationRecord &record) {
         }
         if (insert_into(level, record, hash))
             return true;
-        level = add_level(level);
+        level = add_level(s, level);
     }
     dropped_.fetch_add(1, std::memory_order_relaxed);
     return false;
@@ -348,8 +369,19 @@ bool LiveTable::erase(uint64_t address, AllocationRecord *out) {
     if (!is_address(address))
         return false;
     const uint64_t hash = hash_address(address);
-    for (unsigned n = published_levels(); n-- > 0;) {
-        Level *level = levels_[n].load(std::memory_order_acquire);
+    const unsigned own = my_stripe();
+    if (erase_in(shards_[own], address, hash, out))
+        return true;
+    uint32_t others = used_shards_.load(std::memory_order_acquire) & ~(uint32_t{1} << own);
+    for (; others != 0; others &= others - 1)
+        if (erase_in(shards_[__builtin_ctz(others)], address, hash, out))
+            return true;
+    return false;
+}
+
+bool LiveTable::erase_in(Shard &s, uint64_t address, uint64_t hash, AllocationRecord *out) {
+    for (unsigned n = published_levels(s); n-- > 0;) {
+        Level *level = s.levels[n].load(std::memory_order_acquire);
         // (No "is this level empty" test first: summing its stripes would read lines that other
         // threads write. The probe bound of the home group stops a search of an empty level at once.)
         const uint64_t home = level->home(hash);
@@ -379,8 +411,17 @@ bool LiveTable::find(uint64_t address, AllocationRecord *out) const {
     if (!is_address(address))
         return false;
     const uint64_t hash = hash_address(address);
-    for (unsigned n = published_levels(); n-- > 0;) {
-        const Level *level = levels_[n].load(std::memory_order_acquire);
+    const unsigned own = my_stripe();
+    int found = find_in(shards_[own], address, hash, out);
+    uint32_t others = used_shards_.load(std::memory_order_acquire) & ~(uint32_t{1} << own);
+    for (; found == 0 && others != 0; others &= others - 1)
+        found = find_in(shards_[__builtin_ctz(others)], address, hash, out);
+    return found > 0;
+}
+
+int LiveTable::find_in(const Shard &s, uint64_t address, uint64_t hash, AllocationRecord *out) const {
+    for (unsigned n = published_levels(s); n-- > 0;) {
+        const Level *level = s.levels[n].load(std::memory_order_acquire);
         const uint64_t home = level->home(hash);
         const uint32_t probes = level->bound(home).load(std::memory_order_relaxed);
         for (uint32_t d = 0; d < probes; ++d) {
@@ -390,16 +431,16 @@ bool LiveTable::find(uint64_t address, AllocationRecord *out) const {
                 AllocationRecord r;
                 // A failed or foreign copy means the entry was erased while we looked.
                 if (!read_shared(level->slots[i], &r) || r.address != address)
-                    return false;
+                    return -1;
                 if (out != nullptr)
                     *out = r;
-                return true;
+                return 1;
             }
             if (k == kEmpty)
                 break;
         }
     }
-    return false;
+    return 0;
 }
 
 void LiveTable::visit_level(const Level *level, void (*cb)(const AllocationRecord &, void *), void *ctx) const {
@@ -413,41 +454,53 @@ void LiveTable::visit_level(const Level *level, void (*cb)(const AllocationRecor
     }
 }
 
-void LiveTable::for_each_impl(void (*cb)(const AllocationRecord &, void *), void *ctx) const {
-    const unsigned n = published_levels();
-    for (unsigned j = 0; j < n; ++j) {
-        const Level *level = levels_[j].load(std::memory_order_acquire);
-        if (level->live() != 0)
-            visit_level(level, cb, ctx);
+// Calls fn(const Level *) for every published level of every shard.
+template <class Fn> void LiveTable::for_each_level(Fn &&fn) const {
+    for (const Shard &s : shards_) {
+        const unsigned n = published_levels(s);
+        for (unsigned j = 0; j < n; ++j) fn(s.levels[j].load(std::memory_order_acquire));
     }
 }
 
+void LiveTable::for_each_impl(void (*cb)(const AllocationRecord &, void *), void *ctx) const {
+    // Every level, even one whose stripes sum to 0: a sum read while threads insert and erase can
+    // be 0 for a level that holds entries ("Counting").
+    for_each_level([&](const Level *level) { visit_level(level, cb, ctx); });
+}
+
 uint64_t LiveTable::live_count() const {
-    uint64_t total = 0;
-    const unsigned n = published_levels();
-    for (unsigned j = 0; j < n; ++j)
-        total += static_cast<uint64_t>(levels_[j].load(std::memory_order_acquire)->live());
-    return total;
+    int64_t total = 0;
+    for_each_level([&](const Level *level) {
+        const int64_t n = level->live();
+        if (n > 0) total += n; // a sum read under way can be negative
+    });
+    return static_cast<uint64_t>(total);
 }
 
 uint64_t LiveTable::mapped_bytes() const {
     uint64_t total = 0;
-    const unsigned n = published_levels();
-    for (unsigned j = 0; j < n; ++j)
-        total += levels_[j].load(std::memory_order_acquire)->map_bytes;
+    for_each_level([&](const Level *level) { total += level->map_bytes; });
     return total;
 }
 
-unsigned LiveTable::levels() const { return published_levels(); }
+unsigned LiveTable::levels() const {
+    unsigned total = 0;
+    for (const Shard &s : shards_) total += published_levels(s);
+    return total;
+}
+
+unsigned LiveTable::shards_used() const {
+    return static_cast<unsigned>(__builtin_popcount(used_shards_.load(std::memory_order_acquire)));
+}
+
+unsigned LiveTable::this_thread_shard() { return my_stripe(); }
 
 uint32_t LiveTable::longest_probe() const {
     uint32_t longest = 0;
-    const unsigned n = published_levels();
-    for (unsigned j = 0; j < n; ++j) {
-        const uint32_t p = levels_[j].load(std::memory_order_acquire)->max_probe.load(std::memory_order_relaxed);
-        if (p > longest)
-            longest = p;
-    }
+    for_each_level([&](const Level *level) {
+        const uint32_t p = level->max_probe.load(std::memory_order_relaxed);
+        if (p > longest) longest = p;
+    });
     return longest;
 }
 

@@ -1,6 +1,11 @@
 // The lock-free table of live allocations, keyed by address.
 //
-// Shape: a chain of open-addressing tables ("levels"), each twice the size of the previous one.
+// Shape: kShards shards, a thread always inserting into the same one (handed out in turn, so up to
+// kShards threads never share one): a thread's inserts and its own frees touch cache lines no other
+// thread writes, and the table scales with threads as far as the machine does. An erase or find
+// looks in the calling thread's shard first, then in every other shard that has ever held an entry
+// (a free from another thread, or of an address never inserted, costs one look-up per such shard).
+// Each shard is a chain of open-addressing tables ("levels"), each twice the size of the previous one.
 // Inserts go to the newest level; when it is more than half full (or a probe runs too long) a new
 // level is mapped and published with one CAS. Erase and lookup search the levels from newest to
 // oldest, each for at most that level's longest insert probe, so no entry ever has to move and no
@@ -43,21 +48,27 @@ public:
     // record is always complete.
     template <class Fn> void for_each(Fn &&fn) const;
 
-    // Exact when no insert or erase is in flight (a sum of per-level counters).
+    // Exact when no insert or erase is in flight (a sum of per-level counters); read while they run,
+    // it may be off by the operations under way, never below 0.
     uint64_t live_count() const;
     uint64_t dropped() const { return dropped_.load(std::memory_order_relaxed); }
     // Bytes mapped for the table itself (for the performance docs: tracker memory per allocation).
     uint64_t mapped_bytes() const;
 
-    // Diagnostics (tests, performance docs): levels published so far, and the longest insert probe
+    // Diagnostics (tests, performance docs): levels published so far in all shards (the shard of the
+    // thread that constructed the table has its first level from the start), and the longest insert probe
     // (in slots, 1 = home slot) recorded by any level. An erase or find reads at most
     // longest_probe() keys per level (usually far fewer: each group of 8 home slots has its own bound).
     unsigned levels() const;
     uint32_t longest_probe() const;
+    // Shards that have published a level, and the shard the calling thread inserts into.
+    unsigned shards_used() const;
+    static unsigned this_thread_shard();
 
-    static constexpr unsigned kMaxLevels = 40;
+    static constexpr unsigned kMaxLevels = 40; // per shard
+    static constexpr unsigned kShards = 16;
     // Each level counts its live entries in this many cache lines, a thread always in the same one
-    // (see live_table.cpp, "Counting").
+    // (see live_table.cpp, "Counting"): a level also takes frees from other threads.
     static constexpr unsigned kStripes = 16;
     // An insert that would probe further than this in the newest level goes to a new level instead.
     static constexpr uint32_t kProbeLimit = 128;
@@ -66,18 +77,28 @@ public:
     struct Level;
 
 private:
-    unsigned published_levels() const;
-    Level *newest_level() const;
-    Level *add_level(Level *after);
+    // Level i of a shard (2^(initial_log2 + i) slots) is published once, by CAS, and never removed;
+    // published levels always form a prefix of `levels`. level_count is a hint (it may lag by a level).
+    struct alignas(64) Shard {
+        std::atomic<Level *> levels[kMaxLevels] = {};
+        std::atomic<unsigned> level_count{0};
+        unsigned initial_log2 = 0;
+        unsigned index = 0;
+    };
+
+    unsigned published_levels(const Shard &s) const;
+    Level *newest_level(const Shard &s) const;
+    Level *add_level(Shard &s, Level *after);
     bool insert_into(Level *level, const AllocationRecord &record, uint64_t hash);
+    bool erase_in(Shard &s, uint64_t address, uint64_t hash, AllocationRecord *out);
+    // 1: found (copied to *out), 0: not in this shard, -1: erased while we looked (not live).
+    int find_in(const Shard &s, uint64_t address, uint64_t hash, AllocationRecord *out) const;
     void visit_level(const Level *level, void (*cb)(const AllocationRecord &, void *), void *ctx) const;
     void for_each_impl(void (*cb)(const AllocationRecord &, void *), void *ctx) const;
+    template <class Fn> void for_each_level(Fn &&fn) const;
 
-    // Level i (2^(initial_log2_ + i) slots) is published once, by CAS, and never removed; published
-    // levels always form a prefix of this array. level_count_ is a hint (it may lag by a level).
-    std::atomic<Level *> levels_[kMaxLevels] = {};
-    std::atomic<unsigned> level_count_{0};
-    unsigned initial_log2_;
+    Shard shards_[kShards];
+    std::atomic<uint32_t> used_shards_{0}; // bit i: shard i has published its first level
     std::atomic<uint64_t> dropped_{0};
 };
 
