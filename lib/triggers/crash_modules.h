@@ -9,9 +9,10 @@
 // file offset 0; kept only when the same file also has an executable mapping inside the object's
 // span (so an ELF file mapped as data is not taken for a loaded library). A mapping is read only once
 // an executable mapping of the same file (device and inode) follows it in /proc/self/maps, or when
-// it is executable itself: the bytes of a data file mapping are never touched (such a read can fault:
-// a file truncated after it was mapped, or ThreadSanitizer's "tsan.rodata" mappings inside its
-// shadow memory; docs/reliability.md). Load base, as everywhere
+// it is executable itself, so the bytes of a mapping of a file that the process never maps
+// executable are not touched (such a read can fault: a file truncated after it was mapped, or
+// ThreadSanitizer's "tsan.rodata" mappings inside its shadow memory; docs/reliability.md). A data
+// mapping of a file that is also loaded as a library can still be read. Load base, as everywhere
 // in vramtrace (address = base + ELF virtual address):
 //     base = mapping start - page_down(p_vaddr of the lowest PT_LOAD)
 // The GNU build id is read from PT_NOTE segments that lie inside the offset-0 mapping.

@@ -43,10 +43,13 @@ for alloc in caching async; do
     run "$name" $mode
     rc=$(cat "$W/$name.rc")
     snaps=$(ls "$W/$name"-*.json 2>/dev/null | wc -l)
-    if cmp -s "$W/$alloc-untraced.txt" "$W/$name.txt" && [ "$rc" = "$base_rc" ] && [ "$snaps" -ge 1 ]; then
-      echo "PASS $name: 64 losses and the parameter hash bit-identical to untraced, exit status $rc, $snaps snapshot(s)"
+    # The run must also have traced something: device allocations counted in a snapshot (an exit
+    # snapshot is written even when no hook fired, e.g. CUPTI injection that did not take).
+    allocs=$(python3 -c 'import json,sys; print(sum(d.get("allocation_count", 0) for f in sys.argv[1:] for d in json.load(open(f)).get("devices", []) if d.get("device", -1) >= 0))' "$W/$name"-*.json 2>/dev/null || echo 0)
+    if cmp -s "$W/$alloc-untraced.txt" "$W/$name.txt" && [ "$rc" = "$base_rc" ] && [ "$snaps" -ge 1 ] && [ "${allocs:-0}" -gt 0 ]; then
+      echo "PASS $name: 64 losses and the parameter hash bit-identical to untraced, exit status $rc, $snaps snapshot(s) with $allocs device allocations"
     else
-      echo "FAIL $name: exit status $rc (untraced $base_rc), snapshots $snaps, output diff:"
+      echo "FAIL $name: exit status $rc (untraced $base_rc), snapshots $snaps, device allocations ${allocs:-0}, output diff:"
       diff "$W/$alloc-untraced.txt" "$W/$name.txt" | head -5; sed -n '1,10p' "$W/$name.err"; fail=1
     fi
     grep -h -i 'vramtrace' "$W/$name.err" | head -3
