@@ -53,6 +53,24 @@ struct ModuleTable {
 // are left out.
 bool read_crash_modules(ModuleTable &table, char *scratch, size_t scratch_bytes, uint64_t page_size);
 
+// Copies memory that may not be there any more without faulting: through a pipe, so that an
+// unmapped page, or a file page past the end of its file, fails the copy (EFAULT from the kernel)
+// instead of raising SIGSEGV or SIGBUS. Async-signal-safe (pipe2, write, read, close). When no pipe
+// can be made (no descriptor left), copy() reads directly, as the module map did before.
+class MemoryProbe {
+public:
+    static constexpr size_t kMaxCopy = 4096; // at most this much per copy (within a pipe's buffer)
+    MemoryProbe();
+    ~MemoryProbe();
+    MemoryProbe(const MemoryProbe &) = delete;
+    MemoryProbe &operator=(const MemoryProbe &) = delete;
+    bool copy(void *dst, uint64_t src, size_t n) const; // false: not all n bytes are readable
+    bool has_pipe() const { return fds_[0] >= 0; }
+
+private:
+    int fds_[2] = {-1, -1};
+};
+
 // Adds the module registry's objects (lib/tracking/module_registry.h; `newest`, then each `older`)
 // whose span no module of the table overlaps: libraries dlclose'd before the crash, so that frames
 // captured in them keep a module (path, load base, build id as registered) and the CLI can name

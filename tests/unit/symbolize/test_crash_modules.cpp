@@ -3,6 +3,7 @@
 // load bases, same build ids.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fcntl.h>
 #include <string>
@@ -89,6 +90,57 @@ TEST_CASE("crash module map: a data file mapping is not read (a truncated one wo
     CHECK(crash::find_crash_module(table, reinterpret_cast<uintptr_t>(&hex)) >= 0);
     munmap(mapped, page.size());
     unlink(name);
+}
+
+TEST_CASE("crash module map: memory that is gone or past its file's end is copied as a failure, not a fault") {
+    // The module map reads ELF headers and notes through MemoryProbe, so a library unmapped by a
+    // dlclose in another thread after /proc/self/maps was read, or a truncated file, ends the copy
+    // with an error instead of a second fault in the crash handler.
+    crash::MemoryProbe probe;
+    REQUIRE(probe.has_pipe());
+    const long page = sysconf(_SC_PAGESIZE);
+
+    std::vector<unsigned char> bytes(3000);
+    for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<unsigned char>(i * 7);
+    std::vector<unsigned char> out(bytes.size());
+    CHECK(probe.copy(out.data(), reinterpret_cast<uint64_t>(bytes.data()), bytes.size()));
+    CHECK(out == bytes);
+    CHECK_FALSE(probe.copy(out.data(), reinterpret_cast<uint64_t>(bytes.data()), crash::MemoryProbe::kMaxCopy + 1));
+
+    // Two pages mapped, the second unmapped: a copy inside the first works, one into the second or
+    // across the boundary fails.
+    auto *two = static_cast<unsigned char *>(mmap(nullptr, 2 * page, PROT_READ | PROT_WRITE,
+                                                  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+    REQUIRE(two != MAP_FAILED);
+    two[0] = 42;
+    REQUIRE(munmap(two + page, page) == 0);
+    unsigned char one = 0;
+    CHECK(probe.copy(&one, reinterpret_cast<uint64_t>(two), 1));
+    CHECK(one == 42);
+    CHECK_FALSE(probe.copy(out.data(), reinterpret_cast<uint64_t>(two + page), 64));
+    CHECK_FALSE(probe.copy(out.data(), reinterpret_cast<uint64_t>(two + page - 32), 64));
+    munmap(two, page);
+
+    // A shared file mapping whose file was truncated: reading it directly would be SIGBUS.
+    char name[] = "/tmp/vt-crash-probe-XXXXXX";
+    int fd = mkstemp(name);
+    REQUIRE(fd >= 0);
+    std::vector<char> data(size_t(page), 'x');
+    REQUIRE(write(fd, data.data(), data.size()) == ssize_t(data.size()));
+    void *mapped = mmap(nullptr, size_t(page), PROT_READ, MAP_SHARED, fd, 0);
+    REQUIRE(mapped != MAP_FAILED);
+    char c = 0;
+    CHECK(probe.copy(&c, reinterpret_cast<uint64_t>(mapped), 1));
+    CHECK(c == 'x');
+    REQUIRE(ftruncate(fd, 0) == 0);
+    close(fd);
+    CHECK_FALSE(probe.copy(&c, reinterpret_cast<uint64_t>(mapped), 1));
+    munmap(mapped, size_t(page));
+    unlink(name);
+
+    // And the probe is still usable after failures (nothing left in the pipe).
+    CHECK(probe.copy(out.data(), reinterpret_cast<uint64_t>(bytes.data()), 100));
+    CHECK(std::equal(out.begin(), out.begin() + 100, bytes.begin()));
 }
 
 TEST_CASE("crash module map: registered objects no longer loaded are added in order, loaded ones win") {
