@@ -48,24 +48,31 @@ inline AllocationRecord make_record(uint64_t address) {
 
 LiveTable *g_table = nullptr;
 
-void BM_LiveTable(benchmark::State &state) {
-    if (state.thread_index() == 0) g_table = new LiveTable(); // leaked: the table never unmaps
-    // (the loop's start is a barrier: every thread sees the new table)
-    const int t = state.thread_index();
-    const uint64_t window = static_cast<uint64_t>(state.range(0));
+// The timed loop of both table benchmarks: thread t keeps `window` live entries, freeing the oldest
+// and inserting a new one per iteration. Returns the next serial (entries [next - window, next)
+// are still live).
+uint64_t churn(benchmark::State &state, LiveTable &table, int t, uint64_t window) {
     uint64_t next = 0;
     for (auto _ : state) {
         if (next == 0) { // the initial live set, untimed (after the loop's start barrier)
             state.PauseTiming();
-            for (; next < window; ++next) g_table->insert(make_record(address_for(t, next)));
+            for (; next < window; ++next) table.insert(make_record(address_for(t, next)));
             state.ResumeTiming();
         }
         AllocationRecord out;
-        benchmark::DoNotOptimize(g_table->erase(address_for(t, next - window), &out));
-        g_table->insert(make_record(address_for(t, next)));
+        benchmark::DoNotOptimize(table.erase(address_for(t, next - window), &out));
+        table.insert(make_record(address_for(t, next)));
         ++next;
     }
     state.SetItemsProcessed(state.iterations());
+    return next;
+}
+
+void BM_LiveTable(benchmark::State &state) {
+    if (state.thread_index() == 0) g_table = new LiveTable(); // leaked: the table never unmaps
+    // (the loop's start is a barrier: every thread sees the new table)
+    const int t = state.thread_index();
+    churn(state, *g_table, t, static_cast<uint64_t>(state.range(0)));
     if (t == 0) state.counters["levels"] = g_table->levels();
 }
 
@@ -77,22 +84,9 @@ void BM_LiveTablePrivate(benchmark::State &state) {
     static LiveTable *tables[256];
     const int t = state.thread_index();
     if (tables[t] == nullptr) tables[t] = new LiveTable();
-    LiveTable *table = tables[t];
     const uint64_t window = static_cast<uint64_t>(state.range(0));
-    uint64_t next = 0;
-    for (auto _ : state) {
-        if (next == 0) {
-            state.PauseTiming();
-            for (; next < window; ++next) table->insert(make_record(address_for(t, next)));
-            state.ResumeTiming();
-        }
-        AllocationRecord out;
-        benchmark::DoNotOptimize(table->erase(address_for(t, next - window), &out));
-        table->insert(make_record(address_for(t, next)));
-        ++next;
-    }
-    for (uint64_t i = next > window ? next - window : 0; i < next; ++i) table->erase(address_for(t, i), nullptr);
-    state.SetItemsProcessed(state.iterations());
+    const uint64_t next = churn(state, *tables[t], t, window);
+    for (uint64_t i = next > window ? next - window : 0; i < next; ++i) tables[t]->erase(address_for(t, i), nullptr);
 }
 
 // The worst case of sharding: a free of an address the table never saw (memory allocated before
