@@ -382,8 +382,9 @@ bool LiveTable::erase(uint64_t address, AllocationRecord *out) {
 bool LiveTable::erase_in(Shard &s, uint64_t address, uint64_t hash, AllocationRecord *out) {
     for (unsigned n = published_levels(s); n-- > 0;) {
         Level *level = s.levels[n].load(std::memory_order_acquire);
-        // (No "is this level empty" test first: summing its stripes would read lines that other
-        // threads write. The probe bound of the home group stops a search of an empty level at once.)
+        // (No "is this level empty" test first: a sum of its stripes read while threads run can be 0
+        // for a level that holds entries ("Counting"). A never-used home group has bound 0 and is
+        // passed at once; a drained level is probed up to its group's bound, which only grows.)
         const uint64_t home = level->home(hash);
         const uint32_t probes = level->bound(home).load(std::memory_order_relaxed);
         for (uint32_t d = 0; d < probes; ++d) {
