@@ -5,6 +5,7 @@
 #define __CUDA_API_VERSION_INTERNAL 1
 #include <cuda.h>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -35,11 +36,16 @@ const Config& config();
 void trace(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 const char* result_name(CUresult r);  // "CUDA_SUCCESS", ...; "CUDA_ERROR_<n>" style for unknown
 
-// Contexts: one primary context per device, handed out as CUcontext.
+// Contexts (contexts.cpp): one primary context per device, plus those of cuCtxCreate*, handed out
+// as CUcontext. A Context object is never freed, so a handle that another thread still has current
+// stays safe to look at; a destroyed one is marked and no longer accepted.
 struct Context {
   std::uint32_t magic;
   int device;
-  int retain_count;  // guarded by State::mu
+  int retain_count;        // primary: retains (guarded by State::mu); created: unused
+  bool primary = false;
+  std::atomic<bool> destroyed{false};  // created contexts after cuCtxDestroy*
+  unsigned int flags = 0;
 };
 // Streams created by cuStreamCreate: fake handles remembering their device.
 struct Stream {
@@ -61,7 +67,8 @@ enum class MemKind {
   ipc_import,       // cuIpcOpenMemHandle(_v2): a second mapping of an exported allocation's pages
   vmm_mapping,      // cuMemMap: [va, va + size) maps a cuMemCreate handle (holds no memory itself)
   graph,            // a graph memory node's address (cuGraphAddMemAllocNode, or cuMemAllocAsync* on a
-                    // capturing stream): counted through the device's graph memory (graphs.cpp)
+                    // capturing stream): counted through the device's graph pool while a launch has
+                    // it allocated (graph_exec.cpp)
 };
 constexpr unsigned kind_bit(MemKind k) { return 1u << static_cast<unsigned>(k); }
 
@@ -98,29 +105,60 @@ struct Pool {
 };
 constexpr std::uint32_t kPoolMagic = 0x4c4f4f50;  // "POOL"
 
+// The kinds a context teardown ends (cuCtxDestroy*, cuDevicePrimaryCtxReset*, the last
+// cuDevicePrimaryCtxRelease*), as measured on an H200 with driver 580: memory that the context owns.
+// Stream-ordered, VMM and graph memory outlive the context. Registered host memory is unregistered
+// (it stays the program's), IPC imports are closed, the rest goes to the device's rewind list.
+constexpr unsigned kContextOwnedKinds = kind_bit(MemKind::device) | kind_bit(MemKind::managed) |
+                                        kind_bit(MemKind::host_pinned) | kind_bit(MemKind::device_low32) |
+                                        kind_bit(MemKind::pitched) | kind_bit(MemKind::host_registered) |
+                                        kind_bit(MemKind::ipc_import);
+// Of those, the ones whose memory the driver obtained: their addresses are handed out again.
+constexpr unsigned kRewindKinds = kind_bit(MemKind::device) | kind_bit(MemKind::managed) |
+                                  kind_bit(MemKind::host_pinned) | kind_bit(MemKind::device_low32) |
+                                  kind_bit(MemKind::pitched);
+
 struct Allocation {
   std::size_t size;
   int device;  // device it counts against; for host_pinned/host_registered the allocating context's
   MemKind kind;
+  Context* context = nullptr;          // kContextOwnedKinds: the context it was made in
   std::uint64_t serial = 0;            // unique per allocation; IPC handles carry it
   Pool* pool = nullptr;                // device_async: the pool it came from
   std::uintptr_t source = 0;           // ipc_import: the exporting allocation's address
   std::uint64_t source_serial = 0;     // ipc_import: and its serial
-  int import_context = -1;             // ipc_import: device of the importing context
   int import_refs = 0;                 // ipc_import: opens not yet closed
   bool import_aliases = false;         // ipc_import: mremap'ed alias (else a heap copy)
   CUmemGenericAllocationHandle handle = 0;  // vmm_mapping: the mapped handle
   std::size_t offset = 0;                   // vmm_mapping: offset into it
 };
 
-// Virtual memory management (vmm.cpp).
-constexpr std::size_t kVmmGranularity = std::size_t{2} << 20;
-struct PhysicalAllocation {  // cuMemCreate
+// Memory ended by a teardown, waiting to be handed out again (per device, oldest first): the next
+// allocation of the same kind and size on that device takes the first matching block, so a
+// program that allocates, resets and allocates the same sizes again gets the same addresses.
+struct Rewound {
+  std::uintptr_t address;
   std::size_t size;
-  int device;
+  MemKind kind;
+};
+
+// Virtual memory management (vmm.cpp). Physical memory (cuMemCreate) is a memfd, so that its
+// shareable handle (the fd) lets another process map the same pages. It lives while any handle
+// refers to it; a handle lives while it has references (cuMemCreate, cuMemRetainAllocationHandle,
+// cuMemImportFromShareableHandle: one each; cuMemRelease drops one) or mappings.
+constexpr std::size_t kVmmGranularity = std::size_t{2} << 20;
+struct PhysicalMemory {
+  std::size_t size;
+  int device;                // the exporter's device for an import from another process
   CUmemAllocationProp prop;
-  void* backing;        // MAP_SHARED anonymous; cuMemMap maps its pages again at the reserved VA
-  bool released;        // cuMemRelease called: the handle is gone, the memory lives while mapped
+  int fd;                    // memfd; cuMemMap maps it at the reserved VA
+  std::uint64_t file_dev, file_ino;  // its identity: an import of a dup of it in this process finds it
+  bool charged;              // counted against `device` (false: imported from another process)
+  int handles;               // handle entries referring to it
+};
+struct PhysicalAllocation {  // one handle value
+  PhysicalMemory* memory;
+  int refs;                  // 0: the value is no longer accepted (kept while mapped)
   std::size_t mappings;
 };
 struct Reservation {  // cuMemAddressReserve: PROT_NONE anonymous mapping
@@ -132,6 +170,9 @@ struct State {
   std::map<std::uintptr_t, Allocation> allocations;  // by start address, never overlapping
   std::vector<std::size_t> used;                     // bytes per device
   std::vector<Context> contexts;                     // primary contexts, one per device
+  std::set<Context*> created;                        // live contexts of cuCtxCreate*
+  std::vector<Context*> retired;                     // destroyed ones: kept, and reachable
+  std::vector<std::vector<Rewound>> rewind;          // per device, in original allocation order
   std::set<Stream*> streams;                         // live streams
   std::vector<Pool*> default_pools;                  // one per device
   std::set<Pool*> pools;                             // valid pool handles (default ones included)
@@ -146,10 +187,24 @@ State& state();
 bool initialized();
 void mark_initialized();
 
-// The calling thread's current context (nullptr when none).
+// The calling thread's context stack (cuCtxPushCurrent/PopCurrent); the current context is its top
+// (nullptr when empty or when the top has been destroyed). set_current_context replaces the top
+// (nullptr pops it).
+constexpr int kContextStackDepth = 32;
 Context* current_context();
 void set_current_context(Context* ctx);
-Context* context_from_handle(CUcontext h);  // nullptr when h is not one of ours
+bool push_context(Context* ctx);  // false when the stack is full
+Context* pop_context();           // nullptr when empty
+void forget_context_on_thread(Context* ctx);  // removes every entry of ctx from this thread's stack
+Context* context_from_handle(CUcontext h);  // nullptr when h is not a live context of ours (locks State::mu)
+
+// Ends every allocation that ctx owns (kContextOwnedKinds, CUDA arrays), as a teardown does.
+// Takes State::mu; returns how many were ended.
+std::size_t end_context_allocations(Context* ctx);
+// Under State::mu: ends ctx's CUDA arrays (arrays.cpp); returns how many.
+std::size_t end_context_arrays(State& st, Context* ctx);
+// Gives back an IPC import's view (munmap or free); the record is already erased.
+void unmap_import(std::uintptr_t address, const Allocation& a);
 bool valid_device(CUdevice dev);
 
 // Device of a stream-ordered call: the stream's device, or the current context's for the
@@ -191,14 +246,19 @@ inline bool round_up(std::size_t n, std::size_t m, std::size_t* out) {
   return true;
 }
 
-// Stream capture and graph memory (graphs.cpp). The graph a stream is capturing into, or nullptr
-// (created streams only: the NULL, legacy and per-thread streams are never captured here).
+// Stream capture and graph memory (graphs.cpp, graph_exec.cpp). The graph a stream is capturing
+// into, or nullptr (created streams only: the NULL, legacy and per-thread streams are never
+// captured here).
 struct Graph;
 Graph* capturing_graph(CUstream s);
 // Adds a graph memory node of `bytes` on `device` to g; *out = its address.
 CUresult graph_alloc(Graph* g, int device, std::size_t bytes, std::uintptr_t* out);
-// A captured free: the address must be a live allocation of a kind that stream-ordered frees take.
-CUresult graph_free(std::uintptr_t address);
+// Adds a free node of `address` to g: the address must be a graph node's or a live allocation of a
+// kind that stream-ordered frees take.
+CUresult graph_free(Graph* g, std::uintptr_t address);
+// cuMemFree*/cuMemFreeAsync* of a graph node's address (outside any capture): the node's memory
+// goes back to the device's graph pool. CUDA_ERROR_INVALID_VALUE when it is not allocated now.
+CUresult free_graph_node(std::uintptr_t address);
 void forget_capture(CUstream s);  // the stream is being destroyed: its capture (if any) ends
 // A call that a global-mode capture does not allow was made on the capturing stream s: the capture
 // is invalidated and cuStreamEndCapture fails with CUDA_ERROR_STREAM_CAPTURE_INVALIDATED. Modelled

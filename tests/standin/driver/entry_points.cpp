@@ -22,6 +22,12 @@ constexpr unsigned kAsyncFreeKinds = kDeviceKinds & ~kind_bit(MemKind::managed);
 // Where cuMemsetD8* may write: device memory however it was obtained.
 constexpr unsigned kMemsetKinds = kDeviceKinds | kind_bit(MemKind::ipc_import) | kind_bit(MemKind::vmm_mapping);
 
+// cuMemFree* / cuMemFreeAsync*: an allocation of `allowed`, or a graph node's address allocated now.
+CUresult free_device(std::uintptr_t address, unsigned allowed) {
+  CUresult r = release(address, allowed);
+  return r == CUDA_SUCCESS ? r : free_graph_node(address);
+}
+
 CUresult device_alloc(MemKind kind, CUdeviceptr* dptr, std::size_t bytes) {
   if (!initialized()) return CUDA_ERROR_NOT_INITIALIZED;
   if (dptr == nullptr) return CUDA_ERROR_INVALID_VALUE;
@@ -57,8 +63,8 @@ CUresult async_free(CUdeviceptr dptr, CUstream stream) {
   if (!initialized()) return CUDA_ERROR_NOT_INITIALIZED;
   if (!valid_stream(stream)) return CUDA_ERROR_INVALID_HANDLE;
   if (dptr == 0) return CUDA_SUCCESS;
-  if (capturing_graph(stream) != nullptr) return graph_free(static_cast<std::uintptr_t>(dptr));  // a free node
-  return release(static_cast<std::uintptr_t>(dptr), kAsyncFreeKinds);
+  if (Graph* g = capturing_graph(stream)) return graph_free(g, static_cast<std::uintptr_t>(dptr));  // a free node
+  return free_device(static_cast<std::uintptr_t>(dptr), kAsyncFreeKinds);
 }
 
 CUresult host_alloc(void** pp, std::size_t bytes) {
@@ -133,17 +139,6 @@ CUresult stream_destroy(CUstream s) {
   forget_capture(s);
   stream->magic = 0;
   delete stream;
-  return CUDA_SUCCESS;
-}
-
-CUresult primary_release(CUdevice dev) {
-  if (!initialized()) return CUDA_ERROR_NOT_INITIALIZED;
-  if (!valid_device(dev)) return CUDA_ERROR_INVALID_DEVICE;
-  State& st = state();
-  std::lock_guard<std::mutex> lock(st.mu);
-  Context& c = st.contexts[static_cast<std::size_t>(dev)];
-  if (c.retain_count == 0) return CUDA_ERROR_INVALID_CONTEXT;
-  --c.retain_count;
   return CUDA_SUCCESS;
 }
 
@@ -351,14 +346,6 @@ STANDIN_CU_API CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext* pctx, CUdevi
                 r == CUDA_SUCCESS ? static_cast<void*>(*pctx) : nullptr);
 }
 
-STANDIN_CU_API CUresult CUDAAPI cuDevicePrimaryCtxRelease_v2(CUdevice dev) {
-  return traced(sd::primary_release(dev), "cuDevicePrimaryCtxRelease_v2(dev=%d)", dev);
-}
-
-STANDIN_CU_API CUresult CUDAAPI cuDevicePrimaryCtxRelease(CUdevice dev) {
-  return traced(sd::primary_release(dev), "cuDevicePrimaryCtxRelease(dev=%d)", dev);
-}
-
 STANDIN_CU_API CUresult CUDAAPI cuCtxSetCurrent(CUcontext ctx) {
   CUresult r = CUDA_SUCCESS;
   if (!sd::initialized()) {
@@ -434,7 +421,7 @@ STANDIN_CU_API CUresult CUDAAPI cuMemFree_v2(CUdeviceptr dptr) {
   if (!sd::initialized()) {
     r = CUDA_ERROR_NOT_INITIALIZED;
   } else if (dptr != 0) {
-    r = sd::release(static_cast<std::uintptr_t>(dptr), sd::kDeviceKinds);
+    r = sd::free_device(static_cast<std::uintptr_t>(dptr), sd::kDeviceKinds);
   }
   return standin_api_call_.done(traced(r, "cuMemFree_v2(%#llx)", dptr));
 }
@@ -575,8 +562,8 @@ STANDIN_CU_API CUresult CUDAAPI cuPointerGetAttribute(void* data, CUpointer_attr
     const bool host = a.kind == sd::MemKind::host_pinned || a.kind == sd::MemKind::host_registered;
     switch (attribute) {
       case CU_POINTER_ATTRIBUTE_CONTEXT:
-        *static_cast<CUcontext*>(data) =
-            reinterpret_cast<CUcontext>(&sd::state().contexts[static_cast<std::size_t>(a.device)]);
+        *static_cast<CUcontext*>(data) = reinterpret_cast<CUcontext>(
+            a.context != nullptr ? a.context : &sd::state().contexts[static_cast<std::size_t>(a.device)]);
         break;
       case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
         *static_cast<unsigned int*>(data) = host ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_DEVICE;

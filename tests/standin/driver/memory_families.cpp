@@ -89,6 +89,7 @@ CUresult host_register(void* p, std::size_t bytes, unsigned int flags) {
   }
   Allocation a{bytes, ctx->device, MemKind::host_registered};
   a.serial = st.next_serial++;
+  a.context = ctx;
   st.allocations[address] = a;  // counts against no device: the caller owns the memory
   return CUDA_SUCCESS;
 }
@@ -158,7 +159,7 @@ CUresult ipc_open(CUdeviceptr* pdptr, const CUipcMemHandle& handle, unsigned int
     return CUDA_ERROR_INVALID_HANDLE;  // freed since, or never exported by us
   }
   for (auto& [address, a] : st.allocations) {
-    if (a.kind == MemKind::ipc_import && a.source_serial == payload.serial && a.import_context == ctx->device) {
+    if (a.kind == MemKind::ipc_import && a.source_serial == payload.serial && a.context == ctx) {
       ++a.import_refs;
       *pdptr = static_cast<CUdeviceptr>(address);
       return CUDA_SUCCESS;
@@ -182,7 +183,7 @@ CUresult ipc_open(CUdeviceptr* pdptr, const CUipcMemHandle& handle, unsigned int
   a.serial = st.next_serial++;
   a.source = src->first;
   a.source_serial = payload.serial;
-  a.import_context = ctx->device;
+  a.context = ctx;
   a.import_refs = 1;
   const auto address = reinterpret_cast<std::uintptr_t>(view);
   st.allocations[address] = a;  // the exporter's memory: counts against nothing more
@@ -197,16 +198,26 @@ CUresult ipc_close(CUdeviceptr dptr) {
   auto it = st.allocations.find(static_cast<std::uintptr_t>(dptr));
   if (it == st.allocations.end() || it->second.kind != MemKind::ipc_import) return CUDA_ERROR_INVALID_VALUE;
   if (--it->second.import_refs > 0) return CUDA_SUCCESS;
-  if (it->second.import_aliases) {
-    std::size_t bytes = 0;
-    round_up(it->second.size, page_size(), &bytes);  // succeeded when it was opened
-    munmap(reinterpret_cast<void*>(it->first), bytes);
-  } else {
-    std::free(reinterpret_cast<void*>(it->first));
-  }
+  const std::uintptr_t address = it->first;
+  const Allocation a = it->second;
   st.allocations.erase(it);
+  unmap_import(address, a);
   return CUDA_SUCCESS;
 }
+
+}  // namespace
+
+void unmap_import(std::uintptr_t address, const Allocation& a) {
+  if (a.import_aliases) {
+    std::size_t bytes = 0;
+    round_up(a.size, page_size(), &bytes);  // succeeded when it was opened
+    munmap(reinterpret_cast<void*>(address), bytes);
+  } else {
+    std::free(reinterpret_cast<void*>(address));
+  }
+}
+
+namespace {
 
 // ---- address ranges ----
 

@@ -56,7 +56,9 @@ Config* load_config() {
 }
 
 std::atomic<bool> g_initialized{false};
-thread_local Context* tl_current = nullptr;
+// Trivially destructible, so that calls from exit handlers after thread-local destructors still work.
+thread_local Context* tl_stack[kContextStackDepth] = {};
+thread_local int tl_depth = 0;
 
 }  // namespace
 
@@ -99,9 +101,14 @@ State& state() {
     auto* st = new State();  // never freed
     const int n = config().device_count;
     st->used.assign(static_cast<std::size_t>(n), 0);
-    st->contexts.resize(static_cast<std::size_t>(n));
+    st->rewind.resize(static_cast<std::size_t>(n));
+    st->contexts = std::vector<Context>(static_cast<std::size_t>(n));
     for (int i = 0; i < n; ++i) {
-      st->contexts[static_cast<std::size_t>(i)] = Context{kContextMagic, i, 0};
+      Context& c = st->contexts[static_cast<std::size_t>(i)];
+      c.magic = kContextMagic;
+      c.device = i;
+      c.retain_count = 0;
+      c.primary = true;
       auto* pool = new Pool{};  // never freed: default pools cannot be destroyed
       pool->magic = kPoolMagic;
       pool->device = i;
@@ -125,8 +132,40 @@ bool valid_device(CUdevice dev) { return dev >= 0 && dev < config().device_count
 bool initialized() { return g_initialized.load(std::memory_order_acquire); }
 void mark_initialized() { g_initialized.store(true, std::memory_order_release); }
 
-Context* current_context() { return tl_current; }
-void set_current_context(Context* ctx) { tl_current = ctx; }
+Context* current_context() {
+  if (tl_depth == 0) return nullptr;
+  Context* c = tl_stack[tl_depth - 1];
+  return c != nullptr && !c->destroyed.load(std::memory_order_acquire) ? c : nullptr;
+}
+
+void set_current_context(Context* ctx) {
+  if (ctx == nullptr) {
+    if (tl_depth > 0) --tl_depth;
+  } else if (tl_depth == 0) {
+    tl_stack[tl_depth++] = ctx;
+  } else {
+    tl_stack[tl_depth - 1] = ctx;
+  }
+}
+
+bool push_context(Context* ctx) {
+  if (tl_depth == kContextStackDepth) return false;
+  tl_stack[tl_depth++] = ctx;
+  return true;
+}
+
+Context* pop_context() {
+  if (tl_depth == 0) return nullptr;
+  return tl_stack[--tl_depth];
+}
+
+void forget_context_on_thread(Context* ctx) {
+  int kept = 0;
+  for (int i = 0; i < tl_depth; ++i) {
+    if (tl_stack[i] != ctx) tl_stack[kept++] = tl_stack[i];
+  }
+  tl_depth = kept;
+}
 
 Context* context_from_handle(CUcontext h) {
   if (h == nullptr) return nullptr;
@@ -134,7 +173,9 @@ Context* context_from_handle(CUcontext h) {
   for (Context& c : st.contexts) {
     if (reinterpret_cast<CUcontext>(&c) == h) return &c;
   }
-  return nullptr;
+  std::lock_guard<std::mutex> lock(st.mu);
+  auto it = st.created.find(reinterpret_cast<Context*>(h));
+  return it == st.created.end() ? nullptr : *it;
 }
 
 bool valid_stream(CUstream s) {
@@ -209,10 +250,49 @@ void unmap_memory(MemKind kind, std::uintptr_t address, std::size_t bytes) {
 
 }  // namespace
 
+namespace {
+
+// Under State::mu: takes the oldest rewound block of (kind, bytes) on device; 0 when none.
+std::uintptr_t take_rewound(State& st, int device, MemKind kind, std::size_t bytes) {
+  auto& list = st.rewind[static_cast<std::size_t>(device)];
+  for (auto it = list.begin(); it != list.end(); ++it) {
+    if (it->kind == kind && it->size == bytes) {
+      const std::uintptr_t address = it->address;
+      list.erase(it);
+      return address;
+    }
+  }
+  return 0;
+}
+
+// Under State::mu: records a new allocation and charges it.
+void record(State& st, std::uintptr_t address, MemKind kind, int device, std::size_t bytes, std::size_t charge,
+            bool counts) {
+  Allocation a{bytes, device, kind};
+  a.serial = st.next_serial++;
+  if ((kContextOwnedKinds & kind_bit(kind)) != 0) a.context = current_context();
+  st.allocations[address] = a;
+  if (counts) st.used[static_cast<std::size_t>(device)] += charge;
+}
+
+}  // namespace
+
 CUresult allocate(MemKind kind, int device, std::size_t bytes, std::uintptr_t* out, Pool* pool) {
   if (bytes == 0) return CUDA_ERROR_INVALID_VALUE;
   const bool counts = kind != MemKind::host_pinned;
   if (counts && bytes > config().device_bytes) return CUDA_ERROR_OUT_OF_MEMORY;
+  if (pool == nullptr && (kRewindKinds & kind_bit(kind)) != 0) {  // an address a teardown ended, first
+    State& st = state();
+    std::lock_guard<std::mutex> lock(st.mu);
+    if (!st.rewind[static_cast<std::size_t>(device)].empty()) {
+      if (counts && !fits(st, device, bytes)) return CUDA_ERROR_OUT_OF_MEMORY;
+      if (std::uintptr_t address = take_rewound(st, device, kind, bytes); address != 0) {
+        record(st, address, kind, device, bytes, bytes, counts);
+        *out = address;
+        return CUDA_SUCCESS;
+      }
+    }
+  }
   // The memory is obtained outside the lock (mmap/munmap are slow and would serialise every
   // thread) and given back if the books then say no.
   void* mem = map_memory(kind, bytes);
@@ -232,8 +312,8 @@ CUresult allocate(MemKind kind, int device, std::size_t bytes, std::uintptr_t* o
       if (counts && !fits(st, device, charge)) r = CUDA_ERROR_OUT_OF_MEMORY;
     }
     if (r == CUDA_SUCCESS) {
-      Allocation a{bytes, device, kind};
-      a.serial = st.next_serial++;
+      record(st, address, kind, device, bytes, charge, counts);
+      Allocation& a = st.allocations[address];
       if (pool != nullptr) {
         a.pool = pool;
         pool->used += bytes;
@@ -242,8 +322,6 @@ CUresult allocate(MemKind kind, int device, std::size_t bytes, std::uintptr_t* o
         if (pool->used > pool->used_high) pool->used_high = pool->used;
         if (pool->reserved > pool->reserved_high) pool->reserved_high = pool->reserved;
       }
-      st.allocations[address] = a;
-      if (counts) st.used[static_cast<std::size_t>(device)] += charge;
     }
   }
   if (r != CUDA_SUCCESS) {

@@ -4,14 +4,25 @@
 // cuMemMap / cuMemUnmap (the physical pages mapped again into a reservation), cuMemSetAccess,
 // cuMemGetAllocationGranularity (2 MiB) and cuMemGetAllocationPropertiesFromHandle.
 //
-// A physical allocation is a MAP_SHARED anonymous mapping (its "backing", never handed out);
-// cuMemMap maps the same pages at the reserved address with mremap(old_size 0, MREMAP_FIXED), so
-// two mappings of one handle alias each other. cuMemUnmap puts a PROT_NONE mapping back, keeping
-// the reservation. None of these entry points needs a current context.
+// Physical memory is a memfd named "standin-vmm-d<device>-t<requestedHandleTypes>"; cuMemMap maps
+// it MAP_SHARED at the reserved address, so two mappings of one handle alias each other, and the
+// fd is the POSIX shareable handle (cuMemExportToShareableHandle hands out a dup): an importer in
+// this process gets a new handle value to the same memory (counted once), one in another process
+// (fork, or an fd passed over a socket) maps the same pages and reads the device from the name.
+// References: each handle value counts cuMemCreate / cuMemImportFromShareableHandle (1) plus
+// cuMemRetainAllocationHandle (1 each), minus cuMemRelease; the memory lives while any handle value
+// has references or mappings. cuMemUnmap puts a PROT_NONE mapping back, keeping the reservation.
+// None of these entry points needs a current context.
 #include "driver_internal.h"
 #include "cupti_hooks.h"
 
+#include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
 
 #include <cstring>
 #include <iterator>
@@ -45,13 +56,33 @@ std::map<std::uintptr_t, Reservation>::iterator reservation_of(State& st, std::u
   return it;
 }
 
-// Under State::mu: gives a physical allocation's memory back to its device once it is released
-// and no longer mapped.
-void drop_if_unused(State& st, std::map<CUmemGenericAllocationHandle, PhysicalAllocation>::iterator it) {
+using HandleIt = std::map<CUmemGenericAllocationHandle, PhysicalAllocation>::iterator;
+
+// Under State::mu: a handle value the API accepts (it has references), or end().
+HandleIt live_handle(State& st, CUmemGenericAllocationHandle h) {
+  auto it = st.physical.find(h);
+  return it != st.physical.end() && it->second.refs > 0 ? it : st.physical.end();
+}
+
+// Under State::mu: forgets a handle value without references or mappings, and its memory (given
+// back to its device) once no handle value refers to it.
+void drop_if_unused(State& st, HandleIt it) {
   PhysicalAllocation& p = it->second;
-  if (!p.released || p.mappings != 0) return;
-  st.used[static_cast<std::size_t>(p.device)] -= p.size;
+  if (p.refs > 0 || p.mappings != 0) return;
+  PhysicalMemory* m = p.memory;
   st.physical.erase(it);
+  if (--m->handles > 0) return;
+  if (m->charged) st.used[static_cast<std::size_t>(m->device)] -= m->size;
+  close(m->fd);
+  delete m;
+}
+
+// Under State::mu: a new handle value with one reference to m.
+CUmemGenericAllocationHandle new_handle(State& st, PhysicalMemory* m) {
+  st.next_handle += 0x100;
+  st.physical[st.next_handle] = PhysicalAllocation{m, 1, 0};
+  ++m->handles;
+  return st.next_handle;
 }
 
 void* protect_none(std::uintptr_t address, std::size_t size, int extra_flags) {
@@ -114,30 +145,115 @@ CUresult create(CUmemGenericAllocationHandle* handle, std::size_t size, const CU
   if (handle == nullptr || flags != 0 || size == 0 || !aligned(size, kVmmGranularity)) return CUDA_ERROR_INVALID_VALUE;
   if (CUresult r = check_prop(prop); r != CUDA_SUCCESS) return r;
   const int device = prop->location.id;
+  if (size > config().device_bytes) return CUDA_ERROR_OUT_OF_MEMORY;
+  char name[64];
+  std::snprintf(name, sizeof name, "standin-vmm-d%d-t%u", device, static_cast<unsigned>(prop->requestedHandleTypes));
+  const int fd = memfd_create(name, MFD_CLOEXEC);
+  struct stat sb {};
+  if (fd < 0) return CUDA_ERROR_OUT_OF_MEMORY;
+  if (ftruncate(fd, static_cast<off_t>(size)) != 0 || fstat(fd, &sb) != 0) {
+    close(fd);
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  }
   State& st = state();
   std::lock_guard<std::mutex> lock(st.mu);
-  if (!fits(st, device, size)) return CUDA_ERROR_OUT_OF_MEMORY;
-  void* backing = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (backing == MAP_FAILED) return CUDA_ERROR_OUT_OF_MEMORY;
-  st.next_handle += 0x100;
-  const CUmemGenericAllocationHandle h = st.next_handle;
-  st.physical[h] = PhysicalAllocation{size, device, *prop, backing, false, 0};
+  if (!fits(st, device, size)) {
+    close(fd);
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  }
+  auto* m = new PhysicalMemory{size, device, *prop, fd, sb.st_dev, sb.st_ino, true, 0};
   st.used[static_cast<std::size_t>(device)] += size;
-  *handle = h;
+  *handle = new_handle(st, m);
   return CUDA_SUCCESS;
 }
 
-// The handle is gone at once; the memory stays (and counts) until its last mapping is unmapped.
+// Drops one reference; the memory stays (and counts) while other references or mappings remain.
 CUresult release_handle(CUmemGenericAllocationHandle handle) {
   if (!initialized()) return CUDA_ERROR_NOT_INITIALIZED;
   State& st = state();
   std::lock_guard<std::mutex> lock(st.mu);
-  auto it = st.physical.find(handle);
-  if (it == st.physical.end() || it->second.released) return CUDA_ERROR_INVALID_VALUE;
-  it->second.released = true;
-  munmap(it->second.backing, it->second.size);  // the pages live on in any mapping
-  it->second.backing = nullptr;
+  auto it = live_handle(st, handle);
+  if (it == st.physical.end()) return CUDA_ERROR_INVALID_VALUE;
+  --it->second.refs;
   drop_if_unused(st, it);
+  return CUDA_SUCCESS;
+}
+
+// The handle mapped at addr (any address inside a mapping), with one more reference.
+CUresult retain(CUmemGenericAllocationHandle* handle, void* addr) {
+  if (!initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+  if (handle == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  State& st = state();
+  std::lock_guard<std::mutex> lock(st.mu);
+  auto it = find_overlap(st, reinterpret_cast<std::uintptr_t>(addr), 1);
+  if (it == st.allocations.end() || it->second.kind != MemKind::vmm_mapping) return CUDA_ERROR_INVALID_VALUE;
+  auto phys = st.physical.find(it->second.handle);
+  if (phys == st.physical.end()) return CUDA_ERROR_INVALID_VALUE;  // cannot happen: a mapping keeps it
+  ++phys->second.refs;
+  *handle = it->second.handle;
+  return CUDA_SUCCESS;
+}
+
+CUresult export_handle(void* out, CUmemGenericAllocationHandle handle, CUmemAllocationHandleType type,
+                       unsigned long long flags) {
+  if (!initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+  if (out == nullptr || flags != 0) return CUDA_ERROR_INVALID_VALUE;
+  State& st = state();
+  std::lock_guard<std::mutex> lock(st.mu);
+  auto it = live_handle(st, handle);
+  if (it == st.physical.end()) return CUDA_ERROR_INVALID_VALUE;
+  if (type != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) return CUDA_ERROR_NOT_SUPPORTED;
+  const PhysicalMemory* m = it->second.memory;
+  if ((static_cast<unsigned>(m->prop.requestedHandleTypes) & CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) == 0) {
+    return CUDA_ERROR_INVALID_VALUE;  // not created shareable as a file descriptor
+  }
+  const int fd = dup(m->fd);
+  if (fd < 0) return CUDA_ERROR_OUT_OF_MEMORY;
+  *static_cast<int*>(out) = fd;
+  return CUDA_SUCCESS;
+}
+
+// Reads device and requested handle types from a memfd of ours ("/memfd:standin-vmm-d<d>-t<t>").
+bool describe_fd(int fd, int* device, unsigned* types) {
+  char path[64];
+  char target[256];
+  std::snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+  const ssize_t n = readlink(path, target, sizeof target - 1);
+  if (n <= 0) return false;
+  target[n] = '\0';
+  return std::sscanf(target, "/memfd:standin-vmm-d%d-t%u", device, types) == 2;
+}
+
+CUresult import_handle(CUmemGenericAllocationHandle* handle, void* os_handle, CUmemAllocationHandleType type) {
+  if (!initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+  if (handle == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (type != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) return CUDA_ERROR_NOT_SUPPORTED;
+  const int fd = static_cast<int>(reinterpret_cast<std::intptr_t>(os_handle));
+  struct stat sb {};
+  int device = -1;
+  unsigned types = 0;
+  if (fd < 0 || fstat(fd, &sb) != 0 || !describe_fd(fd, &device, &types)) return CUDA_ERROR_INVALID_VALUE;
+  State& st = state();
+  std::lock_guard<std::mutex> lock(st.mu);
+  for (auto& [h, p] : st.physical) {  // exported by this process: the same memory, counted once
+    PhysicalMemory* m = p.memory;
+    if (m->file_dev == static_cast<std::uint64_t>(sb.st_dev) && m->file_ino == static_cast<std::uint64_t>(sb.st_ino)) {
+      *handle = new_handle(st, m);
+      return CUDA_SUCCESS;
+    }
+  }
+  if (!valid_device(device)) return CUDA_ERROR_INVALID_DEVICE;
+  const int own = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+  if (own < 0) return CUDA_ERROR_OUT_OF_MEMORY;
+  CUmemAllocationProp prop{};
+  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  prop.location.id = device;
+  prop.requestedHandleTypes = static_cast<CUmemAllocationHandleType>(types);
+  // Another process's memory: it counts against that process's device, not again here.
+  auto* m = new PhysicalMemory{static_cast<std::size_t>(sb.st_size), device, prop, own, sb.st_dev, sb.st_ino,
+                               false, 0};
+  *handle = new_handle(st, m);
   return CUDA_SUCCESS;
 }
 
@@ -151,16 +267,17 @@ CUresult map(CUdeviceptr ptr, std::size_t size, std::size_t offset, CUmemGeneric
   }
   State& st = state();
   std::lock_guard<std::mutex> lock(st.mu);
-  auto phys = st.physical.find(handle);
-  if (phys == st.physical.end() || phys->second.released) return CUDA_ERROR_INVALID_VALUE;
+  auto phys = live_handle(st, handle);
+  if (phys == st.physical.end()) return CUDA_ERROR_INVALID_VALUE;
   PhysicalAllocation& p = phys->second;
-  if (offset > p.size || size > p.size - offset) return CUDA_ERROR_INVALID_VALUE;
+  const PhysicalMemory* m = p.memory;
+  if (offset > m->size || size > m->size - offset) return CUDA_ERROR_INVALID_VALUE;
   if (reservation_of(st, va, size) == st.reservations.end()) return CUDA_ERROR_INVALID_VALUE;
   if (find_overlap(st, va, size) != st.allocations.end()) return CUDA_ERROR_INVALID_VALUE;  // mapped already
-  void* at = mremap(static_cast<char*>(p.backing) + offset, 0, size, MREMAP_MAYMOVE | MREMAP_FIXED,
-                    reinterpret_cast<void*>(va));
+  void* at = mmap(reinterpret_cast<void*>(va), size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, m->fd,
+                  static_cast<off_t>(offset));
   if (at == MAP_FAILED) return CUDA_ERROR_OUT_OF_MEMORY;
-  Allocation a{size, p.device, MemKind::vmm_mapping};
+  Allocation a{size, m->device, MemKind::vmm_mapping};
   a.serial = st.next_serial++;
   a.handle = handle;
   a.offset = offset;
@@ -260,13 +377,40 @@ STANDIN_CU_API CUresult CUDAAPI cuMemRelease(CUmemGenericAllocationHandle handle
 
 STANDIN_CU_API CUresult CUDAAPI cuMemAddressReserve(CUdeviceptr* ptr, size_t size, size_t alignment, CUdeviceptr addr,
                                                     unsigned long long flags) {
+  STANDIN_API_CALL(cuMemAddressReserve, ptr, size, alignment, addr, flags);
   CUresult r = sd::reserve(ptr, size, alignment, addr, flags);
-  return traced(r, "cuMemAddressReserve(size=%zu, alignment=%zu, addr=%#llx, flags=%llu) ptr=%#llx", size, alignment,
-                addr, flags, r == CUDA_SUCCESS ? *ptr : 0ULL);
+  return standin_api_call_.done(traced(r, "cuMemAddressReserve(size=%zu, alignment=%zu, addr=%#llx, flags=%llu) ptr=%#llx",
+                                       size, alignment, addr, flags, r == CUDA_SUCCESS ? *ptr : 0ULL));
 }
 
 STANDIN_CU_API CUresult CUDAAPI cuMemAddressFree(CUdeviceptr ptr, size_t size) {
-  return traced(sd::address_free(ptr, size), "cuMemAddressFree(%#llx, %zu)", ptr, size);
+  STANDIN_API_CALL(cuMemAddressFree, ptr, size);
+  return standin_api_call_.done(traced(sd::address_free(ptr, size), "cuMemAddressFree(%#llx, %zu)", ptr, size));
+}
+
+STANDIN_CU_API CUresult CUDAAPI cuMemRetainAllocationHandle(CUmemGenericAllocationHandle* handle, void* addr) {
+  STANDIN_API_CALL(cuMemRetainAllocationHandle, handle, addr);
+  CUresult r = sd::retain(handle, addr);
+  return standin_api_call_.done(traced(r, "cuMemRetainAllocationHandle(%p) handle=%#llx", addr,
+                                       r == CUDA_SUCCESS ? *handle : 0ULL));
+}
+
+STANDIN_CU_API CUresult CUDAAPI cuMemExportToShareableHandle(void* shareableHandle, CUmemGenericAllocationHandle handle,
+                                                             CUmemAllocationHandleType handleType,
+                                                             unsigned long long flags) {
+  STANDIN_API_CALL(cuMemExportToShareableHandle, shareableHandle, handle, handleType, flags);
+  CUresult r = sd::export_handle(shareableHandle, handle, handleType, flags);
+  return standin_api_call_.done(traced(r, "cuMemExportToShareableHandle(%#llx, type=%d) fd=%d", handle,
+                                       static_cast<int>(handleType),
+                                       r == CUDA_SUCCESS ? *static_cast<int*>(shareableHandle) : -1));
+}
+
+STANDIN_CU_API CUresult CUDAAPI cuMemImportFromShareableHandle(CUmemGenericAllocationHandle* handle, void* osHandle,
+                                                               CUmemAllocationHandleType shHandleType) {
+  STANDIN_API_CALL(cuMemImportFromShareableHandle, handle, osHandle, shHandleType);
+  CUresult r = sd::import_handle(handle, osHandle, shHandleType);
+  return standin_api_call_.done(traced(r, "cuMemImportFromShareableHandle(%p, type=%d) handle=%#llx", osHandle,
+                                       static_cast<int>(shHandleType), r == CUDA_SUCCESS ? *handle : 0ULL));
 }
 
 STANDIN_CU_API CUresult CUDAAPI cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocationHandle handle,
@@ -296,11 +440,11 @@ STANDIN_CU_API CUresult CUDAAPI cuMemGetAllocationPropertiesFromHandle(CUmemAllo
   } else {
     sd::State& st = sd::state();
     std::lock_guard<std::mutex> lock(st.mu);
-    auto it = st.physical.find(handle);
-    if (it == st.physical.end() || it->second.released) {
+    auto it = sd::live_handle(st, handle);
+    if (it == st.physical.end()) {
       r = CUDA_ERROR_INVALID_VALUE;
     } else {
-      *prop = it->second.prop;
+      *prop = it->second.memory->prop;
     }
   }
   return traced(r, "cuMemGetAllocationPropertiesFromHandle(%#llx)", handle);

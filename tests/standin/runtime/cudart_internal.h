@@ -27,6 +27,8 @@ struct DriverTable {
   PFN_cuDeviceGetCount_v2000 deviceGetCount;
   PFN_cuDevicePrimaryCtxRetain_v7000 primaryCtxRetain;
   PFN_cuDevicePrimaryCtxRelease_v11000 primaryCtxRelease;
+  PFN_cuDevicePrimaryCtxReset_v11000 primaryCtxReset;
+  PFN_cuCtxGetApiVersion_v3020 ctxGetApiVersion;
   PFN_cuCtxSetCurrent_v4000 ctxSetCurrent;
   PFN_cuCtxGetCurrent_v4000 ctxGetCurrent;
   PFN_cuCtxGetDevice_v2000 ctxGetDevice;
@@ -76,6 +78,15 @@ struct DriverTable {
   PFN_cuStreamBeginCapture_v10010 streamBeginCapture;
   PFN_cuStreamEndCapture_v10000 streamEndCapture;
   PFN_cuStreamIsCapturing_v10000 streamIsCapturing;
+  PFN_cuGraphInstantiateWithFlags_v11040 graphInstantiateWithFlags;
+  PFN_cuGraphInstantiateWithParams_v12000 graphInstantiateWithParams;
+  PFN_cuGraphInstantiateWithParams_v12000_ptsz graphInstantiateWithParams_ptsz;
+  PFN_cuGraphUpload_v11010 graphUpload;
+  PFN_cuGraphUpload_v11010_ptsz graphUpload_ptsz;
+  PFN_cuGraphLaunch_v10000 graphLaunch;
+  PFN_cuGraphLaunch_v10000_ptsz graphLaunch_ptsz;
+  PFN_cuGraphExecDestroy_v10000 graphExecDestroy;
+  PFN_cuDeviceSetGraphMemAttribute_v11040 deviceSetGraphMemAttribute;
 };
 
 // Bootstraps on first use (thread-safe); afterwards returns the same result. On success *table
@@ -97,8 +108,11 @@ cudaError_t peek_last_error();
 cudaError_t ensure_context(const DriverTable** table);
 // The primary context of dev, retained on first request.
 cudaError_t primary_context(const DriverTable* table, int dev, CUcontext* ctx);
-// Releases the retained primary context of dev, if any (cudaDeviceReset).
-cudaError_t release_primary_context(const DriverTable* table, int dev);
+// The device whose primary context the runtime retained as `ctx`, else -1.
+int primary_device_of(CUcontext ctx);
+// Releases every primary context this runtime retained (STANDIN_CUDART_RELEASE_AT_EXIT=1 registers
+// it with atexit at bootstrap): the process's own exit as the last release.
+void release_primary_contexts_at_exit();
 int thread_device();           // -1 until cudaSetDevice on this thread
 void set_thread_device(int dev);
 

@@ -101,6 +101,8 @@ Bootstrap* bootstrap() {
   CUDART_LOOK_UP(gpa, t.deviceGetCount, "cuDeviceGetCount", 2000, kDefault);
   CUDART_LOOK_UP(gpa, t.primaryCtxRetain, "cuDevicePrimaryCtxRetain", 7000, kDefault);
   CUDART_LOOK_UP(gpa, t.primaryCtxRelease, "cuDevicePrimaryCtxRelease", 11000, kDefault);
+  CUDART_LOOK_UP(gpa, t.primaryCtxReset, "cuDevicePrimaryCtxReset", 11000, kDefault);
+  CUDART_LOOK_UP(gpa, t.ctxGetApiVersion, "cuCtxGetApiVersion", 3020, kDefault);
   CUDART_LOOK_UP(gpa, t.ctxSetCurrent, "cuCtxSetCurrent", 4000, kDefault);
   CUDART_LOOK_UP(gpa, t.ctxGetCurrent, "cuCtxGetCurrent", 4000, kDefault);
   CUDART_LOOK_UP(gpa, t.ctxGetDevice, "cuCtxGetDevice", 2000, kDefault);
@@ -150,10 +152,25 @@ Bootstrap* bootstrap() {
   CUDART_LOOK_UP(gpa, t.streamBeginCapture, "cuStreamBeginCapture", 10010, kDefault);
   CUDART_LOOK_UP(gpa, t.streamEndCapture, "cuStreamEndCapture", 10000, kDefault);
   CUDART_LOOK_UP(gpa, t.streamIsCapturing, "cuStreamIsCapturing", 10000, kDefault);
+  CUDART_LOOK_UP(gpa, t.graphInstantiateWithFlags, "cuGraphInstantiateWithFlags", 11040, kDefault);
+  CUDART_LOOK_UP(gpa, t.graphInstantiateWithParams, "cuGraphInstantiateWithParams", 12000, kDefault);
+  CUDART_LOOK_UP(gpa, t.graphInstantiateWithParams_ptsz, "cuGraphInstantiateWithParams", 12000, kPerThread);
+  CUDART_LOOK_UP(gpa, t.graphUpload, "cuGraphUpload", 11010, kDefault);
+  CUDART_LOOK_UP(gpa, t.graphUpload_ptsz, "cuGraphUpload", 11010, kPerThread);
+  CUDART_LOOK_UP(gpa, t.graphLaunch, "cuGraphLaunch", 10000, kDefault);
+  CUDART_LOOK_UP(gpa, t.graphLaunch_ptsz, "cuGraphLaunch", 10000, kPerThread);
+  CUDART_LOOK_UP(gpa, t.graphExecDestroy, "cuGraphExecDestroy", 10000, kDefault);
+  CUDART_LOOK_UP(gpa, t.deviceSetGraphMemAttribute, "cuDeviceSetGraphMemAttribute", 11040, kDefault);
   if (t.deviceGetCount == nullptr || t.primaryCtxRetain == nullptr || t.ctxSetCurrent == nullptr ||
       t.ctxGetCurrent == nullptr || t.ctxGetDevice == nullptr) {
     b->error = cudaErrorInsufficientDriver;
     return b;
+  }
+  // STANDIN_CUDART_RELEASE_AT_EXIT=1: the process's exit releases the primary contexts this
+  // runtime retained, the last release that tears them down (as a context ends at a real exit).
+  if (const char* env = std::getenv("STANDIN_CUDART_RELEASE_AT_EXIT"); env != nullptr && std::strcmp(env, "1") == 0) {
+    std::atexit(release_primary_contexts_at_exit);
+    trace("atexit: release the retained primary contexts");
   }
   trace("bootstrap complete");
   return b;

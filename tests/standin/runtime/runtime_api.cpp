@@ -33,15 +33,25 @@ cudaError_t primary_context(const DriverTable* t, int dev, CUcontext* ctx) {
   return cudaSuccess;
 }
 
-cudaError_t release_primary_context(const DriverTable* t, int dev) {
-  if (dev < 0 || dev >= kMaxDevices) return cudaErrorInvalidDevice;
+int primary_device_of(CUcontext ctx) {
+  if (ctx == nullptr) return -1;
   std::lock_guard<std::mutex> lock(g_primary_mu);
-  if (g_primary[dev] == nullptr) return cudaSuccess;
-  CUcontext current = nullptr;
-  if (t->ctxGetCurrent(&current) == CUDA_SUCCESS && current == g_primary[dev]) t->ctxSetCurrent(nullptr);
-  g_primary[dev] = nullptr;
-  if (t->primaryCtxRelease == nullptr) return cudaErrorCallRequiresNewerDriver;
-  return map_error(t->primaryCtxRelease(dev));
+  for (int dev = 0; dev < kMaxDevices; ++dev) {
+    if (g_primary[dev] == ctx) return dev;
+  }
+  return -1;
+}
+
+void release_primary_contexts_at_exit() {
+  const DriverTable* t = nullptr;
+  if (driver(&t) != cudaSuccess || t->primaryCtxRelease == nullptr) return;
+  std::lock_guard<std::mutex> lock(g_primary_mu);
+  for (int dev = 0; dev < kMaxDevices; ++dev) {
+    if (g_primary[dev] == nullptr) continue;
+    g_primary[dev] = nullptr;
+    const CUresult r = t->primaryCtxRelease(dev);
+    trace("exit: cuDevicePrimaryCtxRelease_v2(%d) -> %d", dev, static_cast<int>(r));
+  }
 }
 
 cudaError_t ensure_context(const DriverTable** table) {
@@ -408,16 +418,21 @@ STANDIN_CUDART_API cudaError_t CUDARTAPI cudaDeviceSynchronize(void) {
   return cudaSuccess;
 }
 
+// As NVIDIA's cudart: cuCtxGetCurrent, cuCtxGetApiVersion (with a current context), then
+// cuDevicePrimaryCtxReset_v2 of the current device. The reset keeps the retain, so the context the
+// runtime uses stays valid and the next call goes on with it.
 STANDIN_CUDART_API cudaError_t CUDARTAPI cudaDeviceReset(void) {
   const cudart::DriverTable* t = nullptr;
   CUDART_TRY(cudart::driver(&t));
   int dev = cudart::thread_device() < 0 ? 0 : cudart::thread_device();
   CUcontext current = nullptr;
-  if (t->ctxGetCurrent(&current) == CUDA_SUCCESS && current != nullptr) {
-    CUdevice d = 0;
-    if (t->ctxGetDevice(&d) == CUDA_SUCCESS) dev = d;
+  CUDART_DRIVER(ctxGetCurrent, &current);
+  if (current != nullptr) {
+    unsigned int version = 0;
+    CUDART_DRIVER(ctxGetApiVersion, current, &version);
+    if (int d = cudart::primary_device_of(current); d >= 0) dev = d;
   }
-  CUDART_TRY(cudart::release_primary_context(t, dev));
+  CUDART_DRIVER(primaryCtxReset, dev);
   return cudaSuccess;
 }
 
@@ -770,4 +785,97 @@ STANDIN_CUDART_API cudaError_t CUDARTAPI cudaStreamIsCapturing(cudaStream_t stre
 STANDIN_CUDART_API struct cudaChannelFormatDesc CUDARTAPI cudaCreateChannelDesc(int x, int y, int z, int w,
                                                                               enum cudaChannelFormatKind f) {
   return cudaChannelFormatDesc{x, y, z, w, f};
+}
+
+// ---- executable graphs (cudaGraphInstantiateParams and CUDA_GRAPH_INSTANTIATE_PARAMS match) ----
+
+namespace cudart {
+cudaError_t instantiate_with_params(bool per_thread, cudaGraphExec_t* pGraphExec, cudaGraph_t graph,
+                                    cudaGraphInstantiateParams* params) {
+  const DriverTable* t = nullptr;
+  if (cudaError_t e = ensure_context(&t); e != cudaSuccess) return e;
+  if (params == nullptr) return cudaErrorInvalidValue;
+  auto fn = per_thread ? t->graphInstantiateWithParams_ptsz : t->graphInstantiateWithParams;
+  if (fn == nullptr) return cudaErrorCallRequiresNewerDriver;
+  CUDA_GRAPH_INSTANTIATE_PARAMS p{};
+  p.flags = params->flags;
+  p.hUploadStream = reinterpret_cast<CUstream>(params->uploadStream);
+  CUresult r = fn(reinterpret_cast<CUgraphExec*>(pGraphExec), reinterpret_cast<CUgraph>(graph), &p);
+  params->errNode_out = reinterpret_cast<cudaGraphNode_t>(p.hErrNode_out);
+  params->result_out = static_cast<cudaGraphInstantiateResult>(p.result_out);
+  return map_error(r);
+}
+}  // namespace cudart
+
+STANDIN_CUDART_API cudaError_t CUDARTAPI cudaGraphInstantiate(cudaGraphExec_t* pGraphExec, cudaGraph_t graph,
+                                                            unsigned long long flags) {
+  const cudart::DriverTable* t = nullptr;
+  CUDART_TRY(cudart::ensure_context(&t));
+  CUDART_DRIVER(graphInstantiateWithFlags, reinterpret_cast<CUgraphExec*>(pGraphExec),
+                reinterpret_cast<CUgraph>(graph), flags);
+  return cudaSuccess;
+}
+
+STANDIN_CUDART_API cudaError_t CUDARTAPI cudaGraphInstantiateWithFlags(cudaGraphExec_t* pGraphExec, cudaGraph_t graph,
+                                                                     unsigned long long flags) {
+  const cudart::DriverTable* t = nullptr;
+  CUDART_TRY(cudart::ensure_context(&t));
+  CUDART_DRIVER(graphInstantiateWithFlags, reinterpret_cast<CUgraphExec*>(pGraphExec),
+                reinterpret_cast<CUgraph>(graph), flags);
+  return cudaSuccess;
+}
+
+STANDIN_CUDART_API cudaError_t CUDARTAPI cudaGraphInstantiateWithParams(cudaGraphExec_t* pGraphExec, cudaGraph_t graph,
+                                                                      cudaGraphInstantiateParams* instantiateParams) {
+  CUDART_TRY(cudart::instantiate_with_params(false, pGraphExec, graph, instantiateParams));
+  return cudaSuccess;
+}
+
+STANDIN_CUDART_API cudaError_t CUDARTAPI cudaGraphInstantiateWithParams_ptsz(
+    cudaGraphExec_t* pGraphExec, cudaGraph_t graph, cudaGraphInstantiateParams* instantiateParams) {
+  CUDART_TRY(cudart::instantiate_with_params(true, pGraphExec, graph, instantiateParams));
+  return cudaSuccess;
+}
+
+STANDIN_CUDART_API cudaError_t CUDARTAPI cudaGraphUpload(cudaGraphExec_t graphExec, cudaStream_t stream) {
+  const cudart::DriverTable* t = nullptr;
+  CUDART_TRY(cudart::ensure_context(&t));
+  CUDART_DRIVER(graphUpload, reinterpret_cast<CUgraphExec>(graphExec), stream);
+  return cudaSuccess;
+}
+
+STANDIN_CUDART_API cudaError_t CUDARTAPI cudaGraphUpload_ptsz(cudaGraphExec_t graphExec, cudaStream_t stream) {
+  const cudart::DriverTable* t = nullptr;
+  CUDART_TRY(cudart::ensure_context(&t));
+  CUDART_DRIVER(graphUpload_ptsz, reinterpret_cast<CUgraphExec>(graphExec), stream);
+  return cudaSuccess;
+}
+
+STANDIN_CUDART_API cudaError_t CUDARTAPI cudaGraphLaunch(cudaGraphExec_t graphExec, cudaStream_t stream) {
+  const cudart::DriverTable* t = nullptr;
+  CUDART_TRY(cudart::ensure_context(&t));
+  CUDART_DRIVER(graphLaunch, reinterpret_cast<CUgraphExec>(graphExec), stream);
+  return cudaSuccess;
+}
+
+STANDIN_CUDART_API cudaError_t CUDARTAPI cudaGraphLaunch_ptsz(cudaGraphExec_t graphExec, cudaStream_t stream) {
+  const cudart::DriverTable* t = nullptr;
+  CUDART_TRY(cudart::ensure_context(&t));
+  CUDART_DRIVER(graphLaunch_ptsz, reinterpret_cast<CUgraphExec>(graphExec), stream);
+  return cudaSuccess;
+}
+
+STANDIN_CUDART_API cudaError_t CUDARTAPI cudaGraphExecDestroy(cudaGraphExec_t graphExec) {
+  const cudart::DriverTable* t = nullptr;
+  CUDART_TRY(cudart::ensure_context(&t));
+  CUDART_DRIVER(graphExecDestroy, reinterpret_cast<CUgraphExec>(graphExec));
+  return cudaSuccess;
+}
+
+STANDIN_CUDART_API cudaError_t CUDARTAPI cudaDeviceSetGraphMemAttribute(int device, enum cudaGraphMemAttributeType attr,
+                                                                      void* value) {
+  const cudart::DriverTable* t = nullptr;
+  CUDART_TRY(cudart::ensure_context(&t));
+  CUDART_DRIVER(deviceSetGraphMemAttribute, device, static_cast<CUgraphMem_attribute>(attr), value);
+  return cudaSuccess;
 }
