@@ -31,6 +31,7 @@ struct EventRecord {
     EventType type = EventType::Alloc;
     uint8_t kind = 0;       // MemoryKind
     uint8_t api = 0;        // ApiId
+    uint8_t cause = 0;      // frees: TeardownCause (teardown_log.h) when a context teardown ended it
     char label[kLabelMax + 1] = {}; // marks: NUL-terminated
 };
 

@@ -48,6 +48,13 @@ public:
     // record is always complete.
     template <class Fn> void for_each(Fn &&fn) const;
 
+    // Takes every record for which keep(record) holds out of the table, appending each to *out
+    // (a std::vector<AllocationRecord>). Safe while other threads insert and erase: a record
+    // matching when the walk began and still live when its turn comes is taken exactly once; one
+    // freed meanwhile is left to its free; an address freed and inserted again meanwhile whose new
+    // record does not match is put back. Returns how many were taken.
+    template <class Pred, class Vec> size_t take_matching(Pred &&keep, Vec *out);
+
     // Exact when no insert or erase is in flight (a sum of per-level counters); read while they run,
     // it may be off by the operations under way, never below 0.
     uint64_t live_count() const;
@@ -105,6 +112,25 @@ private:
 template <class Fn> void LiveTable::for_each(Fn &&fn) const {
     for_each_impl([](const AllocationRecord &r, void *ctx) { (*static_cast<Fn *>(ctx))(r); },
                   const_cast<void *>(static_cast<const void *>(&fn)));
+}
+
+template <class Pred, class Vec> size_t LiveTable::take_matching(Pred &&keep, Vec *out) {
+    Vec addresses; // records used as address holders: no allocation beyond the caller's vector type
+    for_each([&](const AllocationRecord &r) {
+        if (keep(r)) addresses.push_back(r);
+    });
+    size_t taken = 0;
+    for (const AllocationRecord &seen : addresses) {
+        AllocationRecord r;
+        if (!erase(seen.address, &r)) continue; // freed meanwhile
+        if (keep(r)) {
+            out->push_back(r);
+            ++taken;
+        } else {
+            insert(r); // the address was freed and allocated again meanwhile: not ours
+        }
+    }
+    return taken;
 }
 
 } // namespace vramtrace
