@@ -31,6 +31,7 @@ using report::EventHistory;
 using report::OomEvent;
 using report::PeakSite;
 using report::Pool;
+using report::Teardown;
 using report::Frame;
 using report::Module;
 using report::ProcessInfo;
@@ -190,7 +191,7 @@ template <> struct Schema<Dropped> {
 };
 template <> struct Schema<DeviceTotals> {
     static constexpr std::string_view where = "devices";
-    static inline const std::array<Field<DeviceTotals>, 11> fields{{
+    static inline const std::array<Field<DeviceTotals>, 15> fields{{
         {"device", &DeviceTotals::device},
         {"current_bytes", &DeviceTotals::current_bytes},
         {"peak_bytes", &DeviceTotals::peak_bytes},
@@ -202,6 +203,10 @@ template <> struct Schema<DeviceTotals> {
         {"pci_bus_id", &DeviceTotals::pci_bus_id, false, kOptional},
         {"total_memory_bytes", &DeviceTotals::total_memory_bytes, false, kOptional},
         {"process_used_bytes", &DeviceTotals::process_used_bytes, false, kOptional},
+        {"graph_reserved_bytes", &DeviceTotals::graph_reserved_bytes, false, kOptional},
+        {"graph_used_bytes", &DeviceTotals::graph_used_bytes, false, kOptional},
+        {"graph_reserved_high_bytes", &DeviceTotals::graph_reserved_high_bytes, false, kOptional},
+        {"graph_used_high_bytes", &DeviceTotals::graph_used_high_bytes, false, kOptional},
     }};
 };
 template <> struct Schema<Module> {
@@ -243,7 +248,7 @@ template <> struct Schema<Stack> {
 };
 template <> struct Schema<Allocation> {
     static constexpr std::string_view where = "allocations";
-    static inline const std::array<Field<Allocation>, 10> fields{{
+    static inline const std::array<Field<Allocation>, 11> fields{{
         {"address", &Allocation::address, true},
         {"size", &Allocation::size},
         {"kind", &Allocation::kind},
@@ -254,6 +259,7 @@ template <> struct Schema<Allocation> {
         {"time_ns", &Allocation::time_ns},
         {"stack", &Allocation::stack},
         {"size_is_estimate", &Allocation::size_is_estimate, false, kOptional},
+        {"context", &Allocation::context, false, kOptional},
     }};
 };
 template <> struct Schema<PeakSite> {
@@ -314,7 +320,7 @@ template <> struct Schema<EventHistory> {
 // Marks carry no device/address/kind/size/api/stack, oom events no address/kind, marks alone a label.
 template <> struct Schema<Event> {
     static constexpr std::string_view where = "events";
-    static inline const std::array<Field<Event>, 10> fields{{
+    static inline const std::array<Field<Event>, 11> fields{{
         {"type", &Event::type},
         {"time_ns", &Event::time_ns},
         {"thread_id", &Event::thread_id},
@@ -325,6 +331,22 @@ template <> struct Schema<Event> {
         {"api", &Event::api, false, kOptional},
         {"stack", &Event::stack, false, kOptional},
         {"label", &Event::label, false, kOptional},
+        {"freed_by", &Event::freed_by, false, kOptional},
+    }};
+};
+template <> struct Schema<Teardown> {
+    static constexpr std::string_view where = "teardowns";
+    static inline const std::array<Field<Teardown>, 10> fields{{
+        {"time_ns", &Teardown::time_ns},
+        {"api", &Teardown::api},
+        {"cause", &Teardown::cause},
+        {"device", &Teardown::device},
+        {"context", &Teardown::context},
+        {"ended_count", &Teardown::ended_count},
+        {"ended_bytes", &Teardown::ended_bytes},
+        {"sites", &Teardown::sites},
+        {"other_bytes", &Teardown::other_bytes},
+        {"other_count", &Teardown::other_count},
     }};
 };
 
@@ -371,11 +393,13 @@ template <class R> constexpr bool is_sub_list<std::vector<PeakSite> R::*> = true
 // then the optional ones that `vramtrace merge` adds (snapshot_reader.h: MergedProcess), then the
 // ones added within schema 1 (optional: older files lack them).
 enum class Top { Format, SchemaVersion, Process, Devices, Dropped, Modules, Frames, Stacks, Allocations,
-                 MergedProcesses, MergedDevices, OomCount, Peaks, Ooms, Pools, EventHistory, Events, Unknown };
-constexpr std::array<std::string_view, 17> kTopNames = {"format", "schema_version", "process", "devices", "dropped",
+                 MergedProcesses, MergedDevices, OomCount, Peaks, Ooms, Pools, EventHistory, Events, TeardownCount,
+                 Teardowns, Unknown };
+constexpr std::array<std::string_view, 19> kTopNames = {"format", "schema_version", "process", "devices", "dropped",
                                                         "modules", "frames", "stacks", "allocations",
                                                         "merged_processes", "merged_devices", "oom_count", "peaks",
-                                                        "ooms", "pools", "event_history", "events"};
+                                                        "ooms", "pools", "event_history", "events", "teardown_count",
+                                                        "teardowns"};
 constexpr size_t kRequiredTop = 9;
 
 class Handler final : public nlohmann::json_sax<nlohmann::json> {
@@ -503,6 +527,7 @@ private:
         case Top::Pools: fn(self->pool_, Schema<Pool>::fields); break;
         case Top::EventHistory: fn(self->history_, Schema<EventHistory>::fields); break;
         case Top::Events: fn(self->event_, Schema<Event>::fields); break;
+        case Top::Teardowns: fn(self->teardown_, Schema<Teardown>::fields); break;
         default: break;
         }
     }
@@ -535,7 +560,7 @@ private:
     static bool is_array_member(Top t) {
         return t == Top::Devices || t == Top::Modules || t == Top::Frames || t == Top::Stacks ||
                t == Top::Allocations || t == Top::MergedProcesses || t == Top::MergedDevices || t == Top::Peaks ||
-               t == Top::Ooms || t == Top::Pools || t == Top::Events;
+               t == Top::Ooms || t == Top::Pools || t == Top::Events || t == Top::Teardowns;
     }
 
     // An error. Once "format" confirmed the file, the parse stops. Before that the file may still
@@ -711,6 +736,7 @@ private:
         case Top::Pools: sink_.on_pool(std::move(pool_)); break;
         case Top::EventHistory: sink_.on_event_history(std::move(history_)); break;
         case Top::Events: sink_.on_event(std::move(event_)); break;
+        case Top::Teardowns: sink_.on_teardown(std::move(teardown_)); break;
         default: break;
         }
     }
@@ -817,6 +843,14 @@ private:
             if (!convert(v, count, &why)) return fail("oom_count: " + why);
             mark_top();
             if (!ignoring_) sink_.on_oom_count(count);
+            return true;
+        }
+        case Top::TeardownCount: {
+            uint64_t count = 0;
+            std::string why;
+            if (!convert(v, count, &why)) return fail("teardown_count: " + why);
+            mark_top();
+            if (!ignoring_) sink_.on_teardown_count(count);
             return true;
         }
         case Top::SchemaVersion: {
@@ -928,6 +962,7 @@ private:
     Pool pool_;
     EventHistory history_;
     Event event_;
+    Teardown teardown_;
 };
 
 // Collects everything into a Snapshot.
@@ -953,6 +988,8 @@ public:
         s_.events.events = std::move(events);
     }
     void on_event(Event &&e) override { s_.events.events.push_back(std::move(e)); }
+    void on_teardown_count(uint64_t n) override { s_.teardown_count = n; }
+    void on_teardown(Teardown &&td) override { s_.teardowns.push_back(std::move(td)); }
 
 private:
     report::Snapshot &s_;
@@ -1007,6 +1044,10 @@ std::string check_snapshot_references(report::Snapshot &s, const StackReferences
         if (dangling(s.ooms[i].stack)) return idx("ooms", i) + not_a_stack(s.ooms[i].stack);
     for (size_t i = 0; i < s.events.events.size(); ++i)
         if (dangling(s.events.events[i].stack)) return idx("events", i) + not_a_stack(s.events.events[i].stack);
+    for (size_t i = 0; i < s.teardowns.size(); ++i)
+        for (size_t k = 0; k < s.teardowns[i].sites.size(); ++k)
+            if (dangling(s.teardowns[i].sites[k].stack))
+                return idx("teardowns", i) + idx(".sites", k) + not_a_stack(s.teardowns[i].sites[k].stack);
     return first_dangling(event_stacks, "events");
 }
 
@@ -1061,6 +1102,7 @@ bool read_snapshot_file(const std::string &path, report::Snapshot *out, std::str
             if (error) *error = path + ": " + problem;
             return false;
         }
+        report::adopt_graph_memory_pools(snapshot);
         *out = std::move(snapshot);
         return true;
     } catch (const std::bad_alloc &) {

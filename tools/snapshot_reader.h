@@ -83,6 +83,8 @@ struct MergedDevice {
     /* the header of the event history: its `events` is empty (they come one by one to on_event) */     \
     X(on_event_history, (report::EventHistory && history), (std::move(history)))                        \
     X(on_event, (report::Event && event), (std::move(event)))                                           \
+    X(on_teardown_count, (uint64_t count), (count))                                                     \
+    X(on_teardown, (report::Teardown && teardown), (std::move(teardown)))                               \
     /* written by `vramtrace merge` */                                                                   \
     X(on_merged_process, (MergedProcess && process), (std::move(process)))                              \
     X(on_merged_device, (MergedDevice && device), (std::move(device)))

@@ -45,6 +45,9 @@ public:
         body_.add_event(e);
     }
 
+    void on_teardown_count(uint64_t n) override { s_.teardown_count = n; }
+    void on_teardown(report::Teardown &&td) override { s_.teardowns.push_back(std::move(td)); }
+
     StackReferences allocation_stacks, event_stacks;
 
 private:
@@ -71,6 +74,7 @@ bool read_with(const std::string &name, SummaryInput *out, std::string *error, R
         // A crash snapshot: name its frames from the files on disk (every frame is at hand here,
         // whatever the order of the members).
         symbolize_offline(out->head, name);
+        report::adopt_graph_memory_pools(out->head);
         return true;
     } catch (const std::bad_alloc &) {
         if (error) *error = name + ": out of memory while reading";

@@ -13,6 +13,9 @@ namespace vramtrace {
 struct ThreadState {
     int depth;
     uint32_t tid;
+    uint32_t entries; // ReentrancyGuards constructed on this thread: one per piece of our own work,
+                      // so that a value read inside one (interception/current_context.h) is not
+                      // taken for the next one's
 };
 
 extern thread_local ThreadState t_thread __attribute__((tls_model("initial-exec")));
@@ -25,7 +28,10 @@ inline uint32_t current_tid() {
 // Marks the calling thread as inside vramtrace for its lifetime.
 class ReentrancyGuard {
 public:
-    ReentrancyGuard() { ++t_thread.depth; }
+    ReentrancyGuard() {
+        ++t_thread.depth;
+        ++t_thread.entries;
+    }
     ~ReentrancyGuard() { --t_thread.depth; }
     ReentrancyGuard(const ReentrancyGuard &) = delete;
     ReentrancyGuard &operator=(const ReentrancyGuard &) = delete;

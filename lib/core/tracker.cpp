@@ -21,7 +21,7 @@
 
 namespace vramtrace {
 
-thread_local ThreadState t_thread __attribute__((tls_model("initial-exec"))) = {0, 0};
+thread_local ThreadState t_thread __attribute__((tls_model("initial-exec"))) = {0, 0, 0};
 
 namespace {
 
@@ -190,7 +190,14 @@ uint32_t capture_and_intern_stack(Tracker &t) {
     return id;
 }
 
+namespace {
+std::atomic<bool> g_exiting{false};
+std::atomic<bool> g_exit_handler{false};
+void mark_exiting() { g_exiting.store(true, std::memory_order_release); }
+} // namespace
+
 void record_allocation(Tracker &t, const AllocationRecord &record) {
+    if (!g_exit_handler.load(std::memory_order_relaxed) && !g_exit_handler.exchange(true)) atexit(&mark_exiting);
     if (!t.table.insert(record)) return;
     if (counts_toward_device(record.kind))
         t.counters.on_alloc(record.device, record.size, record.stack_id, record.time_ns);
@@ -203,10 +210,14 @@ bool take_allocation(Tracker &t, uint64_t address, AllocationRecord *out) {
 
 void restore_allocation(Tracker &t, const AllocationRecord &record) { t.table.insert(record); }
 
-void account_free(Tracker &t, const AllocationRecord &record) {
+void account_free(Tracker &t, const AllocationRecord &record, TeardownCause cause) {
     if (counts_toward_device(record.kind)) t.counters.on_free(record.device, record.size, record.stack_id);
-    t.events.push(event_of(EventType::Free, record));
+    EventRecord e = event_of(EventType::Free, record);
+    e.cause = static_cast<uint8_t>(cause);
+    t.events.push(e);
 }
+
+bool process_exiting() { return g_exiting.load(std::memory_order_acquire); }
 
 void record_oom_event(Tracker &t, int device, uint64_t size, uint8_t api, uint32_t stack) {
     EventRecord e;

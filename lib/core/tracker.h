@@ -6,11 +6,14 @@
 #include <cstdint>
 
 #include "tracking/allocation_record.h"
+#include "tracking/context_registry.h"
 #include "tracking/device_counters.h"
 #include "tracking/event_ring.h"
 #include "tracking/live_table.h"
 #include "tracking/module_registry.h"
 #include "tracking/stack_depot.h"
+#include "tracking/teardown_log.h"
+#include "tracking/vmm_ledger.h"
 
 namespace vramtrace {
 
@@ -23,6 +26,9 @@ struct Tracker {
     // Python frames (file, function, line) interned by content; stacks refer to them as tagged
     // pseudo-frames (python/python_frame_table.h). Small: one entry per distinct frame and line.
     StackDepot python_frames{12};
+    ContextRegistry contexts;  // context generations that own records (AllocationRecord::context)
+    VmmLedger vmm;             // references and mappings of VMM handles
+    TeardownLog teardowns;     // what each context teardown ended, by call site
     uint64_t start_wall_ns = 0;
     uint64_t start_monotonic_ns = 0;
 };
@@ -45,7 +51,13 @@ uint32_t capture_and_intern_stack(Tracker &t);
 void record_allocation(Tracker &t, const AllocationRecord &record);
 bool take_allocation(Tracker &t, uint64_t address, AllocationRecord *out); // erase before the free
 void restore_allocation(Tracker &t, const AllocationRecord &record);     // the real free failed
-void account_free(Tracker &t, const AllocationRecord &record);            // the real free succeeded
+void account_free(Tracker &t, const AllocationRecord &record,             // the real free succeeded
+                  TeardownCause cause = TeardownCause::None);              // or a teardown ended it
+
+// Whether the process is exiting: set by an atexit handler registered at the first recorded
+// allocation, which runs before cudart's own exit handlers (registered earlier, at cudart's start).
+// A context torn down from then on ends nothing: the exit report lists what the program left live.
+bool process_exiting();
 
 // Events that are not allocations or frees (both never block, never call malloc).
 // An allocation that failed for lack of memory: device ordinal, the bytes requested, the ApiId of

@@ -156,6 +156,22 @@ template <class P> void stream_free(const Event &ev, Sink &sink, bool per_thread
     free_call(ev, sink, to_u64(p->dptr));
 }
 
+// A call whose records leave at entry and are settled at exit (free_call's shape), for the
+// lifetimes the driver ends without a free per allocation.
+template <class Take> void taken_call(const Event &ev, Sink &sink, Take &&take) {
+    if (ev.correlation == nullptr) return;
+    if (ev.site == Site::Enter) {
+        *ev.correlation = sink.active() ? take() : 0;
+    } else if (*ev.correlation != 0) {
+        sink.finish_free(*ev.correlation, ev.result == cuda::kSuccess);
+        *ev.correlation = 0;
+    }
+}
+
+bool succeeded_exit(const Event &ev, Sink &sink) {
+    return ev.site == Site::Exit && ev.result == cuda::kSuccess && sink.active();
+}
+
 void capture_begun(const Event &ev) {
     if (ev.site == Site::Exit && ev.result == cuda::kSuccess) g_active_captures.fetch_add(1, std::memory_order_relaxed);
 }
@@ -177,7 +193,13 @@ void capture_ended(const Event &ev) {
     X(cuGraphAddMemAllocNode) X(cuGraphDestroy) X(cuMemPoolCreate) X(cuMemPoolDestroy)              \
     X(cuStreamBeginCapture) X(cuStreamBeginCapture_ptsz) X(cuStreamBeginCapture_v2)                 \
     X(cuStreamBeginCapture_v2_ptsz) X(cuStreamBeginCaptureToGraph) X(cuStreamBeginCaptureToGraph_ptsz) \
-    X(cuStreamEndCapture) X(cuStreamEndCapture_ptsz)
+    X(cuStreamEndCapture) X(cuStreamEndCapture_ptsz)                                                \
+    X(cuMemRelease) X(cuMemUnmap) X(cuMemRetainAllocationHandle) X(cuMemImportFromShareableHandle)   \
+    X(cuCtxCreate_v2) X(cuCtxCreate_v3) X(cuCtxCreate_v4) X(cuCtxDestroy) X(cuCtxDestroy_v2)        \
+    X(cuDevicePrimaryCtxReset) X(cuDevicePrimaryCtxReset_v2) X(cuDevicePrimaryCtxRelease)           \
+    X(cuDevicePrimaryCtxRelease_v2) X(cuGraphInstantiateWithFlags) X(cuGraphInstantiateWithParams)  \
+    X(cuGraphInstantiateWithParams_ptsz) X(cuGraphUpload) X(cuGraphUpload_ptsz) X(cuGraphExecDestroy) \
+    X(cuDeviceGraphMemTrim)
 
 struct IdName {
     uint32_t cbid;
@@ -246,9 +268,85 @@ void translate(const Event &ev, Sink &sink) {
         auto *p = static_cast<const params::cuMemMap *>(ev.params);
         return alloc_exit(
             ev, sink, Row{static_cast<uint8_t>(ApiId::cuMemMap), MemoryKind::VmmMapping, p->handle, triggers::kRequestFromSize},
-            [&] { return to_u64(p->ptr); }, [&] { return static_cast<uint64_t>(p->size); },
-            [&](uint64_t) { return sink.recorded_device(p->handle); });
+            [&] {
+                sink.vmm_mapped(p->handle, p->size);
+                return to_u64(p->ptr);
+            },
+            [&] { return static_cast<uint64_t>(p->size); }, [&](uint64_t) { return sink.recorded_device(p->handle); });
     }
+    case VT_CBID(cuMemRelease): {
+        auto *p = static_cast<const params::cuMemRelease *>(ev.params);
+        return taken_call(ev, sink, [&] { return p->handle != 0 ? sink.take_release(p->handle) : 0; });
+    }
+    case VT_CBID(cuMemUnmap): {
+        auto *p = static_cast<const params::cuMemUnmap *>(ev.params);
+        return taken_call(ev, sink, [&] { return p->ptr != 0 ? sink.take_unmap(p->ptr, p->size) : 0; });
+    }
+    case VT_CBID(cuMemRetainAllocationHandle): {
+        auto *p = static_cast<const params::cuMemRetainAllocationHandle *>(ev.params);
+        if (succeeded_exit(ev, sink) && p->handle != nullptr) sink.vmm_retained(*p->handle);
+        return;
+    }
+    case VT_CBID(cuMemImportFromShareableHandle): {
+        auto *p = static_cast<const params::cuMemImportFromShareableHandle *>(ev.params);
+        return alloc_exit(
+            ev, sink,
+            Row{static_cast<uint8_t>(ApiId::cuMemImportFromShareableHandle), MemoryKind::VmmImported, 0,
+                triggers::kRequestFromSize},
+            [&] { return out(p->handle); }, [&] { return uint64_t{0}; },
+            [&](uint64_t h) { return sink.device_of(MemoryKind::VmmImported, h); });
+    }
+    case VT_CBID(cuCtxCreate_v2): {
+        auto *p = static_cast<const params::cuCtxCreate_v2 *>(ev.params);
+        if (succeeded_exit(ev, sink) && p->pctx != nullptr) sink.context_created(to_u64(*p->pctx), p->dev);
+        return;
+    }
+    case VT_CBID(cuCtxCreate_v3): {
+        auto *p = static_cast<const params::cuCtxCreate_v3 *>(ev.params);
+        if (succeeded_exit(ev, sink) && p->pctx != nullptr) sink.context_created(to_u64(*p->pctx), p->dev);
+        return;
+    }
+    case VT_CBID(cuCtxCreate_v4): {
+        auto *p = static_cast<const params::cuCtxCreate_v4 *>(ev.params);
+        if (succeeded_exit(ev, sink) && p->pctx != nullptr) sink.context_created(to_u64(*p->pctx), p->dev);
+        return;
+    }
+    case VT_CBID(cuCtxDestroy): {
+        auto *p = static_cast<const params::cuCtxDestroy *>(ev.params);
+        return taken_call(ev, sink, [&] { return sink.take_context(uint8_t(ApiId::cuCtxDestroy), to_u64(p->ctx)); });
+    }
+    case VT_CBID(cuCtxDestroy_v2): {
+        auto *p = static_cast<const params::cuCtxDestroy_v2 *>(ev.params);
+        return taken_call(ev, sink, [&] { return sink.take_context(uint8_t(ApiId::cuCtxDestroy_v2), to_u64(p->ctx)); });
+    }
+    case VT_CBID(cuDevicePrimaryCtxReset): {
+        auto *p = static_cast<const params::cuDevicePrimaryCtxReset *>(ev.params);
+        return taken_call(ev, sink, [&] { return sink.take_primary(uint8_t(ApiId::cuDevicePrimaryCtxReset), p->dev); });
+    }
+    case VT_CBID(cuDevicePrimaryCtxReset_v2): {
+        auto *p = static_cast<const params::cuDevicePrimaryCtxReset_v2 *>(ev.params);
+        return taken_call(ev, sink,
+                          [&] { return sink.take_primary(uint8_t(ApiId::cuDevicePrimaryCtxReset_v2), p->dev); });
+    }
+    case VT_CBID(cuDevicePrimaryCtxRelease): {
+        auto *p = static_cast<const params::cuDevicePrimaryCtxRelease *>(ev.params);
+        if (succeeded_exit(ev, sink)) sink.primary_released(uint8_t(ApiId::cuDevicePrimaryCtxRelease), p->dev);
+        return;
+    }
+    case VT_CBID(cuDevicePrimaryCtxRelease_v2): {
+        auto *p = static_cast<const params::cuDevicePrimaryCtxRelease_v2 *>(ev.params);
+        if (succeeded_exit(ev, sink)) sink.primary_released(uint8_t(ApiId::cuDevicePrimaryCtxRelease_v2), p->dev);
+        return;
+    }
+    case VT_CBID(cuGraphInstantiateWithFlags):
+    case VT_CBID(cuGraphInstantiateWithParams):
+    case VT_CBID(cuGraphInstantiateWithParams_ptsz):
+    case VT_CBID(cuGraphUpload):
+    case VT_CBID(cuGraphUpload_ptsz):
+    case VT_CBID(cuGraphExecDestroy):
+    case VT_CBID(cuDeviceGraphMemTrim):
+        if (succeeded_exit(ev, sink)) sink.graph_memory_changed();
+        return;
     case VT_CBID(cuGraphAddMemAllocNode): {
         auto *p = static_cast<const params::cuGraphAddMemAllocNode *>(ev.params);
         auto *node = reinterpret_cast<const cuda::MemAllocNodeParams *>(p->nodeParams);

@@ -78,6 +78,26 @@ public:
     virtual void pool_used(uint64_t pool) = 0;
     virtual void default_pool_used(int device) = 0;
     virtual void graph_memory_used(int device) = 0;
+
+    // Lifetimes the driver ends without a free call per allocation (core/vmm_lifetime.h,
+    // core/context_teardown.h). The take_* calls come at a call's entry and return a token for
+    // finish_free as take does. The defaults, for sinks that keep no such books, treat a release
+    // and an unmap as a free of the handle / the mapped address, and contexts as nothing.
+    virtual uint64_t take_release(uint64_t handle) { return take(handle); }
+    virtual uint64_t take_unmap(uint64_t ptr, uint64_t size) {
+        (void)size;
+        return take(ptr);
+    }
+    virtual void vmm_retained(uint64_t handle) { (void)handle; }
+    virtual void vmm_mapped(uint64_t handle, uint64_t size) { (void)handle, (void)size; }
+    virtual void context_created(uint64_t context, int device) { (void)context, (void)device; }
+    // cuCtxDestroy* of `context` / cuDevicePrimaryCtxReset* of `device`: `api` is the call's ApiId.
+    virtual uint64_t take_context(uint8_t api, uint64_t context) { return (void)api, (void)context, 0; }
+    virtual uint64_t take_primary(uint8_t api, int device) { return (void)api, (void)device, 0; }
+    // A cuDevicePrimaryCtxRelease* of `device` returned success.
+    virtual void primary_released(uint8_t api, int device) { (void)api, (void)device; }
+    // A graph was instantiated, uploaded or destroyed, or graph memory trimmed.
+    virtual void graph_memory_changed() {}
 };
 
 // Applies one callback to the sink. Callback ids that are not ours are ignored.

@@ -9,10 +9,13 @@
 #include <new>
 #include <vector>
 
+#include "core/context_teardown.h"
 #include "core/thread_state.h"
+#include "core/vmm_lifetime.h"
 #include "cupti/callback_translate.h"
 #include "interception/hook_scope.h"
 #include "reporting/device_info.h"
+#include "triggers/reporter.h"
 
 namespace vramtrace::cupti {
 namespace {
@@ -24,22 +27,53 @@ struct Pending {
     std::atomic<uint32_t> busy{0};
     AllocationRecord record;
     std::vector<AllocationRecord> *many = nullptr; // cuGraphDestroy: every record of the graph
+    // What settles `many` at the call's exit, beyond accounting it as freed.
+    enum class Op : uint8_t { Free, Release, Unmap, Teardown } op = Op::Free;
+    uint64_t handle = 0;                 // Release: the handle
+    std::vector<uint16_t> *ids = nullptr; // Teardown: the context generations
+    TeardownCause cause = TeardownCause::None;
+    uint8_t api = 0;
+    int device = kUnknownDevice;
 };
 constexpr uint64_t kSlots = 1024;
 Pending g_pending[kSlots];
 
-uint64_t claim(const AllocationRecord *one, std::vector<AllocationRecord> *many) {
+Pending *claim_slot(uint64_t *token) {
     uint64_t start = current_tid() % kSlots;
     for (uint64_t i = 0; i < kSlots; ++i) {
         Pending &p = g_pending[(start + i) % kSlots];
         uint32_t expected = 0;
         if (p.busy.compare_exchange_strong(expected, 1, std::memory_order_acquire)) {
-            if (one) p.record = *one;
-            p.many = many;
-            return (start + i) % kSlots + 1;
+            *token = (start + i) % kSlots + 1;
+            p.op = Pending::Op::Free;
+            p.ids = nullptr;
+            return &p;
         }
     }
-    return 0;
+    *token = 0;
+    return nullptr;
+}
+
+uint64_t claim(const AllocationRecord *one, std::vector<AllocationRecord> *many) {
+    uint64_t token = 0;
+    Pending *p = claim_slot(&token);
+    if (p == nullptr) return 0;
+    if (one) p->record = *one;
+    p->many = many;
+    return token;
+}
+
+// Settles a Release / Unmap / Teardown slot's records.
+void settle_op(Tracker &t, const Pending &p, bool succeeded) {
+    switch (p.op) {
+    case Pending::Op::Release: vmm_after_release(t, p.handle, *p.many, succeeded); return;
+    case Pending::Op::Unmap: vmm_after_unmap(t, *p.many, succeeded); return;
+    case Pending::Op::Teardown:
+        if (succeeded) end_context_records(t, *p.many, *p.ids, p.cause, p.api, p.device);
+        else restore_context_records(t, *p.many);
+        return;
+    case Pending::Op::Free: return;
+    }
 }
 
 void settle(Tracker &t, const AllocationRecord &r, bool freed) {
@@ -144,14 +178,113 @@ public:
         Tracker *t = tracker();
         ReentrancyGuard guard;
         if (t != nullptr) {
-            if (p.many != nullptr)
+            if (p.op != Pending::Op::Free)
+                settle_op(*t, p, succeeded);
+            else if (p.many != nullptr)
                 for (const AllocationRecord &r : *p.many) settle(*t, r, succeeded);
             else
                 settle(*t, p.record, succeeded);
         }
         delete p.many;
+        delete p.ids;
         p.many = nullptr;
+        p.ids = nullptr;
         p.busy.store(0, std::memory_order_release);
+    }
+    uint64_t take_release(uint64_t handle) override {
+        Tracker *t = tracker();
+        if (t == nullptr) return 0;
+        note_cuda_seen();
+        ReentrancyGuard guard;
+        return pending_op(*t, Pending::Op::Release, vmm_before_release(*t, handle), [&](Pending &p) { p.handle = handle; });
+    }
+    uint64_t take_unmap(uint64_t ptr, uint64_t size) override {
+        Tracker *t = tracker();
+        if (t == nullptr) return 0;
+        note_cuda_seen();
+        ReentrancyGuard guard;
+        return pending_op(*t, Pending::Op::Unmap, vmm_before_unmap(*t, ptr, size), [](Pending &) {});
+    }
+    void vmm_retained(uint64_t handle) override {
+        if (Tracker *t = tracker()) t->vmm.retained(handle);
+    }
+    void vmm_mapped(uint64_t handle, uint64_t size) override {
+        Tracker *t = tracker();
+        if (t == nullptr) return;
+        ReentrancyGuard guard;
+        vmm_after_map(*t, handle, size);
+    }
+    void context_created(uint64_t context, int device) override {
+        if (Tracker *t = tracker()) t->contexts.note_created(context, device);
+    }
+    uint64_t take_context(uint8_t api, uint64_t context) override {
+        Tracker *t = tracker();
+        if (t == nullptr || context == 0 || process_exiting()) return 0;
+        std::vector<uint16_t> ids;
+        t->contexts.for_each_live_id(context, [&](uint16_t id) { ids.push_back(id); });
+        if (ids.empty()) return 0;
+        int device = t->contexts.device_of(ids.front());
+        return take_teardown(*t, std::move(ids), TeardownCause::Destroy, api, device);
+    }
+    uint64_t take_primary(uint8_t api, int device) override {
+        Tracker *t = tracker();
+        if (t == nullptr || process_exiting()) return 0;
+        std::vector<uint16_t> ids;
+        t->contexts.for_each_live_primary(device, [&](uint16_t id) { ids.push_back(id); });
+        return take_teardown(*t, std::move(ids), TeardownCause::Reset, api, device);
+    }
+    void primary_released(uint8_t api, int device) override {
+        Tracker *t = tracker();
+        if (t == nullptr || process_exiting()) return;
+        ReentrancyGuard guard;
+        if (primary_context_active(device) != 0) return;
+        std::vector<uint16_t> ids;
+        t->contexts.for_each_live_primary(device, [&](uint16_t id) { ids.push_back(id); });
+        if (ids.empty()) return;
+        end_context_records(*t, take_context_records(*t, ids), ids, TeardownCause::LastRelease, api, device);
+    }
+    void graph_memory_changed() override {
+        if (graph_memory_in_use() && triggers::g_triggers_started.load(std::memory_order_acquire))
+            triggers::wake_reporter(triggers::kWakeGraphMemory);
+    }
+
+private:
+    // Parks `taken` in a pending slot for finish_free; with no slot free the call is taken to
+    // succeed at once (as take does).
+    template <class Fill>
+    uint64_t pending_op(Tracker &t, Pending::Op op, std::vector<AllocationRecord> taken, Fill &&fill) {
+        uint64_t token = 0;
+        Pending *p = claim_slot(&token);
+        if (p == nullptr) {
+            Pending local;
+            local.op = op;
+            local.many = &taken;
+            fill(local);
+            settle_op(t, local, true);
+            local.many = nullptr;
+            return 0;
+        }
+        p->op = op;
+        p->many = new std::vector<AllocationRecord>(std::move(taken));
+        fill(*p);
+        return token;
+    }
+    uint64_t take_teardown(Tracker &t, std::vector<uint16_t> ids, TeardownCause cause, uint8_t api, int device) {
+        ReentrancyGuard guard;
+        std::vector<AllocationRecord> taken = take_context_records(t, ids);
+        uint64_t token = 0;
+        Pending *p = claim_slot(&token);
+        if (p == nullptr) { // no slot: taken to succeed, as take does
+            end_context_records(t, taken, ids, cause, api, device);
+            return 0;
+        }
+        p->op = Pending::Op::Teardown;
+        p->many = new std::vector<AllocationRecord>(std::move(taken));
+        p->ids = new std::vector<uint16_t>(std::move(ids));
+        p->cause = cause;
+        p->api = api;
+        p->device = device;
+        return token;
     }
     void pool_created(uint64_t pool, int device) override { note_pool_created(pool, device); }
     void pool_destroyed(uint64_t pool) override { note_pool_destroyed(pool); }

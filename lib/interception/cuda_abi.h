@@ -105,6 +105,8 @@ struct MemAllocNodeParams {
     CUdeviceptr dptr; // out
 };
 static_assert(sizeof(CUmemPoolPropsPrefix) == 88 && sizeof(MemAllocNodeParams) == 120);
+using CUgraphExec = void *;
+using CUmemAllocationHandleType = int;
 inline constexpr int kStreamCaptureStatusActive = 1;    // CU_STREAM_CAPTURE_STATUS_ACTIVE
 inline constexpr uintptr_t kStreamLegacy = 0x1;         // CU_STREAM_LEGACY
 inline constexpr uintptr_t kStreamPerThread = 0x2;      // CU_STREAM_PER_THREAD
@@ -157,4 +159,12 @@ using cudaGraphNode_t = vramtrace::cuda::cudaGraphNode_t;
 using CUDA_MEM_ALLOC_NODE_PARAMS = vramtrace::cuda::MemAllocNodeParams;
 using cudaMemAllocNodeParams = vramtrace::cuda::MemAllocNodeParams;
 using CUmemPoolProps = vramtrace::cuda::CUmemPoolPropsPrefix;
+using CUgraphExec = vramtrace::cuda::CUgraphExec;
+using CUmemAllocationHandleType = vramtrace::cuda::CUmemAllocationHandleType;
+using CUcontext = vramtrace::cuda::CUcontext;
+using CUdevice = vramtrace::cuda::CUdevice;
+// Only passed through, never read: incomplete on purpose.
+struct CUexecAffinityParam;
+struct CUctxCreateParams;
+struct CUDA_GRAPH_INSTANTIATE_PARAMS;
 using cudaMemPoolProps = vramtrace::cuda::CUmemPoolPropsPrefix;

@@ -10,6 +10,8 @@ namespace vramtrace {
 // pointer is asked only where nothing cheaper gives the right answer.
 int device_holding(MemoryKind kind, uint64_t address) {
     if (kind == MemoryKind::HostPinned || kind == MemoryKind::HostRegistered) return kHostDevice;
+    if (kind == MemoryKind::VaReservation) return kUnknownDevice; // address space has no device
+    if (kind == MemoryKind::VmmImported) return handle_device_ordinal(address); // the exporter's device
     if (kind == MemoryKind::Array) return current_device_ordinal(); // a handle, not a pointer
     if (kind == MemoryKind::Device) {
         // cuMemAlloc and its pitch variants allocate in the calling thread's current context; the
@@ -34,6 +36,20 @@ int stream_alloc_device(uint64_t stream, uint64_t address) {
     return device != kUnknownDevice ? device : pointer_device_or_current(address);
 }
 
+bool allocates_from_pool(ApiId api) {
+    switch (api) {
+    case ApiId::cudaMallocAsync:
+    case ApiId::cudaMallocAsync_ptsz:
+    case ApiId::cudaMallocFromPoolAsync:
+    case ApiId::cudaMallocFromPoolAsync_ptsz:
+    case ApiId::cuMemAllocAsync:
+    case ApiId::cuMemAllocAsync_ptsz:
+    case ApiId::cuMemAllocFromPoolAsync:
+    case ApiId::cuMemAllocFromPoolAsync_ptsz: return true;
+    default: return false;
+    }
+}
+
 void record_new(Tracker &t, const AllocRequest &req, uint64_t address, uint64_t size, int device,
                 uint32_t stack) {
     if (address == 0) return;
@@ -47,6 +63,8 @@ void record_new(Tracker &t, const AllocRequest &req, uint64_t address, uint64_t 
     r.kind = req.kind;
     r.api = static_cast<uint8_t>(req.api);
     r.device = static_cast<int16_t>(device);
+    if (ended_by_context_teardown(req.kind) && !allocates_from_pool(req.api)) r.context = current_context().id;
+    if (req.kind == MemoryKind::VmmPhysical || req.kind == MemoryKind::VmmImported) t.vmm.created(address);
     record_allocation(t, r);
     note_device_seen(device); // identity for the report, asked of the driver once per device
 }

@@ -13,6 +13,7 @@
 #include "core/tracker.h"
 #include "core/thread_state.h"
 #include "cupti/backend.h"
+#include "interception/current_context.h"
 #include "interception/hook_table.h"
 #include "interception/real_functions.h"
 #include "triggers/hook_triggers.h"
@@ -56,7 +57,11 @@ int pointer_device_or_current(uint64_t address);
 // driver call.
 bool driver_stream_capturing(uint64_t stream, bool per_thread, uint64_t *graph);
 
-// Stores a new record; nothing is stored for a zero address.
+// Whether `api` allocates from a stream-ordered pool: such memory outlives a context teardown.
+bool allocates_from_pool(ApiId api);
+
+// Stores a new record; nothing is stored for a zero address. Memory that a context teardown frees
+// (ended_by_context_teardown, not from a pool) is owned by the calling thread's current context.
 void record_new(Tracker &t, const AllocRequest &req, uint64_t address, uint64_t size, int device,
                 uint32_t stack);
 
@@ -75,6 +80,7 @@ int tracked_alloc(Reach reach, const AllocRequest &req, Call &&call, Address &&a
     errno = saved_errno;
     int rc = call();
     int call_errno = errno;
+    forget_context_read();
     if (rc == cuda::kSuccess) {
         uint64_t ptr = address();
         if (ptr != 0) {

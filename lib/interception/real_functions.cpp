@@ -6,6 +6,7 @@
 #include <link.h>
 
 #include "core/log.h"
+#include "interception/current_context.h"
 #include "tracking/allocation_record.h"
 
 namespace vramtrace {
@@ -14,7 +15,6 @@ namespace {
 std::atomic<void *> g_real_dlsym{nullptr};
 std::atomic<void *> g_real[kApiCount];
 std::atomic<void *> g_driver_handle{nullptr};
-std::atomic<void *> g_cu_ctx_get_device{nullptr};
 std::atomic<void *> g_cu_pointer_get_attribute{nullptr};
 std::atomic<void *> g_cu_mem_get_address_range{nullptr};
 std::atomic<void *> g_cu_stream_get_device{nullptr};
@@ -148,14 +148,7 @@ void *real_function(ApiId id) {
     return p;
 }
 
-int current_device_ordinal() {
-    void *p = cached_driver_symbol(g_cu_ctx_get_device, "cuCtxGetDevice");
-    if (p == nullptr) return kUnknownDevice;
-    int device = kUnknownDevice;
-    auto get = reinterpret_cast<CUresult (*)(int *)>(p);
-    if (get(&device) != cuda::kSuccess) return kUnknownDevice;
-    return device;
-}
+int current_device_ordinal() { return current_context().device; }
 
 int stream_device_ordinal(uint64_t stream) {
     // cuStreamGetDevice came with CUDA 12.8. On an older driver its absence is remembered, so the
@@ -188,6 +181,28 @@ uint64_t allocation_size_at(uint64_t ptr) {
     size_t size = 0;
     auto get = reinterpret_cast<CUresult (*)(CUdeviceptr *, size_t *, CUdeviceptr)>(p);
     return get(&base, &size, ptr) == cuda::kSuccess ? size : 0;
+}
+
+int primary_context_active(int device) {
+    static std::atomic<void *> fn{nullptr};
+    auto get = reinterpret_cast<CUresult (*)(int, unsigned *, int *)>(cached_driver_symbol(fn, "cuDevicePrimaryCtxGetState"));
+    unsigned flags = 0;
+    int active = -1;
+    if (get == nullptr || get(device, &flags, &active) != cuda::kSuccess) return -1;
+    return active;
+}
+
+int handle_device_ordinal(uint64_t handle) {
+    static std::atomic<void *> fn{nullptr};
+    auto get = reinterpret_cast<CUresult (*)(cuda::CUmemAllocationPropPrefix *, uint64_t)>(
+        cached_driver_symbol(fn, "cuMemGetAllocationPropertiesFromHandle"));
+    // The driver writes the whole CUmemAllocationProp (32 bytes in CUDA 13): give it room.
+    struct {
+        cuda::CUmemAllocationPropPrefix prefix;
+        unsigned char rest[64];
+    } prop{};
+    if (get == nullptr || get(&prop.prefix, handle) != cuda::kSuccess) return kUnknownDevice;
+    return prop.prefix.location.type == cuda::kMemLocationTypeDevice ? prop.prefix.location.id : kHostDevice;
 }
 
 int driver_version() {

@@ -35,12 +35,17 @@ void *driver_handle();
 void *driver_symbol(const char *name);
 
 // Helpers that ask the driver; never called while holding any lock.
-int current_device_ordinal();   // cuCtxGetDevice of the calling thread, kUnknownDevice when none
+int current_device_ordinal();   // the current context's device (current_context.h), kUnknownDevice when none
 int pointer_device_ordinal(uint64_t ptr); // cuPointerGetAttribute(DEVICE_ORDINAL), kUnknownDevice
 // cuStreamGetDevice of a created stream (not 0, legacy or per-thread), kUnknownDevice when the
 // driver has no such function (before 12.8) or refuses the handle.
 int stream_device_ordinal(uint64_t stream);
 uint64_t allocation_size_at(uint64_t ptr); // cuMemGetAddressRange_v2's size, 0 when unknown
+// cuDevicePrimaryCtxGetState's `active` for the device (1 or 0), -1 when the driver does not answer.
+int primary_context_active(int device);
+// The device of a VMM handle's memory (cuMemGetAllocationPropertiesFromHandle's location; the
+// host for host memory), kUnknownDevice when the driver does not say.
+int handle_device_ordinal(uint64_t handle);
 int driver_version();            // cuDriverGetVersion, 0 when not known (cached)
 int cached_driver_version();     // the cached value only: makes no CUDA call
 

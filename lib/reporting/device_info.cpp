@@ -107,6 +107,25 @@ bool graph_attr(int device, int attr, uint64_t *value) {
     return true;
 }
 
+bool read_graph_memory(int device, GraphMemoryFigures *out) {
+    GraphMemoryFigures g;
+    if (!graph_attr(device, cuda::kGraphMemAttrReservedMemCurrent, &g.reserved_bytes) ||
+        !graph_attr(device, cuda::kGraphMemAttrUsedMemCurrent, &g.used_bytes))
+        return false;
+    graph_attr(device, cuda::kGraphMemAttrReservedMemHigh, &g.reserved_high_bytes);
+    graph_attr(device, cuda::kGraphMemAttrUsedMemHigh, &g.used_high_bytes);
+    *out = g;
+    return true;
+}
+
+// The reporter thread's last reading of each device's graph memory (words written with relaxed
+// atomics; a reader may see a mix of two readings, each figure itself whole).
+struct GraphSample {
+    std::atomic<bool> valid{false};
+    std::atomic<uint64_t> reserved{0}, used{0}, reserved_high{0}, used_high{0};
+};
+GraphSample g_graph_sample[kMaxDevices];
+
 uint64_t default_pool_of(int device) {
     auto fn = reinterpret_cast<CUresult (*)(void **, int)>(driver_fn(kDefaultPool));
     void *pool = nullptr;
@@ -167,11 +186,12 @@ template <class Add> void query_pools(Add &&add) {
         report::Pool p;
         p.device = d;
         p.is_graph_memory = true;
-        if (!graph_attr(d, cuda::kGraphMemAttrReservedMemCurrent, &p.reserved_bytes) ||
-            !graph_attr(d, cuda::kGraphMemAttrUsedMemCurrent, &p.used_bytes))
-            continue;
-        graph_attr(d, cuda::kGraphMemAttrReservedMemHigh, &p.reserved_high_bytes);
-        graph_attr(d, cuda::kGraphMemAttrUsedMemHigh, &p.used_high_bytes);
+        GraphMemoryFigures g;
+        if (!read_graph_memory(d, &g)) continue;
+        p.reserved_bytes = g.reserved_bytes;
+        p.used_bytes = g.used_bytes;
+        p.reserved_high_bytes = g.reserved_high_bytes;
+        p.used_high_bytes = g.used_high_bytes;
         add(p);
     }
 }
@@ -371,13 +391,63 @@ void fill_device_info(report::Snapshot &s) {
     }
 }
 
+bool graph_memory_in_use() { return g_graph_devices.load(std::memory_order_relaxed) != 0; }
+
+void sample_graph_memory() {
+    uint64_t graph_devices = g_graph_devices.load(std::memory_order_relaxed);
+    for (int d = 0; d < kMaxDevices; ++d) {
+        GraphMemoryFigures g;
+        if (!((graph_devices >> d) & 1) || !read_graph_memory(d, &g)) continue;
+        GraphSample &x = g_graph_sample[d];
+        x.reserved.store(g.reserved_bytes, std::memory_order_relaxed);
+        x.used.store(g.used_bytes, std::memory_order_relaxed);
+        x.reserved_high.store(g.reserved_high_bytes, std::memory_order_relaxed);
+        x.used_high.store(g.used_high_bytes, std::memory_order_relaxed);
+        x.valid.store(true, std::memory_order_release);
+    }
+}
+
+bool sampled_graph_memory(int device, GraphMemoryFigures *out) {
+    if (!valid_device(device) || !g_graph_sample[device].valid.load(std::memory_order_acquire)) return false;
+    const GraphSample &x = g_graph_sample[device];
+    out->reserved_bytes = x.reserved.load(std::memory_order_relaxed);
+    out->used_bytes = x.used.load(std::memory_order_relaxed);
+    out->reserved_high_bytes = x.reserved_high.load(std::memory_order_relaxed);
+    out->used_high_bytes = x.used_high.load(std::memory_order_relaxed);
+    return true;
+}
+
+namespace {
+
+// A graph memory reading goes into its device's row (added, in ordinal order, when the device had
+// no counted allocation); every other pool into the pools list.
+void place_pool(report::Snapshot &s, const report::Pool &p) {
+    if (!p.is_graph_memory) {
+        s.pools.push_back(p);
+        return;
+    }
+    auto it = s.devices.begin();
+    while (it != s.devices.end() && it->device < p.device) ++it;
+    if (it == s.devices.end() || it->device != p.device) {
+        report::DeviceTotals row;
+        row.device = p.device;
+        it = s.devices.insert(it, row);
+    }
+    it->graph_reserved_bytes = p.reserved_bytes;
+    it->graph_used_bytes = p.used_bytes;
+    it->graph_reserved_high_bytes = p.reserved_high_bytes;
+    it->graph_used_high_bytes = p.used_high_bytes;
+}
+
+} // namespace
+
 void fill_pools(report::Snapshot &s) {
     if (use_exit_sample(s)) {
         if (g_exit_sample != nullptr)
-            s.pools.insert(s.pools.end(), g_exit_sample->pools, g_exit_sample->pools + g_exit_sample->pool_count);
+            for (int i = 0; i < g_exit_sample->pool_count; ++i) place_pool(s, g_exit_sample->pools[i]);
         return;
     }
-    query_pools([&](const report::Pool &p) { s.pools.push_back(p); });
+    query_pools([&](const report::Pool &p) { place_pool(s, p); });
 }
 
 } // namespace vramtrace

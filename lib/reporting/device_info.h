@@ -25,12 +25,24 @@ void note_pool_used(uint64_t pool);         // a pool passed to cuMemAllocFromPo
                                             // pool, or one obtained some other way)
 void note_default_pool_used(int device);    // cuMemAllocAsync / cudaMallocAsync on that device
 void note_graph_memory_used(int device);    // a graph memory node on that device
+bool graph_memory_in_use();                 // whether any device had a graph memory node
+
+// On the reporter thread (a graph was instantiated, uploaded or destroyed, graph memory trimmed):
+// reads the graph memory of every device that had graph memory nodes into the sample that
+// sampled_graph_memory returns.
+void sample_graph_memory();
+// The last sample of a device's graph memory; false when there is none.
+struct GraphMemoryFigures {
+    uint64_t reserved_bytes = 0, used_bytes = 0, reserved_high_bytes = 0, used_high_bytes = 0;
+};
+bool sampled_graph_memory(int device, GraphMemoryFigures *out);
 
 // Producers called by capture_snapshot (contract 3).
 // Copies the cached identity of every device in snapshot.devices, and NVML's usedGpuMemory.
 void fill_device_info(report::Snapshot &snapshot);
-// Appends one report::Pool per pool seen, plus the graph memory of each device that had graph
-// memory nodes (is_graph_memory), from the driver's attributes.
+// Appends one report::Pool per pool seen, and sets the graph memory of each device that had graph
+// memory nodes (DeviceTotals::graph_*, adding the device's row when it has none), from the
+// driver's attributes.
 void fill_pools(report::Snapshot &snapshot);
 
 // Formats a 16-byte CUuuid like nvidia-smi: "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx".

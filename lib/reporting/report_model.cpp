@@ -165,8 +165,32 @@ std::string describe_frame(const Snapshot &snapshot, const Frame &frame) {
 bool counts_as_held(const Allocation &a) {
     // IPC imports belong to another process; a VMM mapping shows memory already counted as the
     // physical allocation (vmm_physical) it maps; a graph memory node (graph_pool) is an address
-    // the graph's pool backs only while the graph runs (the device's graph memory says how much).
-    return a.kind != "ipc_imported" && a.kind != "vmm_mapping" && a.kind != "graph_pool";
+    // the graph's pool backs only while the graph runs (the device's graph memory says how much);
+    // an imported VMM handle is the exporter's memory; a reservation is address space, no memory.
+    return a.kind != "ipc_imported" && a.kind != "vmm_mapping" && a.kind != "graph_pool" &&
+           a.kind != "vmm_imported" && a.kind != "va_reservation";
+}
+
+void adopt_graph_memory_pools(Snapshot &s) {
+    std::vector<Pool> kept;
+    for (Pool &p : s.pools) {
+        if (!p.is_graph_memory) {
+            kept.push_back(std::move(p));
+            continue;
+        }
+        auto it = s.devices.begin();
+        while (it != s.devices.end() && it->device < p.device) ++it;
+        if (it == s.devices.end() || it->device != p.device) {
+            DeviceTotals row;
+            row.device = p.device;
+            it = s.devices.insert(it, row);
+        }
+        it->graph_reserved_bytes = p.reserved_bytes;
+        it->graph_used_bytes = p.used_bytes;
+        it->graph_reserved_high_bytes = p.reserved_high_bytes;
+        it->graph_used_high_bytes = p.used_high_bytes;
+    }
+    s.pools = std::move(kept);
 }
 
 namespace {

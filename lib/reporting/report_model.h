@@ -62,6 +62,13 @@ struct DeviceTotals {
     std::optional<uint64_t> process_used_bytes;  // what the driver charges this process on the
                                                  // device at the dump (NVML usedGpuMemory: context,
                                                  // modules, everything); absent when NVML is not there
+    // The device's graph memory pool (cuDeviceGetGraphMemAttribute CU_GRAPH_MEM_ATTR_*) at the
+    // dump: what graphs with memory nodes hold once uploaded or launched. Not in current_bytes
+    // (no allocation call makes it); absent when no graph memory node was seen on the device.
+    std::optional<uint64_t> graph_reserved_bytes;      // RESERVED_MEM_CURRENT
+    std::optional<uint64_t> graph_used_bytes;          // USED_MEM_CURRENT
+    std::optional<uint64_t> graph_reserved_high_bytes; // RESERVED_MEM_HIGH
+    std::optional<uint64_t> graph_used_high_bytes;     // USED_MEM_HIGH
 
     bool operator==(const DeviceTotals &) const = default;
 };
@@ -120,6 +127,9 @@ struct Allocation {
     // Added within schema 1: true when `size` is computed by vramtrace rather than told by the
     // driver (CUDA arrays: width x height x depth x element size, ignoring the driver's padding).
     bool size_is_estimate = false;
+    // Optional: the context generation whose teardown ends this allocation (Teardown::context);
+    // 0 (left out) for memory no context teardown frees (stream-ordered, VMM, graph memory).
+    uint32_t context = 0;
 
     bool operator==(const Allocation &) const = default;
 };
@@ -152,6 +162,9 @@ struct Event {
     uint32_t stack = 0;      // alloc/oom: Stack::id; free: the freed allocation's; 0 none
     uint32_t thread_id = 0;
     std::string label;       // mark: the text given to vramtrace_mark; "" otherwise
+    // Optional, frees only: "context_reset" | "context_destroy" | "context_release" when a context
+    // teardown freed the allocation (no free call of the program's); "" otherwise.
+    std::string freed_by;
     bool operator==(const Event &) const = default;
 };
 struct EventHistory {
@@ -191,10 +204,26 @@ struct Pool {
     uint64_t used_bytes = 0;
     uint64_t reserved_high_bytes = 0;
     uint64_t used_high_bytes = 0;
-    // Added by helper F (coverage): true for a device's graph memory (cuDeviceGetGraphMemAttribute
-    // CU_GRAPH_MEM_ATTR_*, the pool behind graph memory nodes); handle is then 0.
+    // Files written before DeviceTotals::graph_memory listed a device's graph memory here, with
+    // handle 0; the reader moves such an entry into its device's row, so the model holds none.
     bool is_graph_memory = false;
     bool operator==(const Pool &) const = default;
+};
+
+// A context teardown (a reset, a destroy, the last release of a primary context) and what it ended:
+// the allocations still live in that context then, by call site.
+struct Teardown {
+    uint64_t time_ns = 0;       // CLOCK_MONOTONIC
+    std::string api;            // "cuDevicePrimaryCtxReset_v2" (cudaDeviceReset), "cuCtxDestroy_v2", ...
+    std::string cause;          // "context_reset" | "context_destroy" | "context_release"
+    int device = -2;
+    uint32_t context = 0;       // Allocation::context of the records it ended
+    uint64_t ended_count = 0;   // allocations ended
+    uint64_t ended_bytes = 0;   // their bytes that counted toward the device
+    std::vector<PeakSite> sites; // the heaviest call sites, bytes descending (at most 16)
+    uint64_t other_bytes = 0;   // the call sites past those, summed
+    uint64_t other_count = 0;
+    bool operator==(const Teardown &) const = default;
 };
 
 struct Snapshot {
@@ -216,6 +245,10 @@ struct Snapshot {
     std::vector<OomEvent> ooms;        // the most recent out-of-memory failures, oldest first
     uint64_t oom_count = 0;            // all of them since start (ooms may hold fewer)
     std::vector<Pool> pools;
+    // Optional (absent in older files and when no context was torn down): the first teardowns, and
+    // how many there were in all.
+    std::vector<Teardown> teardowns;
+    uint64_t teardown_count = 0;
     EventHistory events;
     // Stacks referenced by peaks, ooms and events are in `stacks` too.
 
@@ -230,6 +263,11 @@ struct Snapshot {
 
     bool operator==(const Snapshot &) const = default;
 };
+
+// Files written before DeviceTotals::graph_* listed each device's graph memory as a pool with
+// is_graph_memory: moves such entries into their device's row (adding the row when missing, in
+// ordinal order), so that the rest of the CLI sees one model.
+void adopt_graph_memory_pools(Snapshot &snapshot);
 
 // ---- Helpers shared by the summary formatter (library and CLI) and the CLI commands. ----
 // None of them throws anything but std::bad_alloc.

@@ -60,7 +60,9 @@ report::Event to_report_event(const EventRecord &r) {
     if (r.type != EventType::Oom) {
         e.address = r.address;
         e.kind = memory_kind_name(static_cast<MemoryKind>(r.kind));
+        if (static_cast<MemoryKind>(r.kind) == MemoryKind::VaReservation) e.address = reservation_address(r.address);
     }
+    if (r.type == EventType::Free) e.freed_by = teardown_cause_name(static_cast<TeardownCause>(r.cause));
     return e;
 }
 
@@ -92,6 +94,23 @@ void capture_events(const Tracker &t, report::Snapshot &s) {
     if (h.wrapped) h.complete_from_ns = h.events.empty() ? s.process.dump_monotonic_ns : h.events.front().time_ns;
 }
 
+void capture_teardowns(const Tracker &t, report::Snapshot &s) {
+    s.teardown_count = t.teardowns.for_each([&](const TeardownRecord &r) {
+        report::Teardown td;
+        td.time_ns = r.time_ns;
+        td.api = api_name(r.api);
+        td.cause = teardown_cause_name(r.cause);
+        td.device = r.device;
+        td.context = r.context;
+        td.ended_count = r.ended_count;
+        td.ended_bytes = r.ended_bytes;
+        for (uint32_t i = 0; i < r.site_count; ++i) td.sites.push_back({r.sites[i].stack, r.sites[i].bytes, r.sites[i].count});
+        td.other_bytes = r.other_bytes;
+        td.other_count = r.other_count;
+        s.teardowns.push_back(std::move(td));
+    });
+}
+
 // Adds every stack referenced by allocations, peaks, ooms and events (raw frames, in ascending id
 // order). The depot never frees a stack, so every id recorded anywhere still resolves.
 void capture_stacks(const Tracker &t, report::Snapshot &s) {
@@ -101,6 +120,8 @@ void capture_stacks(const Tracker &t, report::Snapshot &s) {
         for (const report::PeakSite &site : p.sites) ids.push_back(site.stack);
     for (const report::OomEvent &o : s.ooms) ids.push_back(o.stack);
     for (const report::Event &e : s.events.events) ids.push_back(e.stack);
+    for (const report::Teardown &td : s.teardowns)
+        for (const report::PeakSite &site : td.sites) ids.push_back(site.stack);
     for (const report::Stack &st : s.stacks) ids.push_back(st.id); // a producer may have added some
     std::sort(ids.begin(), ids.end());
     ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
@@ -217,15 +238,19 @@ report::Snapshot capture_snapshot(Tracker &t, const char *reason) {
         a.time_ns = r.time_ns;
         a.stack = r.stack_id;
         a.size_is_estimate = r.kind == MemoryKind::Array; // computed from the array's descriptor
+        a.context = r.context;
+        if (r.kind == MemoryKind::VaReservation) a.address = reservation_address(r.address);
         s.allocations.push_back(std::move(a));
     }
     capture_peaks(t, s);
     capture_events(t, s);
+    capture_teardowns(t, s);
 
-    // ---- Other producers: one call line each (fill_oom_events, fill_device_info, fill_pools). ----
-    // They run here, before capture_stacks, so that the stacks they reference are added.
-    fill_device_info(s);
+    // ---- Other producers: one call line each (fill_oom_events, fill_pools, fill_device_info). ----
+    // They run here, before capture_stacks, so that the stacks they reference are added. fill_pools
+    // goes first: it may add a device's row (graph memory only), whose identity is then filled in.
     fill_pools(s);
+    fill_device_info(s);
     triggers::fill_oom_events(s);
     // ---- end of other producers ----
 

@@ -269,6 +269,7 @@ void write_event(JsonOut &out, const Event &e) {
     out.key("size"), out.u64(e.size), out.raw(", ");
     out.key("api"), out.str(e.api), out.raw(", ");
     out.key("stack"), out.u64(e.stack);
+    if (!e.freed_by.empty()) out.raw(", "), out.key("freed_by"), out.str(e.freed_by);
 }
 
 // `  "name": [` + one record per line + `  ]`, or `  "name": []` when empty.
@@ -308,6 +309,10 @@ void write_document(JsonOut &out, const Snapshot &s) {
         if (!d.pci_bus_id.empty()) out.raw(", "), out.key("pci_bus_id"), out.str(d.pci_bus_id);
         optional_u64(out, "total_memory_bytes", d.total_memory_bytes);
         optional_u64(out, "process_used_bytes", d.process_used_bytes);
+        optional_u64(out, "graph_reserved_bytes", d.graph_reserved_bytes);
+        optional_u64(out, "graph_used_bytes", d.graph_used_bytes);
+        optional_u64(out, "graph_reserved_high_bytes", d.graph_reserved_high_bytes);
+        optional_u64(out, "graph_used_high_bytes", d.graph_used_high_bytes);
     }, false);
     out.raw("  ");
     out.key("dropped"), out.ch('{');
@@ -350,8 +355,31 @@ void write_document(JsonOut &out, const Snapshot &s) {
         out.key("used_bytes"), out.u64(p.used_bytes), out.raw(", ");
         out.key("reserved_high_bytes"), out.u64(p.reserved_high_bytes), out.raw(", ");
         out.key("used_high_bytes"), out.u64(p.used_high_bytes);
-        if (p.is_graph_memory) out.raw(", "), out.key("is_graph_memory"), out.boolean(true); // helper F
     }, false);
+    if (!s.teardowns.empty() || s.teardown_count != 0) {
+        out.raw("  ");
+        out.key("teardown_count"), out.u64(s.teardown_count), out.raw(",\n");
+        write_array(out, "teardowns", s.teardowns, [&](const Teardown &td) {
+            out.key("time_ns"), out.u64(td.time_ns), out.raw(", ");
+            out.key("api"), out.str(td.api), out.raw(", ");
+            out.key("cause"), out.str(td.cause), out.raw(", ");
+            out.key("device"), out.i64(td.device), out.raw(", ");
+            out.key("context"), out.u64(td.context), out.raw(", ");
+            out.key("ended_count"), out.u64(td.ended_count), out.raw(", ");
+            out.key("ended_bytes"), out.u64(td.ended_bytes), out.raw(", ");
+            out.key("sites"), out.ch('[');
+            for (size_t i = 0; i < td.sites.size(); ++i) {
+                if (i) out.raw(", ");
+                out.ch('{');
+                out.key("stack"), out.u64(td.sites[i].stack), out.raw(", ");
+                out.key("bytes"), out.u64(td.sites[i].bytes), out.raw(", ");
+                out.key("count"), out.u64(td.sites[i].count), out.ch('}');
+            }
+            out.raw("], ");
+            out.key("other_bytes"), out.u64(td.other_bytes), out.raw(", ");
+            out.key("other_count"), out.u64(td.other_count);
+        }, false);
+    }
     out.raw("  ");
     out.key("event_history"), out.ch('{');
     out.key("capacity"), out.u64(s.events.capacity), out.raw(", ");
@@ -404,6 +432,7 @@ void write_document(JsonOut &out, const Snapshot &s) {
         out.key("time_ns"), out.u64(a.time_ns), out.raw(", ");
         out.key("stack"), out.u64(a.stack);
         if (a.size_is_estimate) out.raw(", "), out.key("size_is_estimate"), out.boolean(true);
+        if (a.context != 0) out.raw(", "), out.key("context"), out.u64(a.context);
     }, false);
     write_array(out, "events", s.events.events, [&](const Event &e) { write_event(out, e); }, true);
     out.raw("}\n");

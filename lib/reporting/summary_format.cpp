@@ -272,6 +272,10 @@ struct SummaryBody::State {
     std::unordered_map<std::string, uint32_t> name_index;
     std::map<int, DeviceReplay> replayed;                    // every event so far, per device
     uint64_t events = 0;                                     // events added
+    // Virtual memory management, which counts_as_held leaves out or counts once: reserved address
+    // space (va_reservation), mapped ranges and physical allocations per device.
+    uint64_t reserved_va = 0, reservations = 0;
+    std::map<int, uint64_t> vmm_mapped, vmm_physical;
 
     uint32_t intern(const std::string &name) {
         auto [it, inserted] = name_index.try_emplace(name, uint32_t(names.size()));
@@ -286,7 +290,10 @@ SummaryBody::SummaryBody(SummaryBody &&) noexcept = default;
 SummaryBody &SummaryBody::operator=(SummaryBody &&) noexcept = default;
 
 void SummaryBody::add_allocation(const Allocation &a) {
-    if (!counts_as_held(a)) return; // no part of the summary counts them
+    if (a.kind == "va_reservation") state_->reserved_va += a.size, ++state_->reservations;
+    if (a.kind == "vmm_mapping") state_->vmm_mapped[a.device] += a.size;
+    if (a.kind == "vmm_physical") state_->vmm_physical[a.device] += a.size;
+    if (!counts_as_held(a)) return; // no other part of the summary counts them
     LiveKey key{a.stack, a.device, state_->intern(a.kind), state_->intern(a.api), a.size};
     ++state_->live[key];
 }
@@ -434,14 +441,23 @@ void devices(Lines &lines, const Snapshot &s, const SummaryBody::State &body) {
         if (d->total_memory_bytes)
             identity += (identity.empty() ? "" : ", ") + format_bytes(*d->total_memory_bytes) + " total";
         if (!identity.empty()) lines.add("    " + identity);
+        if (d->graph_reserved_bytes)
+            lines.add("    graph memory (the driver's graph pool, not in tracked memory): " +
+                      format_bytes(*d->graph_reserved_bytes) + " reserved, " +
+                      format_bytes(d->graph_used_bytes.value_or(0)) + " used, peak reserved " +
+                      format_bytes(d->graph_reserved_high_bytes.value_or(0)));
         if (d->process_used_bytes) {
             uint64_t used = *d->process_used_bytes, tracked = d->current_bytes;
-            if (used >= tracked)
-                lines.add("    nvidia-smi: " + format_bytes(used) + " = " + format_bytes(tracked) + " tracked + " +
-                          format_bytes(used - tracked) + " untracked (context, modules)");
+            uint64_t graph = d->graph_reserved_bytes.value_or(0);
+            std::string parts = format_bytes(tracked) + " tracked + " +
+                                (graph != 0 ? format_bytes(graph) + " graph memory + " : std::string());
+            if (used >= tracked + graph)
+                lines.add("    nvidia-smi: " + format_bytes(used) + " = " + parts + format_bytes(used - tracked - graph) +
+                          " untracked (context, modules)");
             else
-                lines.add("    nvidia-smi: " + format_bytes(used) + ", " + format_bytes(tracked - used) +
-                          " below the " + format_bytes(tracked) + " tracked (managed memory not resident)");
+                lines.add("    nvidia-smi: " + format_bytes(used) + ", " + format_bytes(tracked + graph - used) +
+                          " below the " + format_bytes(tracked + graph) + " tracked" +
+                          (graph != 0 ? " with graph memory" : "") + " (managed memory not resident)");
         }
     }
     if (unknown_shown)
@@ -588,6 +604,51 @@ void pools(Lines &lines, const Snapshot &s) {
     lines.table("  ", rows, {false, false, true, true, true, true, true});
 }
 
+// Virtual memory management, per process: reserved address space has no device and holds no
+// memory, so it stands beside the device figures, never inside them.
+void virtual_memory(Lines &lines, const SummaryBody::State &b) {
+    if (b.reservations == 0 && b.vmm_mapped.empty() && b.vmm_physical.empty()) return;
+    auto per_device = [](const std::map<int, uint64_t> &m) {
+        uint64_t total = 0;
+        std::string parts;
+        for (const auto &[dev, bytes] : m) {
+            total += bytes;
+            parts += (parts.empty() ? "" : ", ") + device_label(dev) + " " + format_bytes(bytes);
+        }
+        return format_bytes(total) + (parts.empty() ? "" : " (" + parts + ")");
+    };
+    lines.add("virtual memory (VMM): reserved VA " + format_bytes(b.reserved_va) + " in " +
+              plural(b.reservations, "reservation") + " / mapped " + per_device(b.vmm_mapped) + " / physical " +
+              per_device(b.vmm_physical));
+}
+
+// Context teardowns and what each ended: the allocations still live in the context then.
+void teardowns(Lines &lines, const Snapshot &s, const SummaryOptions &options) {
+    uint64_t total = std::max<uint64_t>(s.teardown_count, s.teardowns.size());
+    if (total == 0) return;
+    std::string title = "context teardowns: " + dec(total);
+    if (s.teardowns.size() < total) title += ", the first " + dec(s.teardowns.size());
+    lines.add(title + " (what each ended, still live in the context then):");
+    for (const Teardown &td : s.teardowns) {
+        std::string when = when_text(s.process, td.time_ns);
+        lines.add("  " + (when.empty() ? std::string() : when + ": ") + one_line(td.api) + " (" + one_line(td.cause) +
+                  ") on " + device_label(td.device) + " ended " + plural(td.ended_count, "allocation") + ", " +
+                  format_bytes_exact(td.ended_bytes));
+        std::vector<StackWeight> weights;
+        for (const PeakSite &site : td.sites) weights.push_back({site.stack, site.bytes, site.count});
+        std::vector<CallSiteGroup> groups = group_by_call_site(s, weights);
+        size_t shown = shown_of(groups, options);
+        for (size_t i = 0; i < shown; ++i)
+            lines.add("    " + format_bytes(groups[i].live_bytes) + " in " + plural(groups[i].live_count, "allocation") +
+                      ": " + one_line(groups[i].location));
+        if (shown < groups.size() || td.other_count != 0) {
+            uint64_t bytes = td.other_bytes, count = td.other_count;
+            for (size_t i = shown; i < groups.size(); ++i) bytes += groups[i].live_bytes, count += groups[i].live_count;
+            lines.add("    " + format_bytes(bytes) + " in " + plural(count, "allocation") + " from other call sites");
+        }
+    }
+}
+
 void live(Lines &lines, const Snapshot &s, const std::vector<CallSiteGroup> &groups, size_t shown,
           uint64_t live_bytes, uint64_t live_count, const SummaryOptions &options) {
     bool at_exit = s.process.reason == "exit";
@@ -652,6 +713,8 @@ std::string build(const Snapshot &s, const SummaryBody::State &body, const Summa
     peaks(lines, s, options);
     ooms(lines, s, body, options);
     pools(lines, s);
+    virtual_memory(lines, body);
+    teardowns(lines, s, options);
     live(lines, s, groups, shown, live_bytes, live_count, options);
     dropped(lines, s, body);
     return lines.take();

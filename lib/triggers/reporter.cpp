@@ -18,6 +18,7 @@
 #include "core/log.h"
 #include "core/thread_state.h"
 #include "core/tracker.h"
+#include "reporting/device_info.h"
 #include "reporting/dumper.h"
 #include "reporting/output_path.h"
 #include "triggers/oom_log.h"
@@ -89,6 +90,7 @@ void write_signal_snapshot() {
 
 // The work the pending bits ask for; the caller holds g_work_mutex.
 void do_pending_work(uint32_t bits) {
+    if (bits & kWakeGraphMemory) sample_graph_memory();
     if (bits & kWakeSignal) write_signal_snapshot();
     if (bits & kWakeQueue)
         while (PendingWork *w = pop_queue()) do_work(w);

@@ -26,6 +26,8 @@ namespace vramtrace::triggers {
 enum WakeBits : uint32_t {
     kWakeSignal = 1u << 0,    // VRAMTRACE_SIGNAL arrived: write a "signal" snapshot
     kWakeQueue = 1u << 1,     // captured work (an OOM snapshot, a threshold warning) is queued
+    kWakeGraphMemory = 1u << 2, // a graph was instantiated, uploaded or destroyed, or graph memory
+                                // trimmed: read the devices' graph memory again
 };
 
 // Async-signal-safe.

@@ -237,7 +237,7 @@ bool same_live_set(const std::vector<ExpectedLive> &expected, const std::vector<
                    bool static_cudart) {
     std::vector<LiveAllocation> live;
     for (const LiveAllocation &l : all)
-        if (l.kind != "vmm_mapping") live.push_back(l);
+        if (l.kind != "vmm_mapping" && l.kind != "va_reservation") live.push_back(l);
     if (expected.size() != live.size()) return false;
     std::vector<bool> used(live.size(), false);
     for (const ExpectedLive &e : expected) {

@@ -80,7 +80,8 @@ std::vector<ExpectedMapping> parse_mapping_expectations(const std::string &progr
 std::vector<ExpectedMapping> tracked_mappings(const std::vector<LiveAllocation> &live);
 
 // Whether every expected allocation has exactly one match in live and nothing else is live
-// (vmm_mapping records are compared separately, with tracked_mappings).
+// (vmm_mapping records are compared separately, with tracked_mappings; va_reservation records are
+// address space, not allocations: tests that care read them from the snapshot).
 // static_cudart: compare APIs through driver_apis_for.
 bool same_live_set(const std::vector<ExpectedLive> &expected, const std::vector<LiveAllocation> &live,
                    bool static_cudart);

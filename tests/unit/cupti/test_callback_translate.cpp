@@ -339,9 +339,10 @@ TEST_CASE("graph memory nodes and created pools") {
 TEST_CASE("the subscribed ids are every allocation, free, pool and capture row, each named") {
     uint32_t ids[256];
     size_t n = subscribed_callbacks(ids, 256);
-    // The 24 driver allocation/free rows of hooks.def, plus 20 custom ones (stream-ordered, VMM,
-    // graph memory, pools, capture begin/end).
-    CHECK(n == 44);
+    // The 24 driver allocation/free rows of hooks.def, plus 40 custom ones (stream-ordered, VMM
+    // lifetimes, context creation and teardown, graph memory nodes and sampling, pools, capture
+    // begin/end).
+    CHECK(n == 64);
     for (size_t i = 0; i < n; ++i) CHECK(callback_name(ids[i]) != nullptr);
     CHECK(std::string(callback_name(CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync_ptsz)) == "cuMemFreeAsync_ptsz");
     CHECK(callback_name(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel) == nullptr);

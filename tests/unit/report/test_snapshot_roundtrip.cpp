@@ -1,6 +1,7 @@
 // write_snapshot_json -> file -> the CLI's reader gives back the same Snapshot, field by field.
 #include <catch2/catch.hpp>
 
+#include <cstdio>
 #include <optional>
 
 #include <fcntl.h>
@@ -222,13 +223,21 @@ Snapshot with_every_new_field() {
     s.ooms.push_back({126000000, 1, 1, "cuMemAlloc_v2", 0x5000, 0, 9, 2, std::nullopt, std::nullopt, 0});
     s.oom_count = 5;
     s.pools.push_back({0x10, 1, false, 0, 0, 0, 0});
-    s.pools.push_back({0, 1, false, 4096, 0, 8192, 0});
-    s.pools.back().is_graph_memory = true;
+    s.devices[0].graph_reserved_bytes = 4096;
+    s.devices[0].graph_used_bytes = 0;
+    s.devices[0].graph_reserved_high_bytes = 8192;
+    s.devices[0].graph_used_high_bytes = 0;
+    s.allocations.push_back({0x7f3a20000000, 2097152, "device", 0, "cuMemAlloc_v2", 0, 7, 10, 2});
+    s.allocations.back().context = 3;
+    s.teardown_count = 2;
+    s.teardowns.push_back({126000004, "cuDevicePrimaryCtxReset_v2", "context_reset", 0, 3, 2, 6144, {{2, 4096, 1}, {0, 2048, 1}}, 0, 0});
     s.process.signal = "SIGSEGV";
     s.events.wrapped = true;
     s.events.recorded = 70000;
     s.events.events.push_back({"mark", 126000001, -2, 0, 0, "", "", 0, 1, "\xc3\xa9poch \"2\"\n"});
     s.events.events.push_back({"alloc", 126000002, -1, 0x1000, 0, "host_pinned", "cudaMallocHost", 0, 1, ""});
+    s.events.events.push_back({"free", 126000003, 0, 0x7f3a30000000, 4096, "device", "cuMemAlloc_v2", 2, 7, ""});
+    s.events.events.back().freed_by = "context_reset";
     return s;
 }
 
@@ -257,11 +266,56 @@ TEST_CASE("round trip: every field added within schema 1", "[roundtrip]") {
     CHECK(back.ooms[1].device_free_bytes == std::nullopt);
     CHECK(back.ooms[0].device_free_bytes == std::optional<uint64_t>(3221225472ull));
     CHECK(back.oom_count == 5);
-    CHECK(back.pools.size() == 3);
-    CHECK(back.pools[2].is_graph_memory);
+    CHECK(back.pools.size() == 2);
+    CHECK(back.devices[0].graph_reserved_bytes == std::optional<uint64_t>(4096));
+    CHECK(back.devices[0].graph_reserved_high_bytes == std::optional<uint64_t>(8192));
+    CHECK(!back.devices[1].graph_reserved_bytes.has_value());
+    CHECK(back.allocations[2].context == 3);
+    CHECK(back.events.events[6].freed_by == "context_reset");
+    CHECK(back.teardown_count == 2);
+    REQUIRE(back.teardowns.size() == 1);
+    CHECK(back.teardowns[0].sites.size() == 2);
     CHECK(back.process.signal == "SIGSEGV");
     CHECK(back.events.wrapped);
-    CHECK(back.events.events.size() == 6);
+    CHECK(back.events.events.size() == 7);
     CHECK(back.events.events[4].label == "\xc3\xa9poch \"2\"\n");
     CHECK(back == s);
+}
+
+// Files written before the device rows carried graph memory listed it as a pool with
+// is_graph_memory: the reader moves it into its device's row (adding the row when there is none).
+TEST_CASE("round trip: an older file's graph memory pool becomes its device's graph memory", "[roundtrip]") {
+    vt_test::TempDir dir;
+    Snapshot s = vt_test::doc_example_snapshot();
+    s.pools.push_back({0, 0, false, 4096, 1024, 8192, 2048});
+    s.pools.back().is_graph_memory = true;
+    s.pools.push_back({0, 5, false, 2048, 0, 2048, 0});
+    s.pools.back().is_graph_memory = true;
+    // The writer no longer writes the member: spell it as older files did.
+    write_file(s, dir.file("written.json"));
+    std::string text = vt_test::read_file(dir.file("written.json"));
+    size_t pools_before = s.pools.size() - 2;
+    for (int device : {0, 5}) {
+        std::string row = "\"device\": " + std::to_string(device) + ", \"is_default\": false, \"reserved_bytes\": ";
+        size_t at = text.find("\"handle\": \"0x0\", " + row);
+        REQUIRE(at != std::string::npos);
+        size_t end = text.find('}', at);
+        text.insert(end, ", \"is_graph_memory\": true");
+    }
+    {
+        std::FILE *f = std::fopen(dir.file("old.json").c_str(), "wb");
+        REQUIRE(f != nullptr);
+        REQUIRE(std::fwrite(text.data(), 1, text.size(), f) == text.size());
+        REQUIRE(std::fclose(f) == 0);
+    }
+    Snapshot back;
+    std::string error;
+    REQUIRE(vramtrace::cli::read_snapshot_file(dir.file("old.json"), &back, &error));
+    CHECK(back.pools.size() == pools_before);
+    CHECK(back.devices[0].graph_reserved_bytes == std::optional<uint64_t>(4096));
+    CHECK(back.devices[0].graph_used_bytes == std::optional<uint64_t>(1024));
+    CHECK(back.devices[0].graph_used_high_bytes == std::optional<uint64_t>(2048));
+    REQUIRE(back.devices.back().device == 5);
+    CHECK(back.devices.back().current_bytes == 0);
+    CHECK(back.devices.back().graph_reserved_bytes == std::optional<uint64_t>(2048));
 }
