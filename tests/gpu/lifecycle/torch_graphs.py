@@ -1,17 +1,25 @@
 #!/usr/bin/env python3
-"""PyTorch with torch.cuda.graph capture under vramtrace, in the allocator mode the caller sets
-(PYTORCH_CUDA_ALLOC_CONF). After a few replays, at a synchronized check point:
+"""PyTorch under vramtrace in the allocator mode named by MODE (the caller sets PYTORCH_CUDA_ALLOC_CONF
+to match), with torch.cuda.graph capture (default and cudaMallocAsync modes), checked at a
+synchronized check point after a few replays:
   default           bytes whose stacks pass through the caching allocator == memory_reserved()
-  cudaMallocAsync   bytes through the async allocator == memory_allocated(); the device's graph
-                    memory row > 0 and equal to cudaDeviceGetGraphMemAttribute's reserved bytes
-Prints "torch-figure NAME VALUE" lines on stdout (also untraced), PASS/FAIL on stderr when traced.
-usage: torch_graphs.py MODE"""
+  cudaMallocAsync   bytes through the async allocator (live allocations and captured ones, graph
+                    memory nodes) == memory_allocated(); the device's graph memory row > 0 and equal
+                    to cudaDeviceGetGraphMemAttribute(ReservedMemCurrent)
+  expandable        (no capture) bytes through the caching allocator == memory_reserved()
+and the nvidia-smi remainder of that check point (A) against the one after everything is freed and
+the cache emptied (B): check_smi.py. Also reports the bytes whose stacks pass through cuBLAS/cuDNN.
+Writes smi-torch-MODE-A.json / -B.json in the current directory. Prints "torch-figure" lines on
+stdout, PASS/FAIL/INFO on stderr.
+usage: torch_graphs.py default|cudaMallocAsync|expandable"""
 import ctypes
+import os
+import shutil
 import sys
 
 import torch
 
-sys.path.insert(0, __import__("os").path.join(__import__("os").path.dirname(__file__), "..", "frameworks"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "frameworks"))
 import vt_snapshot as vt  # noqa: E402
 
 
@@ -22,48 +30,79 @@ def graph_mem_attr(dev, attr):
     return v.value if rc == 0 else -1
 
 
+def keep(snap, name):
+    """vt.dump() writes to a temporary file; keep a copy for check_smi.py."""
+    path = "smi-torch-%s.json" % name
+    with open(path, "w") as f:
+        import json
+        json.dump(snap, f)
+    return path
+
+
 def main():
     mode = sys.argv[1]
     torch.manual_seed(0)
     dev = torch.cuda.current_device()
     model = torch.nn.Sequential(torch.nn.Linear(1024, 4096), torch.nn.ReLU(), torch.nn.Linear(4096, 1024)).cuda()
     static_x = torch.randn(256, 1024, device="cuda")
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        for _ in range(3):
-            model(static_x)
-    torch.cuda.current_stream().wait_stream(s)
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        static_y = model(static_x)
-    for i in range(5):
-        static_x.copy_(torch.randn(256, 1024, device="cuda"))
-        g.replay()
+    graph = None
+    if mode != "expandable":
+        s = torch.cuda.Stream()
+        s.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(s):
+            for _ in range(3):
+                model(static_x)
+        torch.cuda.current_stream().wait_stream(s)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            static_y = model(static_x)
+        for _ in range(5):
+            static_x.copy_(torch.randn(256, 1024, device="cuda"))
+            graph.replay()
+    else:
+        for _ in range(5):
+            static_y = model(torch.randn(256, 1024, device="cuda"))
     torch.cuda.synchronize()
     print("checksum %.4f" % static_y.float().sum().item())
     reserved, allocated = torch.cuda.memory_reserved(), torch.cuda.memory_allocated()
-    # cudaGraphMemAttrUsedMemCurrent = 0, UsedMemHigh = 1, ReservedMemCurrent = 2, ReservedMemHigh = 3
+    # cudaGraphMemAttrUsedMemCurrent = 0, ReservedMemCurrent = 2
     graph_used, graph_reserved = graph_mem_attr(dev, 0), graph_mem_attr(dev, 2)
     for name, v in (("memory_reserved", reserved), ("memory_allocated", allocated),
                     ("graph_used", graph_used), ("graph_reserved", graph_reserved)):
         print("torch-figure %s %d" % (name, v))
     ok = True
-    if vt.LOADED:
-        snap = vt.dump()
-        total = vt.device_bytes(snap, dev)
-        rows = [d for d in snap["devices"] if d["device"] == dev]
-        graph_row = rows[0].get("graph_memory", {}) if rows else {}
-        extra = "total=%d apis=%s graph_row=%s" % (total, ",".join(vt.apis(snap)), graph_row)
-        if mode == "default":
-            t = vt.device_bytes(snap, dev, vt.in_function("CUDACachingAllocator"))
-            ok &= vt.report(t == reserved, "torch graphs default (memory_reserved)", reserved, t, extra)
-        else:
-            t = vt.device_bytes(snap, dev, vt.in_function("CudaMallocAsync"))
-            ok &= vt.report(t == allocated, "torch graphs cudaMallocAsync (memory_allocated)", allocated, t, extra)
-            gr = graph_row.get("reserved_bytes", -1)
-            ok &= vt.report(gr == graph_reserved and gr > 0, "torch graphs cudaMallocAsync graph memory row",
-                            graph_reserved, gr)
+    if not vt.LOADED:
+        return 0
+    snap = vt.dump()
+    keep(snap, mode + "-A")
+    row = [d for d in snap["devices"] if d["device"] == dev][0]
+    extra = "apis=%s graph_row=%s/%s" % (",".join(vt.apis(snap)), row.get("graph_reserved_bytes"),
+                                         row.get("graph_used_bytes"))
+    if mode in ("default", "expandable"):
+        t = vt.device_bytes(snap, dev, vt.in_function("CUDACachingAllocator"))
+        ok &= vt.report(t == reserved, "torch %s (memory_reserved)" % mode, reserved, t, extra)
+    else:
+        t = vt.device_bytes(snap, dev, vt.in_function("CudaMallocAsync"), kinds={"device", "graph_pool"})
+        ok &= vt.report(t == allocated, "torch cudaMallocAsync (memory_allocated, captured included)", allocated, t,
+                        extra)
+        gr = row.get("graph_reserved_bytes", -1)
+        ok &= vt.report(gr == graph_reserved and gr > 0, "torch cudaMallocAsync graph memory row", graph_reserved, gr)
+    cublas = vt.device_bytes(snap, dev, vt.in_module("libcublas"))
+    cudnn = vt.device_bytes(snap, dev, vt.in_module("libcudnn"))
+    print("INFO torch %s: bytes through cuBLAS %d (%.1f MiB), through cuDNN %d" % (mode, cublas, cublas / 2**20, cudnn),
+          file=sys.stderr)
+    # B: everything freed but the context, the modules and the libraries' handles.
+    del model, static_x, static_y
+    if graph is not None:
+        graph.reset()
+        del graph
+    torch.cuda.synchronize()
+    torch.cuda.empty_cache()
+    torch.cuda.synchronize()
+    rt = ctypes.CDLL("libcudart.so.13")
+    rt.cudaDeviceGraphMemTrim(ctypes.c_int(dev))
+    torch.cuda.synchronize()
+    keep(vt.dump(), mode + "-B")
     return 0 if ok else 1
 
 

@@ -1,9 +1,11 @@
 // Memory the driver frees or keeps without a matching free call, one scenario per run (argv[1]):
 //   reset     cudaMalloc, cudaMallocHost and a stream-ordered cudaMallocAsync; cudaDeviceReset; a
-//             cudaMalloc of the same size then gets the first one's address back (the stand-in
-//             rewinds its allocator), is freed, and one more allocation is left live
+//             cudaMalloc of the same size (the stand-in rewinds its allocator, so it gets the first
+//             one's address back; a real driver may or may not), is freed, and one more
+//             allocation is left live
 //   destroy   two created contexts on device 0 and the primary context; cuCtxDestroy of the first
-//   release   the driver API alone: one primary retain, allocations, its last release
+//   release   the driver API alone: one primary retain, allocations, its last release (on the
+//             last device: device 1 of the stand-in's two)
 //   vmm       a handle mapped twice and released before both unmaps; a handle with a reference
 //             taken by cuMemRetainAllocationHandle; a handle exported and imported again; a
 //             reservation left in place
@@ -16,7 +18,8 @@
 //   expect-live <bytes> <api> <device> <function> <file>:<line>      left live at exit
 //   expect-teardown <api> <cause> <device> <ended-count> <ended-bytes>
 //   checkpoint <name> <file> <key>=<bytes> ...                        a vramtrace_dump taken here
-// Every return code is checked; exits 0.
+// Every return code is checked; exits 0. Built for the stand-in (tests/standin/programs) and by nvcc
+// for a real GPU (tests/gpu/run_lifecycle.sh).
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
@@ -92,8 +95,8 @@ static int scenario_reset() {
   std::printf("expect-teardown cuDevicePrimaryCtxReset_v2 context_reset 0 2 %zu\n", 5 * kMiB);
   CHECK(cudaSetDevice(0));
   void* b = device_alloc(3 * kMiB, &line);
-  REQUIRE(b == a);  // the address comes back: the old record must not stand for the new one
-  std::printf("reused-address %p\n", b);
+  // When the address comes back, the old record must not stand for the new one.
+  std::printf("reused-address %s\n", b == a ? "same" : "different");
   CHECK(cudaFree(b));
   int leak_line = 0;
   device_alloc(kMiB, &leak_line);
@@ -134,27 +137,30 @@ static int scenario_destroy() {
 
 static int scenario_release() {
   CHECK_CU(cuInit(0));
+  int count = 0;
+  CHECK_CU(cuDeviceGetCount(&count));
+  const int dev = count - 1;
   CUcontext primary = nullptr;
-  CHECK_CU(cuDevicePrimaryCtxRetain(&primary, 1));
+  CHECK_CU(cuDevicePrimaryCtxRetain(&primary, dev));
   CHECK_CU(cuCtxSetCurrent(primary));
   int line = 0;
   CUdeviceptr a = driver_alloc(6 * kMiB, &line);
   CUdeviceptr b = driver_alloc(kMiB, &line);
   CHECK_CU(cuMemFree_v2(b));
   CHECK_CU(cuCtxSetCurrent(nullptr));
-  CHECK_CU(cuDevicePrimaryCtxRelease(1));
+  CHECK_CU(cuDevicePrimaryCtxRelease(dev));
   unsigned flags = 0;
   int active = -1;
-  CHECK_CU(cuDevicePrimaryCtxGetState(1, &flags, &active));
+  CHECK_CU(cuDevicePrimaryCtxGetState(dev, &flags, &active));
   REQUIRE(active == 0);
-  std::printf("expect-teardown cuDevicePrimaryCtxRelease_v2 context_release 1 1 %zu\n", 6 * kMiB);
-  // A new generation of the same primary context: the old address is handed out again.
-  CHECK_CU(cuDevicePrimaryCtxRetain(&primary, 1));
+  std::printf("expect-teardown cuDevicePrimaryCtxRelease_v2 context_release %d 1 %zu\n", dev, 6 * kMiB);
+  // A new generation of the same primary context (the stand-in hands the old address out again).
+  CHECK_CU(cuDevicePrimaryCtxRetain(&primary, dev));
   CHECK_CU(cuCtxSetCurrent(primary));
   int leak_line = 0;
   CUdeviceptr c = driver_alloc(6 * kMiB, &leak_line);
-  REQUIRE(c == a);
-  print_expect_live(6 * kMiB, "cuMemAlloc_v2", 1, "driver_alloc", __FILE__, leak_line);
+  std::printf("reused-address %s\n", c == a ? "same" : "different");
+  print_expect_live(6 * kMiB, "cuMemAlloc_v2", dev, "driver_alloc", __FILE__, leak_line);
   return 0;
 }
 
