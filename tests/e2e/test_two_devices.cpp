@@ -1,0 +1,80 @@
+// Two devices on the stand-in driver (its default): every record on the device that holds it,
+// whatever the calling thread's current device, and no context made by vramtrace on a device the
+// program never uses. (The same checks on two real GPUs: tests/gpu/run_two_gpus.sh.)
+#include <catch2/catch.hpp>
+
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "harness.h"
+
+using namespace e2e;
+
+namespace {
+
+struct Two {
+    RunResult plain, traced;
+    nlohmann::json snapshot;
+};
+
+Two run_two(const std::string &scenario, std::map<std::string, std::string> env = {}) {
+    Two t;
+    std::vector<std::string> argv = {bin_dir() + "/standin_prog_two_devices", scenario};
+    t.plain = run(argv, {false, env, ""});
+    std::string dir = make_temp_dir("two-devices-" + scenario);
+    env["VRAMTRACE_OUTPUT"] = dir + "/snap.json";
+    t.traced = run(argv, {true, env, dir});
+    if (file_exists(dir + "/snap.json")) t.snapshot = load_json(dir + "/snap.json");
+    return t;
+}
+
+// The stand-in's trace lines of calls that make or change a context, with their arguments (the
+// handles' addresses, which differ from run to run, left out).
+std::multiset<std::string> context_calls(const std::string &err) {
+    std::multiset<std::string> calls;
+    std::istringstream in(err);
+    for (std::string line; std::getline(in, line);)
+        for (const char *name : {"cuDevicePrimaryCtxRetain(", "cuCtxCreate", "cuCtxSetCurrent(", "cuCtxPushCurrent"})
+            if (line.rfind("[standin-cuda] ", 0) == 0 && line.find(name) != std::string::npos)
+                calls.insert(std::regex_replace(line.substr(0, line.find(" -> ")), std::regex("0x[0-9a-f]+"), "0x"));
+    return calls;
+}
+
+} // namespace
+
+TEST_CASE("two devices: frees from another device or no context, streams and managed memory of device 1") {
+    Two t = run_two("cross");
+    INFO("stderr of the traced run:\n" << t.traced.err);
+    REQUIRE(t.plain.exit_code == 0);
+    REQUIRE(t.traced.exit_code == 0);
+    REQUIRE(t.traced.out == t.plain.out);
+    CHECK(same_live_set(parse_expectations(t.traced.out), live_allocations(t.snapshot), false));
+    std::map<int, nlohmann::json> rows;
+    for (const auto &d : t.snapshot.at("devices")) rows[d.at("device").get<int>()] = d;
+    REQUIRE(rows.count(0) == 1);
+    REQUIRE(rows.count(1) == 1);
+    // Device 1: 100 KiB and 200 KiB allocated and freed (from device 0 and from a thread with no
+    // context), 300 KiB and 400 KiB live.
+    CHECK(rows[1].at("current_bytes") == 700u * 1024);
+    CHECK(rows[1].at("allocation_count") == 4);
+    CHECK(rows[1].at("free_count") == 2);
+    CHECK(rows[1].at("total_freed_bytes") == 300u * 1024);
+    CHECK(rows[0].at("current_bytes") == 500u * 1024);
+    CHECK(rows[0].at("free_count") == 0);
+    CHECK(rows[0].at("uuid") != rows[1].at("uuid"));
+}
+
+TEST_CASE("two devices: a program that only uses device 1 gets no context on device 0 from vramtrace") {
+    Two t = run_two("only1", {{"STANDIN_CUDA_TRACE", "1"}});
+    INFO("stderr of the traced run:\n" << t.traced.err);
+    REQUIRE(t.plain.exit_code == 0);
+    REQUIRE(t.traced.exit_code == 0);
+    CHECK(same_live_set(parse_expectations(t.traced.out), live_allocations(t.snapshot), false));
+    std::multiset<std::string> plain = context_calls(t.plain.err), traced = context_calls(t.traced.err);
+    CHECK(!plain.empty());
+    CHECK(traced == plain);
+    for (const std::string &call : traced) CHECK(call.find("dev=0") == std::string::npos);
+    REQUIRE(t.snapshot.at("devices").size() == 1);
+    CHECK(t.snapshot.at("devices").at(0).at("device") == 1);
+}
