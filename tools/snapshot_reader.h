@@ -41,7 +41,7 @@ struct MergedProcess {
     uint64_t live_allocations = 0;
     uint64_t dropped_allocations = 0;
     uint64_t dropped_stacks = 0;
-    // Added within schema 1 (helper G; optional member "oom_count", left out when not known): the
+    // Optional member "oom_count" (left out when not known): the
     // process's out-of-memory failures since start (its snapshot's oom_count); nullopt for a
     // snapshot of before OOM recording.
     std::optional<uint64_t> oom_count;

@@ -1,5 +1,6 @@
 // Declarations generated from hooks.def: the API ids, the typed real-function pointers, and the
-// per-row hook bodies (defined in runtime_hooks.cpp / driver_hooks.cpp / procaddress_hook.cpp).
+// per-row hook bodies (defined in hook_bodies.cpp for plain rows; custom_hooks.cpp, vmm_hooks.cpp,
+// context_hooks.cpp, graph_hooks.cpp and procaddress_hook.cpp for the rest).
 #pragma once
 
 #include <atomic>

@@ -35,7 +35,7 @@ struct ProcessInfo {
     std::string rank;               // RANK / SLURM_PROCID / OMPI_COMM_WORLD_RANK; "" when none set
     bool symbolized = true;         // false: frames carry only addresses (a crash dump written from
                                     // a signal handler); the CLI symbolizes them from the modules
-    std::string signal;             // Added by helper C (crash snapshots): the fatal signal that
+    std::string signal;             // Optional (crash snapshots): the fatal signal that
                                     // made the process write this snapshot ("SIGSEGV", "SIGBUS",
                                     // "SIGABRT", "SIGFPE", "SIGILL") when reason is "crash"; ""
                                     // otherwise (the writer then leaves the member out)
@@ -232,7 +232,7 @@ struct Snapshot {
     std::vector<DeviceTotals> devices; // ascending ordinal
     uint64_t dropped_allocations = 0;  // records the table could not hold
     uint64_t dropped_stacks = 0;       // stacks the depot could not hold
-    // Added within schema 1 (helper A; optional for readers, 0 in older files): allocations whose
+    // Optional (0 in older files): allocations whose
     // call site got no peak counter (no memory could be mapped for it); their bytes are counted
     // under stack 0 in `peaks`, so the sums stay exact.
     uint64_t dropped_peak_sites = 0;
@@ -322,7 +322,7 @@ bool counts_as_held(const Allocation &a);
 // descending, then key ascending.
 std::vector<CallSiteGroup> group_live_by_call_site(const Snapshot &snapshot);
 
-// Added by helper G (the streaming `vramtrace summary`): live allocations folded by the caller,
+// For the streaming `vramtrace summary`: live allocations folded by the caller,
 // `count` allocations of `size` bytes each made through `stack` on `device` by `api`, all of kinds
 // that count as held. `api` must outlive the call.
 struct FoldedLive {

@@ -56,8 +56,8 @@ struct SummaryOptions {
 // written: the caller adds that. Returns "" only if memory ran out; never throws.
 std::string format_summary(const Snapshot &snapshot, const SummaryOptions &options = {});
 
-// What the summary takes from a snapshot's two long arrays, folded as the records come (added by
-// helper G so that `vramtrace summary` streams a file of any size):
+// What the summary takes from a snapshot's two long arrays, folded as the records come, so that
+// `vramtrace summary` streams a file of any size:
 //   - the live allocations that count as held (counts_as_held; the summary ignores the others),
 //     those with equal (stack, device, kind, api, size) as one entry with a count;
 //   - the event history replayed into per-device figures (by kind and size class) on the fly.
