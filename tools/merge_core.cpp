@@ -2,6 +2,7 @@
 #include "merge_core.h"
 
 #include <algorithm>
+#include <optional>
 #include <cerrno>
 #include <cstring>
 #include <istream>
@@ -522,6 +523,14 @@ bool Merger::commit(FileState &state, const std::string &name, std::string *erro
         it->free_count += t.free_count;
         it->total_allocated_bytes += t.total_allocated_bytes;
         it->total_freed_bytes += t.total_freed_bytes;
+        // Graph memory: each process's graph pool is its own, so they add up like the counters.
+        auto add = [](std::optional<uint64_t> &sum, const std::optional<uint64_t> &v) {
+            if (v) sum = sum.value_or(0) + *v;
+        };
+        add(it->graph_reserved_bytes, t.graph_reserved_bytes);
+        add(it->graph_used_bytes, t.graph_used_bytes);
+        add(it->graph_reserved_high_bytes, t.graph_reserved_high_bytes);
+        add(it->graph_used_high_bytes, t.graph_used_high_bytes);
         // The ordinal's identity, kept while every input that has it agrees.
         auto [identity, first_time] = device_identity_.try_emplace(t.device, t.uuid, t.pci_bus_id);
         if (!first_time) {
@@ -570,7 +579,24 @@ bool Merger::commit(FileState &state, const std::string &name, std::string *erro
     } else {
         oom_count_known_ = false;
     }
-    for (report::Pool &pool : state.pools) pools_.push_back(std::move(pool));
+    for (report::Pool &pool : state.pools) {
+        if (!pool.is_graph_memory) {
+            pools_.push_back(std::move(pool));
+            continue;
+        }
+        // An older file's graph memory (a pool entry then): into its device's row.
+        auto it = std::lower_bound(devices_.begin(), devices_.end(), pool.device,
+                                   [](const report::DeviceTotals &d, int ordinal) { return d.device < ordinal; });
+        if (it == devices_.end() || it->device != pool.device) {
+            report::DeviceTotals zero;
+            zero.device = pool.device;
+            it = devices_.insert(it, zero);
+        }
+        it->graph_reserved_bytes = it->graph_reserved_bytes.value_or(0) + pool.reserved_bytes;
+        it->graph_used_bytes = it->graph_used_bytes.value_or(0) + pool.used_bytes;
+        it->graph_reserved_high_bytes = it->graph_reserved_high_bytes.value_or(0) + pool.reserved_high_bytes;
+        it->graph_used_high_bytes = it->graph_used_high_bytes.value_or(0) + pool.used_high_bytes;
+    }
 
     // Call sites.
     for (const auto &[stack, t] : state.per_stack) {
@@ -703,6 +729,19 @@ template <class T, class Fn> void write_array(FdWriter &out, const char *name, c
     out.put("  ],\n");
 }
 
+// A device's graph memory members, as the snapshot writer names them ("" when it has none).
+std::string graph_fields(const report::DeviceTotals &d) {
+    std::string out;
+    auto field = [&](const char *name, const std::optional<uint64_t> &v) {
+        if (v) out += std::string(", \"") + name + "\": " + std::to_string(*v);
+    };
+    field("graph_reserved_bytes", d.graph_reserved_bytes);
+    field("graph_used_bytes", d.graph_used_bytes);
+    field("graph_reserved_high_bytes", d.graph_reserved_high_bytes);
+    field("graph_used_high_bytes", d.graph_used_high_bytes);
+    return out;
+}
+
 std::string string_list(const std::vector<std::string> &items) {
     std::string out = "[";
     for (size_t i = 0; i < items.size(); ++i) {
@@ -738,7 +777,8 @@ bool Merger::write_snapshot(int fd, const std::vector<std::string> &command_line
         return "{\"device\": " + std::to_string(d.device) + ", \"current_bytes\": " + u64(d.current_bytes) +
                ", \"peak_bytes\": " + u64(d.peak_bytes) + ", \"allocation_count\": " + u64(d.allocation_count) +
                ", \"free_count\": " + u64(d.free_count) + ", \"total_allocated_bytes\": " +
-               u64(d.total_allocated_bytes) + ", \"total_freed_bytes\": " + u64(d.total_freed_bytes) + identity + "}";
+               u64(d.total_allocated_bytes) + ", \"total_freed_bytes\": " + u64(d.total_freed_bytes) + identity +
+               graph_fields(d) + "}";
     });
     out.put("  \"dropped\": {\"allocations\": " + u64(dropped_allocations_) + ", \"stacks\": " + u64(dropped_stacks_) +
             ", \"peak_sites\": " + u64(dropped_peak_sites_) + "},\n");

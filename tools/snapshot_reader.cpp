@@ -336,7 +336,7 @@ template <> struct Schema<Event> {
 };
 template <> struct Schema<Teardown> {
     static constexpr std::string_view where = "teardowns";
-    static inline const std::array<Field<Teardown>, 10> fields{{
+    static inline const std::array<Field<Teardown>, 11> fields{{
         {"time_ns", &Teardown::time_ns},
         {"api", &Teardown::api},
         {"cause", &Teardown::cause},
@@ -344,6 +344,7 @@ template <> struct Schema<Teardown> {
         {"context", &Teardown::context},
         {"ended_count", &Teardown::ended_count},
         {"ended_bytes", &Teardown::ended_bytes},
+        {"ended_host_bytes", &Teardown::ended_host_bytes},
         {"sites", &Teardown::sites},
         {"other_bytes", &Teardown::other_bytes},
         {"other_count", &Teardown::other_count},

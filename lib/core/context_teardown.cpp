@@ -4,6 +4,7 @@
 #include <unordered_map>
 
 #include "core/clock.h"
+#include "triggers/hook_triggers.h"
 
 namespace vramtrace {
 
@@ -34,13 +35,14 @@ void end_context_records(Tracker &t, const std::vector<AllocationRecord> &record
     std::unordered_map<uint32_t, TeardownRecord::Site> by_stack;
     for (const AllocationRecord &r : records) {
         account_free(t, r, cause);
+        triggers::after_tracked_free(counts_toward_device(r.kind), r.device, r.size);
         TeardownRecord::Site &s = by_stack[r.stack_id];
         s.stack = r.stack_id;
         ++s.count;
         ++log.ended_count;
         if (counts_toward_device(r.kind)) {
             s.bytes += r.size;
-            log.ended_bytes += r.size;
+            (r.device == kHostDevice ? log.ended_host_bytes : log.ended_bytes) += r.size;
         }
     }
     std::vector<TeardownRecord::Site> sites;

@@ -192,12 +192,19 @@ uint32_t capture_and_intern_stack(Tracker &t) {
 
 namespace {
 std::atomic<bool> g_exiting{false};
-std::atomic<bool> g_exit_handler{false};
+// Runtime bootstraps seen (+1), and the count when the exit handler was last registered (0: never).
+std::atomic<uint32_t> g_bootstraps{1};
+std::atomic<uint32_t> g_exit_handler_at{0};
 void mark_exiting() { g_exiting.store(true, std::memory_order_release); }
 } // namespace
 
+void note_runtime_bootstrap() { g_bootstraps.fetch_add(1, std::memory_order_relaxed); }
+
 void record_allocation(Tracker &t, const AllocationRecord &record) {
-    if (!g_exit_handler.load(std::memory_order_relaxed) && !g_exit_handler.exchange(true)) atexit(&mark_exiting);
+    uint32_t seen = g_bootstraps.load(std::memory_order_relaxed);
+    uint32_t at = g_exit_handler_at.load(std::memory_order_relaxed);
+    if (at != seen && g_exit_handler_at.compare_exchange_strong(at, seen, std::memory_order_relaxed))
+        atexit(&mark_exiting);
     if (!t.table.insert(record)) return;
     if (counts_toward_device(record.kind))
         t.counters.on_alloc(record.device, record.size, record.stack_id, record.time_ns);

@@ -58,6 +58,10 @@ void account_free(Tracker &t, const AllocationRecord &record,             // the
 // allocation, which runs before cudart's own exit handlers (registered earlier, at cudart's start).
 // A context torn down from then on ends nothing: the exit report lists what the program left live.
 bool process_exiting();
+// A CUDA runtime started (its cuGetProcAddress bootstrap was seen): the exit handler above is
+// registered again at the next recorded allocation, so that it still runs before that runtime's
+// own exit handlers (registered during its start) when the first allocation came before it.
+void note_runtime_bootstrap();
 
 // Events that are not allocations or frees (both never block, never call malloc).
 // An allocation that failed for lack of memory: device ordinal, the bytes requested, the ApiId of

@@ -19,12 +19,12 @@ void settle(Tracker &t, const AllocationRecord &r, bool succeeded) {
 std::vector<AllocationRecord> vmm_before_release(Tracker &t, uint64_t handle) {
     std::vector<AllocationRecord> taken;
     AllocationRecord r;
-    if (t.vmm.would_end(handle, 1, 0) && take_allocation(t, handle, &r)) taken.push_back(r);
+    if (t.vmm.begin(handle, 1, 0) && take_allocation(t, handle, &r)) taken.push_back(r);
     return taken;
 }
 
 void vmm_after_release(Tracker &t, uint64_t handle, const std::vector<AllocationRecord> &taken, bool succeeded) {
-    if (succeeded) t.vmm.released(handle);
+    t.vmm.end(handle, 1, 0, succeeded);
     for (const AllocationRecord &r : taken) settle(t, r, succeeded);
 }
 
@@ -44,7 +44,8 @@ std::vector<AllocationRecord> vmm_before_unmap(Tracker &t, uint64_t ptr, uint64_
         for (uint64_t a : more)
             if (take_allocation(t, a, &r)) mappings.push_back(r);
     }
-    // Each handle whose last mapping goes, with no reference left, is freed by this call.
+    // Each handle's mappings in the range are taken from its counts at once; the handle left with
+    // nothing is freed by this call (its record is taken out too).
     std::vector<AllocationRecord> taken = mappings;
     for (size_t i = 0; i < mappings.size(); ++i) {
         const uint64_t handle = mappings[i].stream;
@@ -55,15 +56,24 @@ std::vector<AllocationRecord> vmm_before_unmap(Tracker &t, uint64_t ptr, uint64_
             first = first && j >= i;
             ++unmaps;
         }
-        if (first && t.vmm.would_end(handle, 0, unmaps) && take_allocation(t, handle, &r)) taken.push_back(r);
+        if (first && t.vmm.begin(handle, 0, unmaps) && take_allocation(t, handle, &r)) taken.push_back(r);
     }
     return taken;
 }
 
 void vmm_after_unmap(Tracker &t, const std::vector<AllocationRecord> &taken, bool succeeded) {
-    if (succeeded)
-        for (const AllocationRecord &r : taken)
-            if (r.kind == MemoryKind::VmmMapping) t.vmm.unmapped(r.stream);
+    // One end() per handle, with the number of its mappings this call unmapped (as begun).
+    for (size_t i = 0; i < taken.size(); ++i) {
+        if (taken[i].kind != MemoryKind::VmmMapping) continue;
+        bool first = true;
+        int unmaps = 0;
+        for (size_t j = 0; j < taken.size(); ++j) {
+            if (taken[j].kind != MemoryKind::VmmMapping || taken[j].stream != taken[i].stream) continue;
+            first = first && j >= i;
+            ++unmaps;
+        }
+        if (first) t.vmm.end(taken[i].stream, 0, unmaps, succeeded);
+    }
     for (const AllocationRecord &r : taken) settle(t, r, succeeded);
 }
 

@@ -330,13 +330,13 @@ void translate(const Event &ev, Sink &sink) {
     }
     case VT_CBID(cuDevicePrimaryCtxRelease): {
         auto *p = static_cast<const params::cuDevicePrimaryCtxRelease *>(ev.params);
-        if (succeeded_exit(ev, sink)) sink.primary_released(uint8_t(ApiId::cuDevicePrimaryCtxRelease), p->dev);
-        return;
+        return taken_call(ev, sink,
+                          [&] { return sink.take_primary_release(uint8_t(ApiId::cuDevicePrimaryCtxRelease), p->dev); });
     }
     case VT_CBID(cuDevicePrimaryCtxRelease_v2): {
         auto *p = static_cast<const params::cuDevicePrimaryCtxRelease_v2 *>(ev.params);
-        if (succeeded_exit(ev, sink)) sink.primary_released(uint8_t(ApiId::cuDevicePrimaryCtxRelease_v2), p->dev);
-        return;
+        return taken_call(
+            ev, sink, [&] { return sink.take_primary_release(uint8_t(ApiId::cuDevicePrimaryCtxRelease_v2), p->dev); });
     }
     case VT_CBID(cuGraphInstantiateWithFlags):
     case VT_CBID(cuGraphInstantiateWithParams):

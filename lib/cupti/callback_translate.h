@@ -94,8 +94,9 @@ public:
     // cuCtxDestroy* of `context` / cuDevicePrimaryCtxReset* of `device`: `api` is the call's ApiId.
     virtual uint64_t take_context(uint8_t api, uint64_t context) { return (void)api, (void)context, 0; }
     virtual uint64_t take_primary(uint8_t api, int device) { return (void)api, (void)device, 0; }
-    // A cuDevicePrimaryCtxRelease* of `device` returned success.
-    virtual void primary_released(uint8_t api, int device) { (void)api, (void)device; }
+    // At the entry of a cuDevicePrimaryCtxRelease* of `device`: a token for finish_free, whose
+    // success ends the context's records when the release turned out to be its last.
+    virtual uint64_t take_primary_release(uint8_t api, int device) { return (void)api, (void)device, 0; }
     // A graph was instantiated, uploaded or destroyed, or graph memory trimmed.
     virtual void graph_memory_changed() {}
 };

@@ -28,7 +28,7 @@ struct Pending {
     AllocationRecord record;
     std::vector<AllocationRecord> *many = nullptr; // cuGraphDestroy: every record of the graph
     // What settles `many` at the call's exit, beyond accounting it as freed.
-    enum class Op : uint8_t { Free, Release, Unmap, Teardown } op = Op::Free;
+    enum class Op : uint8_t { Free, Release, Unmap, Teardown, PrimaryRelease } op = Op::Free;
     uint64_t handle = 0;                 // Release: the handle
     std::vector<uint16_t> *ids = nullptr; // Teardown: the context generations
     TeardownCause cause = TeardownCause::None;
@@ -71,6 +71,10 @@ void settle_op(Tracker &t, const Pending &p, bool succeeded) {
     case Pending::Op::Teardown:
         if (succeeded) end_context_records(t, *p.many, *p.ids, p.cause, p.api, p.device);
         else restore_context_records(t, *p.many);
+        return;
+    case Pending::Op::PrimaryRelease: // as context_hooks.cpp's primary_released
+        if (succeeded && !process_exiting() && primary_context_active(p.device) == 0)
+            end_context_records(t, take_context_records(t, *p.ids), *p.ids, TeardownCause::LastRelease, p.api, p.device);
         return;
     case Pending::Op::Free: return;
     }
@@ -231,17 +235,27 @@ public:
         if (t == nullptr || process_exiting()) return 0;
         std::vector<uint16_t> ids;
         t->contexts.for_each_live_primary(device, [&](uint16_t id) { ids.push_back(id); });
+        if (ids.empty()) return 0; // nothing was ever allocated in it: nothing to end or log
         return take_teardown(*t, std::move(ids), TeardownCause::Reset, api, device);
     }
-    void primary_released(uint8_t api, int device) override {
+    uint64_t take_primary_release(uint8_t api, int device) override {
         Tracker *t = tracker();
-        if (t == nullptr || process_exiting()) return;
-        ReentrancyGuard guard;
-        if (primary_context_active(device) != 0) return;
+        if (t == nullptr || process_exiting()) return 0;
         std::vector<uint16_t> ids;
         t->contexts.for_each_live_primary(device, [&](uint16_t id) { ids.push_back(id); });
-        if (ids.empty()) return;
-        end_context_records(*t, take_context_records(*t, ids), ids, TeardownCause::LastRelease, api, device);
+        if (ids.empty()) return 0;
+        ReentrancyGuard guard;
+        if (t->contexts.used() < ContextRegistry::kCapacity / 2)
+            t->contexts.supersede(ids.data(), static_cast<uint32_t>(ids.size()));
+        uint64_t token = 0;
+        Pending *p = claim_slot(&token);
+        if (p == nullptr) return 0; // no slot: the release goes by as one that was not the last
+        p->op = Pending::Op::PrimaryRelease;
+        p->many = new std::vector<AllocationRecord>();
+        p->ids = new std::vector<uint16_t>(std::move(ids));
+        p->api = api;
+        p->device = device;
+        return token;
     }
     void graph_memory_changed() override {
         if (graph_memory_in_use() && triggers::g_triggers_started.load(std::memory_order_acquire))
@@ -271,6 +285,7 @@ private:
     }
     uint64_t take_teardown(Tracker &t, std::vector<uint16_t> ids, TeardownCause cause, uint8_t api, int device) {
         ReentrancyGuard guard;
+        t.contexts.supersede(ids.data(), static_cast<uint32_t>(ids.size())); // as context_hooks.cpp
         std::vector<AllocationRecord> taken = take_context_records(t, ids);
         uint64_t token = 0;
         Pending *p = claim_slot(&token);

@@ -20,12 +20,14 @@ template <class Call> CUresult context_created(Reach reach, CUcontext *pctx, CUd
     return rc;
 }
 
-// Tears down the context generations `ids` around the real call.
+// Tears down the context generations `ids` around the real call. They are superseded first, so that
+// whatever is allocated from then on (in the context's next generation) gets ids of its own.
 template <class Call>
 CUresult teardown(Tracker &t, const std::vector<uint16_t> &ids, TeardownCause cause, ApiId api, int device,
                   Call &&call) {
     ReentrancyGuard guard;
     int saved_errno = errno;
+    t.contexts.supersede(ids.data(), static_cast<uint32_t>(ids.size()));
     std::vector<AllocationRecord> taken = take_context_records(t, ids);
     errno = saved_errno;
     CUresult rc = call();
@@ -59,25 +61,33 @@ template <class Call> CUresult context_destroyed(Reach reach, ApiId api, CUconte
 template <class Call> CUresult primary_reset(Reach reach, ApiId api, CUdevice dev, Call &&call) {
     Tracker *t = teardown_tracker(reach);
     if (t == nullptr) return call();
-    return teardown(*t, primary_ids(*t, dev), TeardownCause::Reset, api, dev, call);
+    std::vector<uint16_t> ids = primary_ids(*t, dev);
+    if (ids.empty()) return call(); // nothing was ever allocated in it: nothing to end or log
+    return teardown(*t, ids, TeardownCause::Reset, api, dev, call);
 }
 
-// Only after the call is it known whether this release was the last: then the records are taken
-// out after the fact. (A thread that retains the primary context again and allocates at an address
-// of the ended generation in the moment between the two would find the old record still there;
-// the ids, retired here, keep the new generation's records apart once it is over.)
+// Only after the call is it known whether this release was the last: then the records of the ids
+// the context had before the call are taken out after the fact. Those ids are superseded before
+// the call, so that an allocation made meanwhile by a thread that retains the primary context again
+// (its next generation) is recorded under a fresh id and is not ended with them. (A release that
+// turns out not to be the last leaves them superseded: they still name the context's records for
+// its next teardown. Past half of the registry's capacity they are no longer superseded, so that a
+// program releasing in a loop cannot use it up; then an allocation in that moment would be ended
+// with the old generation.)
 template <class Call> CUresult primary_released(Reach reach, ApiId api, CUdevice dev, Call &&call) {
     Tracker *t = teardown_tracker(reach);
     if (t == nullptr) return call();
     ReentrancyGuard guard;
+    int saved_errno = errno;
+    std::vector<uint16_t> ids = primary_ids(*t, dev);
+    if (!ids.empty() && t->contexts.used() < ContextRegistry::kCapacity / 2)
+        t->contexts.supersede(ids.data(), static_cast<uint32_t>(ids.size()));
+    errno = saved_errno;
     CUresult rc = call();
     int call_errno = errno;
-    if (rc == cuda::kSuccess && !process_exiting() && primary_context_active(dev) == 0) {
-        std::vector<uint16_t> ids = primary_ids(*t, dev);
-        if (!ids.empty()) {
-            std::vector<AllocationRecord> taken = take_context_records(*t, ids);
-            end_context_records(*t, taken, ids, TeardownCause::LastRelease, static_cast<uint8_t>(api), dev);
-        }
+    if (rc == cuda::kSuccess && !ids.empty() && !process_exiting() && primary_context_active(dev) == 0) {
+        std::vector<AllocationRecord> taken = take_context_records(*t, ids);
+        end_context_records(*t, taken, ids, TeardownCause::LastRelease, static_cast<uint8_t>(api), dev);
     }
     errno = call_errno;
     return rc;

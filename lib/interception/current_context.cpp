@@ -2,6 +2,7 @@
 
 #include <atomic>
 
+#include "core/log.h"
 #include "core/thread_state.h"
 #include "core/tracker.h"
 #include "interception/cuda_abi.h"
@@ -57,6 +58,10 @@ ContextInfo current_context() {
     auto get_device = reinterpret_cast<CUresult (*)(int *)>(cached(g_get_device, "cuCtxGetDevice"));
     if (get_device == nullptr || get_device(&device) != cuda::kSuccess) device = kUnknownDevice;
     uint16_t id = t != nullptr && device != kUnknownDevice ? t->contexts.id_for(handle, device) : 0;
+    if (id == 0 && t != nullptr && t->contexts.full())
+        VT_WARN_ONCE("more than %u CUDA context generations: allocations in newer contexts are no longer "
+                     "ended by a context teardown (their reset or destroy leaves them listed)",
+                     ContextRegistry::kCapacity);
     t_context = {handle, epoch, id, static_cast<int16_t>(device), entry};
     return from_cache();
 }

@@ -8,6 +8,8 @@
 // wrapper by the same rule, so every later look-up comes through here too.
 // Substitution ignores the reentrancy guard: cudart's lazy initialisation runs inside the first
 // cudaMalloc we intercept, and the pointers it stores then must already be ours.
+#include <cstring>
+
 #include "core/config.h"
 #include "core/tracker.h"
 #include "interception/hook_table.h"
@@ -33,6 +35,12 @@ void substitute(void **pfn) {
     }
 }
 
+// A CUDA runtime bootstraps by asking for "cuGetProcAddress" itself (docs/design.md): it registers
+// its exit handlers around then, so the tracker's own exit handler is registered again after it.
+void note_lookup(const char *symbol) {
+    if (symbol != nullptr && std::strcmp(symbol, "cuGetProcAddress") == 0) note_runtime_bootstrap();
+}
+
 } // namespace
 
 namespace hooks {
@@ -42,6 +50,7 @@ CUresult cuGetProcAddress(Reach, const char *symbol, void **pfn, int cudaVersion
     if (real == nullptr) return cuda::kDriverUnknown;
     CUresult rc = real(symbol, pfn, cudaVersion, flags);
     if (rc == cuda::kSuccess) substitute(pfn);
+    note_lookup(symbol);
     return rc;
 }
 
@@ -51,6 +60,7 @@ CUresult cuGetProcAddress_v2(Reach, const char *symbol, void **pfn, int cudaVers
     if (real == nullptr) return cuda::kDriverUnknown;
     CUresult rc = real(symbol, pfn, cudaVersion, flags, symbolStatus);
     if (rc == cuda::kSuccess) substitute(pfn);
+    note_lookup(symbol);
     return rc;
 }
 

@@ -220,6 +220,7 @@ struct Teardown {
     uint32_t context = 0;       // Allocation::context of the records it ended
     uint64_t ended_count = 0;   // allocations ended
     uint64_t ended_bytes = 0;   // their bytes that counted toward the device
+    uint64_t ended_host_bytes = 0; // their pinned and registered host memory (counted on the host)
     std::vector<PeakSite> sites; // the heaviest call sites, bytes descending (at most 16)
     uint64_t other_bytes = 0;   // the call sites past those, summed
     uint64_t other_count = 0;

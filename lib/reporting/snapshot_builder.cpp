@@ -104,6 +104,7 @@ void capture_teardowns(const Tracker &t, report::Snapshot &s) {
         td.context = r.context;
         td.ended_count = r.ended_count;
         td.ended_bytes = r.ended_bytes;
+        td.ended_host_bytes = r.ended_host_bytes;
         for (uint32_t i = 0; i < r.site_count; ++i) td.sites.push_back({r.sites[i].stack, r.sites[i].bytes, r.sites[i].count});
         td.other_bytes = r.other_bytes;
         td.other_count = r.other_count;

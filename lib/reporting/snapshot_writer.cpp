@@ -367,6 +367,7 @@ void write_document(JsonOut &out, const Snapshot &s) {
             out.key("context"), out.u64(td.context), out.raw(", ");
             out.key("ended_count"), out.u64(td.ended_count), out.raw(", ");
             out.key("ended_bytes"), out.u64(td.ended_bytes), out.raw(", ");
+            out.key("ended_host_bytes"), out.u64(td.ended_host_bytes), out.raw(", ");
             out.key("sites"), out.ch('[');
             for (size_t i = 0; i < td.sites.size(); ++i) {
                 if (i) out.raw(", ");

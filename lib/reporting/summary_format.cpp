@@ -432,7 +432,7 @@ void devices(Lines &lines, const Snapshot &s, const SummaryBody::State &body) {
         rows.push_back(figures_row("allocations", count, false));
         rows.push_back(figures_row("  small (< 1 MiB)", from_replay(small_n, r, &DeviceReplay::small_count), false));
         rows.push_back(figures_row("  large (>= 1 MiB)", from_replay(large_n, r, &DeviceReplay::large_count), false));
-        unknown_shown = unknown_shown || !r;
+        unknown_shown = unknown_shown || (!r && d->allocation_count != 0);
         lines.table("  ", rows, {false, true, true, true, true});
 
         std::string identity;
@@ -633,7 +633,9 @@ void teardowns(Lines &lines, const Snapshot &s, const SummaryOptions &options) {
         std::string when = when_text(s.process, td.time_ns);
         lines.add("  " + (when.empty() ? std::string() : when + ": ") + one_line(td.api) + " (" + one_line(td.cause) +
                   ") on " + device_label(td.device) + " ended " + plural(td.ended_count, "allocation") + ", " +
-                  format_bytes_exact(td.ended_bytes));
+                  format_bytes_exact(td.ended_bytes) +
+                  (td.ended_host_bytes != 0 ? " and " + format_bytes_exact(td.ended_host_bytes) + " of host memory"
+                                            : std::string()));
         std::vector<StackWeight> weights;
         for (const PeakSite &site : td.sites) weights.push_back({site.stack, site.bytes, site.count});
         std::vector<CallSiteGroup> groups = group_by_call_site(s, weights);

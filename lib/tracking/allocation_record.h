@@ -95,8 +95,9 @@ struct AllocationRecord {
     int16_t device = kUnknownDevice; // CUDA device ordinal, kHostDevice for pinned host memory
     MemoryKind kind = MemoryKind::Device;
     uint8_t api = 0;       // ApiId (lib/interception/hook_table.h) of the outermost intercepted call
-    // The ContextRegistry id (tracking/context_registry.h) of the context whose teardown ends this
-    // record; 0: no context ends it (stream-ordered, VMM, graph memory, reservations) or unknown.
+    // The ContextRegistry id (tracking/context_registry.h, at most 4095) of the context whose
+    // teardown ends this record; 0: no context ends it (stream-ordered, VMM, graph memory,
+    // reservations) or unknown.
     uint16_t context = 0;
 };
 

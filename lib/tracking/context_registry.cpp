@@ -10,24 +10,42 @@ std::atomic<uint64_t> g_registries{0};
 ContextRegistry::ContextRegistry()
     : epoch_((g_registries.fetch_add(1, std::memory_order_relaxed) + 1) << 40) {}
 
+uint16_t ContextRegistry::add(uint64_t handle, int device, bool created) {
+    // Claimed only below the capacity: a full registry stays full without its counter moving on.
+    uint32_t i = used_.load(std::memory_order_relaxed);
+    do {
+        if (i >= kCapacity) return 0;
+    } while (!used_.compare_exchange_weak(i, i + 1, std::memory_order_acq_rel, std::memory_order_relaxed));
+    Entry &e = entries_[i];
+    e.handle.store(handle, std::memory_order_relaxed);
+    e.device.store(static_cast<int16_t>(device), std::memory_order_relaxed);
+    e.created.store(created ? 1 : 0, std::memory_order_relaxed);
+    e.state.store(kCurrent, std::memory_order_release);
+    return uint16_t(i + 1);
+}
+
 uint16_t ContextRegistry::id_for(uint64_t handle, int device, bool created) {
     if (handle == 0) return 0;
     if (!created) {
         uint32_t n = used();
         for (uint32_t i = 0; i < n; ++i)
-            if (live(i) && entries_[i].handle.load(std::memory_order_relaxed) == handle) return uint16_t(i + 1);
+            if (state(i) == kCurrent && entries_[i].handle.load(std::memory_order_relaxed) == handle)
+                return uint16_t(i + 1);
     }
-    uint32_t i = used_.fetch_add(1, std::memory_order_acq_rel);
-    if (i >= kCapacity) {
-        overflowed_.fetch_add(1, std::memory_order_relaxed);
-        return 0;
+    return add(handle, device, created);
+}
+
+void ContextRegistry::supersede(const uint16_t *ids, uint32_t count) {
+    for (uint32_t k = 0; k < count; ++k) {
+        uint16_t id = ids[k];
+        if (id == 0 || id > used()) continue;
+        Entry &e = entries_[id - 1];
+        uint8_t expected = kCurrent;
+        if (!e.state.compare_exchange_strong(expected, kSuperseded, std::memory_order_acq_rel)) continue;
+        add(e.handle.load(std::memory_order_relaxed), e.device.load(std::memory_order_relaxed),
+            e.created.load(std::memory_order_relaxed) != 0);
     }
-    Entry &e = entries_[i];
-    e.handle.store(handle, std::memory_order_relaxed);
-    e.device.store(static_cast<int16_t>(device), std::memory_order_relaxed);
-    e.created.store(created ? 1 : 0, std::memory_order_relaxed);
-    e.state.store(kLive, std::memory_order_release);
-    return uint16_t(i + 1);
+    epoch_.fetch_add(1, std::memory_order_acq_rel);
 }
 
 void ContextRegistry::retire(uint16_t id) {

@@ -42,6 +42,7 @@
 
 #include <new>
 
+#include "tracking/context_registry.h"
 #include "tracking/raw_memory.h"
 
 namespace vramtrace {
@@ -98,7 +99,7 @@ size_t round_up(size_t v, size_t a) { return (v + a - 1) & ~(a - 1); }
 } // namespace
 
 // One record, as six atomic words.
-//   w[0] = seq << 48 | context << 32 | api << 24 | kind << 16 | uint16(device)   (seq odd while written)
+//   w[0] = seq << 32 | api << 24 | kind << 20 | context << 8 | (device + 2)   (seq odd while written)
 //   w[1] = address, w[2] = size, w[3] = stream, w[4] = time_ns, w[5] = thread_id << 32 | stack_id
 struct LiveTable::Slot {
     std::atomic<uint64_t> w[6];
@@ -168,20 +169,25 @@ namespace {
 // Called by the slot's exclusive owner (PENDING). The odd sequence is stored before any record word
 // (the record words are release stores), so a reader that sees any of these words sees the odd
 // sequence, or a later one, when it re-reads w[0].
-// Word 0 packs the slot's sequence number (16 bits, odd while being written) above the context,
-// api, kind and device; a reader's copy spans six loads, far fewer than the 32,768 writes it would
-// take to bring the sequence number back to the value it saw.
+// Word 0 packs the slot's 32-bit sequence number (odd while being written) above the api (8 bits),
+// the kind (4), the context id (12) and the device (8, stored + 2: ordinals -2 to 253).
+constexpr uint64_t pack_low(const AllocationRecord &r) {
+    const int device = r.device >= -2 && r.device <= 253 ? r.device : -2;
+    return uint64_t{r.api} << 24 | (uint64_t{static_cast<uint8_t>(r.kind)} & 0xf) << 20 |
+           (uint64_t{r.context} & 0xfff) << 8 | static_cast<uint64_t>(device + 2);
+}
+static_assert(static_cast<int>(MemoryKind::VaReservation) < 16, "kinds fit 4 bits of the slot");
+static_assert(ContextRegistry::kCapacity < 4096, "context ids fit 12 bits of the slot");
+
 void write_record(LiveTable::Slot &s, const AllocationRecord &r) {
-    const uint64_t seq = s.w[0].load(std::memory_order_relaxed) >> 48;
-    s.w[0].store(((seq + 1) & 0xffffu) << 48, std::memory_order_relaxed);
+    const uint64_t seq = s.w[0].load(std::memory_order_relaxed) >> 32;
+    s.w[0].store(((seq + 1) & 0xffffffffu) << 32, std::memory_order_relaxed);
     s.w[1].store(r.address, std::memory_order_release);
     s.w[2].store(r.size, std::memory_order_release);
     s.w[3].store(r.stream, std::memory_order_release);
     s.w[4].store(r.time_ns, std::memory_order_release);
     s.w[5].store(uint64_t{r.thread_id} << 32 | r.stack_id, std::memory_order_release);
-    const uint64_t low = uint64_t{r.context} << 32 | uint64_t{r.api} << 24 |
-                         uint64_t{static_cast<uint8_t>(r.kind)} << 16 | uint64_t{static_cast<uint16_t>(r.device)};
-    s.w[0].store(((seq + 2) & 0xffffu) << 48 | low, std::memory_order_release);
+    s.w[0].store(((seq + 2) & 0xffffffffu) << 32 | pack_low(r), std::memory_order_release);
 }
 
 void decode(uint64_t w0, uint64_t w1, uint64_t w2, uint64_t w3, uint64_t w4, uint64_t w5,
@@ -192,10 +198,10 @@ void decode(uint64_t w0, uint64_t w1, uint64_t w2, uint64_t w3, uint64_t w4, uin
     out->time_ns = w4;
     out->stack_id = static_cast<uint32_t>(w5);
     out->thread_id = static_cast<uint32_t>(w5 >> 32);
-    out->device = static_cast<int16_t>(static_cast<uint16_t>(w0));
-    out->kind = static_cast<MemoryKind>(static_cast<uint8_t>(w0 >> 16));
+    out->device = static_cast<int16_t>(static_cast<int>(w0 & 0xff) - 2);
+    out->context = static_cast<uint16_t>((w0 >> 8) & 0xfff);
+    out->kind = static_cast<MemoryKind>((w0 >> 20) & 0xf);
     out->api = static_cast<uint8_t>(w0 >> 24);
-    out->context = static_cast<uint16_t>(w0 >> 32);
 }
 
 // Called by the slot's exclusive owner (ERASING): nobody writes the record meanwhile.
@@ -208,7 +214,7 @@ void read_owned(const LiveTable::Slot &s, AllocationRecord *out) {
 // Reader without ownership. Returns false (never waits) when a writer was active around the copy.
 bool read_shared(const LiveTable::Slot &s, AllocationRecord *out) {
     const uint64_t a = s.w[0].load(std::memory_order_acquire);
-    if ((a >> 48) & 1)
+    if ((a >> 32) & 1)
         return false;
     const uint64_t w1 = s.w[1].load(std::memory_order_acquire);
     const uint64_t w2 = s.w[2].load(std::memory_order_acquire);

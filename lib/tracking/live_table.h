@@ -115,19 +115,23 @@ template <class Fn> void LiveTable::for_each(Fn &&fn) const {
 }
 
 template <class Pred, class Vec> size_t LiveTable::take_matching(Pred &&keep, Vec *out) {
-    Vec addresses; // records used as address holders: no allocation beyond the caller's vector type
+    Vec candidates; // records used as address holders: no allocation beyond the caller's vector type
     for_each([&](const AllocationRecord &r) {
-        if (keep(r)) addresses.push_back(r);
+        if (keep(r)) candidates.push_back(r);
     });
     size_t taken = 0;
-    for (const AllocationRecord &seen : addresses) {
+    for (const AllocationRecord &seen : candidates) {
+        // Looked at again first: an address freed (and maybe allocated again) since the walk is
+        // left alone without being taken out, so its owner's free always finds it.
+        AllocationRecord now;
+        if (!find(seen.address, &now) || !keep(now)) continue;
         AllocationRecord r;
         if (!erase(seen.address, &r)) continue; // freed meanwhile
         if (keep(r)) {
             out->push_back(r);
             ++taken;
         } else {
-            insert(r); // the address was freed and allocated again meanwhile: not ours
+            insert(r); // freed and allocated again between the look and the erase: not ours
         }
     }
     return taken;

@@ -29,7 +29,7 @@ struct TeardownRecord {
     static constexpr int kMaxSites = 16;
     struct Site {
         uint32_t stack = 0;   // StackDepot id
-        uint64_t bytes = 0;   // counted bytes (counts_toward_device)
+        uint64_t bytes = 0;   // counted bytes (counts_toward_device), device and host alike
         uint64_t count = 0;   // allocations, counted or not
     };
     uint64_t time_ns = 0;     // CLOCK_MONOTONIC of the teardown call's return
@@ -39,7 +39,8 @@ struct TeardownRecord {
     uint16_t context = 0;     // ContextRegistry id (the first, when the handle had several)
     uint64_t handle = 0;      // the CUcontext
     uint64_t ended_count = 0; // allocations ended
-    uint64_t ended_bytes = 0; // of them, bytes that counted toward the device
+    uint64_t ended_bytes = 0; // of them, bytes that counted toward the teardown's device
+    uint64_t ended_host_bytes = 0; // and pinned or registered host memory of the context (host)
     uint32_t site_count = 0;  // sites[0, site_count): bytes descending, then count, then stack
     Site sites[kMaxSites];
     uint64_t other_bytes = 0, other_count = 0; // the sites past kMaxSites, summed

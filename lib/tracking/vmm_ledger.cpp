@@ -4,7 +4,7 @@ namespace vramtrace {
 
 void VmmLedger::created(uint64_t handle) {
     std::lock_guard<std::mutex> lock(mu_);
-    handles_[handle] = Counts{1, 0};
+    handles_[handle] = Counts{1, 0, 0};
 }
 
 void VmmLedger::retained(uint64_t handle) {
@@ -19,33 +19,30 @@ void VmmLedger::mapped(uint64_t handle) {
     if (it != handles_.end()) ++it->second.mappings;
 }
 
-bool VmmLedger::would_end(uint64_t handle, int releases, int unmaps) const {
+bool VmmLedger::begin(uint64_t handle, int releases, int unmaps, bool *known) {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = handles_.find(handle);
+    if (known) *known = it != handles_.end();
     if (it == handles_.end()) return false;
-    return it->second.references - releases <= 0 && it->second.mappings - unmaps <= 0;
+    Counts &c = it->second;
+    bool had_some = c.references > 0 || c.mappings > 0;
+    c.references -= releases;
+    c.mappings -= unmaps;
+    ++c.in_flight;
+    return had_some && c.references <= 0 && c.mappings <= 0;
 }
 
-bool VmmLedger::settle(std::unordered_map<uint64_t, Counts>::iterator it) {
-    if (it->second.references > 0 || it->second.mappings > 0) return false;
-    handles_.erase(it);
-    return true;
-}
-
-bool VmmLedger::released(uint64_t handle) {
+void VmmLedger::end(uint64_t handle, int releases, int unmaps, bool succeeded) {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = handles_.find(handle);
-    if (it == handles_.end()) return false;
-    if (it->second.references > 0) --it->second.references;
-    return settle(it);
-}
-
-bool VmmLedger::unmapped(uint64_t handle) {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = handles_.find(handle);
-    if (it == handles_.end()) return false;
-    if (it->second.mappings > 0) --it->second.mappings;
-    return settle(it);
+    if (it == handles_.end()) return;
+    Counts &c = it->second;
+    if (!succeeded) {
+        c.references += releases;
+        c.mappings += unmaps;
+    }
+    --c.in_flight;
+    if (c.in_flight <= 0 && c.references <= 0 && c.mappings <= 0) handles_.erase(it);
 }
 
 bool VmmLedger::known(uint64_t handle) const {

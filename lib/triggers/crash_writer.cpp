@@ -276,7 +276,9 @@ void write_document(SignalSafeJson &out, Work &w, const Tracker &t, const CrashP
         const AllocationRecord &r = w.records[i];
         uint32_t slot = r.stack_id <= w.max_stack_id ? w.stack_slot[r.stack_id] : kDroppedStack;
         out.raw(i == 0 ? "\n    {" : ",\n    {");
-        out.key("address"), out.hex(r.address), out.raw(", ");
+        // As the snapshot writer: a reservation's key is its address with the tag bit set.
+        out.key("address"), out.hex(r.kind == MemoryKind::VaReservation ? reservation_address(r.address) : r.address),
+            out.raw(", ");
         out.key("size"), out.u64(r.size), out.raw(", ");
         // As the snapshot writer: an array's size is computed from its descriptor.
         if (r.kind == MemoryKind::Array) out.key("size_is_estimate"), out.raw("true, ");

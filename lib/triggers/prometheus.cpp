@@ -64,6 +64,13 @@ void write_prometheus_textfile() {
     fill_device_info(identity);
     for (size_t i = 0; i < sample.devices.size() && i < identity.devices.size(); ++i)
         sample.devices[i].uuid = identity.devices[i].uuid;
+    // The graph pool, read here on the reporter thread (also after each graph instantiate, upload,
+    // exec destroy and trim: interception/graph_hooks.cpp).
+    if (graph_memory_in_use()) sample_graph_memory();
+    for (PrometheusDevice &d : sample.devices) {
+        GraphMemoryFigures g;
+        if (sampled_graph_memory(d.device, &g)) d.has_graph_memory = true, d.graph_reserved_bytes = g.reserved_bytes;
+    }
     std::string text = format_prometheus(sample);
     std::string error;
     std::string path = textfile_path(sample.host, sample.rank);

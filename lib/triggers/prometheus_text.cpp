@@ -42,6 +42,7 @@ void append_device_metric(std::string &out, const PrometheusSample &s, const cha
     out += name;
     out += " gauge\n";
     for (const PrometheusDevice &d : s.devices) {
+        if (field == &PrometheusDevice::graph_reserved_bytes && !d.has_graph_memory) continue;
         out += name;
         out += '{';
         append_label(out, "device", device_value(d.device), true);
@@ -63,6 +64,13 @@ std::string format_prometheus(const PrometheusSample &s) {
     append_device_metric(out, s, "vramtrace_device_peak_bytes",
                          "Highest vramtrace_device_current_bytes since the process started.",
                          &PrometheusDevice::peak_bytes);
+    bool any_graph = false;
+    for (const PrometheusDevice &d : s.devices) any_graph |= d.has_graph_memory;
+    if (any_graph)
+        append_device_metric(out, s, "vramtrace_device_graph_reserved_bytes",
+                             "Bytes the device's graph memory pool holds for this process's graphs (not in "
+                             "vramtrace_device_current_bytes).",
+                             &PrometheusDevice::graph_reserved_bytes);
     out += "# HELP vramtrace_oom_events_total Intercepted allocations that failed with out-of-memory.\n"
            "# TYPE vramtrace_oom_events_total counter\n"
            "vramtrace_oom_events_total{";

@@ -13,6 +13,8 @@ struct PrometheusDevice {
     std::string uuid;        // "" when unknown
     uint64_t current_bytes = 0;
     uint64_t peak_bytes = 0;
+    bool has_graph_memory = false;  // graph memory nodes were seen on the device
+    uint64_t graph_reserved_bytes = 0;
 };
 
 struct PrometheusSample {
@@ -26,6 +28,8 @@ struct PrometheusSample {
 // Metrics (gauges per device, a counter per process), every sample labelled with pid, host, rank:
 //   vramtrace_device_current_bytes{device="0",uuid="GPU-...",pid="42",host="n1",rank="0"} 1048576
 //   vramtrace_device_peak_bytes{...} 4194304
+//   vramtrace_device_graph_reserved_bytes{...} 33554432   (devices with graph memory nodes only: the
+//       driver's graph pool, read on the reporter thread; not part of current_bytes)
 //   vramtrace_oom_events_total{pid="42",host="n1",rank="0"} 0
 // device is the ordinal, "host" for pinned host memory, "unknown" when the driver could not tell.
 // Label values are escaped as the format requires (\\, \", \n).

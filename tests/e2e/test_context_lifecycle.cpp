@@ -58,7 +58,7 @@ const nlohmann::json &device_row(const nlohmann::json &snap, int device) {
     return none;
 }
 
-// "expect-teardown <api> <cause> <device> <count> <bytes>" lines.
+// "expect-teardown <api> <cause> <device> <count> <device bytes> <host bytes>" lines.
 std::vector<std::string> expected_teardowns(const std::string &out) {
     std::vector<std::string> rows;
     std::istringstream in(out);
@@ -72,7 +72,8 @@ std::vector<std::string> tracked_teardowns(const nlohmann::json &snap) {
     for (const auto &t : snap.at("teardowns"))
         rows.push_back(t.at("api").get<std::string>() + " " + t.at("cause").get<std::string>() + " " +
                        std::to_string(t.at("device").get<int>()) + " " + std::to_string(t.at("ended_count").get<uint64_t>()) +
-                       " " + std::to_string(t.at("ended_bytes").get<uint64_t>()));
+                       " " + std::to_string(t.at("ended_bytes").get<uint64_t>()) + " " +
+                       std::to_string(t.at("ended_host_bytes").get<uint64_t>()));
     return rows;
 }
 
@@ -133,7 +134,7 @@ TEST_CASE("lifecycle: cudaDeviceReset ends the context's allocations; a reused a
     REQUIRE(td.at("sites").size() == 2);
     CHECK(td.at("sites").at(0).at("bytes") == 3u << 20);
     CHECK(td.at("sites").at(1).at("bytes") == 2u << 20);
-    CHECK(s.traced.err.find("cuDevicePrimaryCtxReset_v2 (context_reset) on cuda:0 ended 2 allocations") !=
+    CHECK(s.traced.err.find("cuDevicePrimaryCtxReset_v2 (context_reset) on cuda:0 ended 2 allocations, 3.00 MiB (3145728 B) and 2.00 MiB (2097152 B) of host memory") !=
           std::string::npos);
 }
 

@@ -52,7 +52,8 @@ def main():
     expected.sort()
     report(live == expected, "live set at exit %s == expected %s" % (live, expected))
     want_td = [l.split()[1:] for l in out if l.startswith("expect-teardown ")]
-    got_td = [[SAME_CALL.get(t["api"], t["api"]), t["cause"], str(t["device"]), str(t["ended_count"]), str(t["ended_bytes"])]
+    got_td = [[SAME_CALL.get(t["api"], t["api"]), t["cause"], str(t["device"]), str(t["ended_count"]), str(t["ended_bytes"]),
+               str(t["ended_host_bytes"])]
               for t in snap.get("teardowns", [])]
     report(got_td == want_td, "teardowns %s == expected %s" % (got_td, want_td))
     for l in out:

@@ -16,7 +16,7 @@
 //             still lists the allocation
 // Oracle lines, from the program's own bookkeeping:
 //   expect-live <bytes> <api> <device> <function> <file>:<line>      left live at exit
-//   expect-teardown <api> <cause> <device> <ended-count> <ended-bytes>
+//   expect-teardown <api> <cause> <device> <ended-count> <ended-device-bytes> <ended-host-bytes>
 //   checkpoint <name> <file> <key>=<bytes> ...                        a vramtrace_dump taken here
 // Every return code is checked; exits 0. Built for the stand-in (tests/standin/programs) and by nvcc
 // for a real GPU (tests/gpu/run_lifecycle.sh).
@@ -90,9 +90,9 @@ static int scenario_reset() {
   CHECK(cudaMallocAsync(&async, 5 * kMiB, nullptr));
   CHECK(cudaDeviceSynchronize());
   CHECK(cudaDeviceReset());
-  // Ended by the reset: the device allocation and the pinned host memory (5 MiB, of which 3 MiB
-  // on device 0 and 2 MiB on the host), not the pool allocation.
-  std::printf("expect-teardown cuDevicePrimaryCtxReset_v2 context_reset 0 2 %zu\n", 5 * kMiB);
+  // Ended by the reset: the device allocation (3 MiB) and the pinned host memory (2 MiB), not the
+  // pool allocation.
+  std::printf("expect-teardown cuDevicePrimaryCtxReset_v2 context_reset 0 2 %zu %zu\n", 3 * kMiB, 2 * kMiB);
   CHECK(cudaSetDevice(0));
   void* b = device_alloc(3 * kMiB, &line);
   // When the address comes back, the old record must not stand for the new one.
@@ -128,7 +128,7 @@ static int scenario_destroy() {
   CHECK_CU(cuCtxCreate(&second, nullptr, 0, dev));
   driver_alloc(4 * kMiB, &line_2);
   CHECK_CU(cuCtxDestroy_v2(first));
-  std::printf("expect-teardown cuCtxDestroy_v2 context_destroy 0 2 %zu\n", 4 * kMiB);
+  std::printf("expect-teardown cuCtxDestroy_v2 context_destroy 0 2 %zu 0\n", 4 * kMiB);
   CHECK_CU(cuCtxSetCurrent(second));
   print_expect_live(kMiB, "cuMemAlloc_v2", 0, "driver_alloc", __FILE__, line_p);
   print_expect_live(4 * kMiB, "cuMemAlloc_v2", 0, "driver_alloc", __FILE__, line_2);
@@ -153,7 +153,7 @@ static int scenario_release() {
   int active = -1;
   CHECK_CU(cuDevicePrimaryCtxGetState(dev, &flags, &active));
   REQUIRE(active == 0);
-  std::printf("expect-teardown cuDevicePrimaryCtxRelease_v2 context_release %d 1 %zu\n", dev, 6 * kMiB);
+  std::printf("expect-teardown cuDevicePrimaryCtxRelease_v2 context_release %d 1 %zu 0\n", dev, 6 * kMiB);
   // A new generation of the same primary context (the stand-in hands the old address out again).
   CHECK_CU(cuDevicePrimaryCtxRetain(&primary, dev));
   CHECK_CU(cuCtxSetCurrent(primary));

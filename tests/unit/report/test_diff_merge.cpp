@@ -841,3 +841,28 @@ TEST_CASE("summary: a streamed snapshot prints what format_summary prints for it
     CHECK(text.find("vramtrace: leaked at exit: 5200 allocations, 210.99 MiB (221235200 B), from 2 call sites:\n") !=
           std::string::npos);
 }
+
+TEST_CASE("merge: each process's graph memory adds up in its device's row", "[merge]") {
+    Snapshot a = vt_test::doc_example_snapshot(), b = doc_example_later();
+    a.devices[0].graph_reserved_bytes = 33554432;
+    a.devices[0].graph_used_bytes = 6291456;
+    b.devices[0].graph_reserved_bytes = 2097152;
+    b.devices[0].graph_used_bytes = 0;
+    Merger merger(SiteKeyOptions{}, nullptr);
+    std::string error;
+    std::istringstream sa(json_of(a)), sb(json_of(b));
+    REQUIRE(merger.add_stream(sa, "a.json", &error));
+    REQUIRE(merger.add_stream(sb, "b.json", &error));
+    vt_test::TempDir dir;
+    std::string path = dir.file("merged.json");
+    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    REQUIRE(fd >= 0);
+    REQUIRE(merger.write_snapshot(fd, {"vramtrace", "merge"}, "9.9.9", &error));
+    ::close(fd);
+    Snapshot m;
+    REQUIRE(read_snapshot_file(path, &m, &error));
+    REQUIRE(m.devices.size() == 1);
+    CHECK(m.devices[0].graph_reserved_bytes == std::optional<uint64_t>(35651584));
+    CHECK(m.devices[0].graph_used_bytes == std::optional<uint64_t>(6291456));
+    CHECK(!m.devices[0].graph_reserved_high_bytes.has_value());
+}

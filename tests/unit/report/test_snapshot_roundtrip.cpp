@@ -230,7 +230,7 @@ Snapshot with_every_new_field() {
     s.allocations.push_back({0x7f3a20000000, 2097152, "device", 0, "cuMemAlloc_v2", 0, 7, 10, 2});
     s.allocations.back().context = 3;
     s.teardown_count = 2;
-    s.teardowns.push_back({126000004, "cuDevicePrimaryCtxReset_v2", "context_reset", 0, 3, 2, 6144, {{2, 4096, 1}, {0, 2048, 1}}, 0, 0});
+    s.teardowns.push_back({126000004, "cuDevicePrimaryCtxReset_v2", "context_reset", 0, 3, 2, 4096, 2048, {{2, 4096, 1}, {0, 2048, 1}}, 0, 0});
     s.process.signal = "SIGSEGV";
     s.events.wrapped = true;
     s.events.recorded = 70000;

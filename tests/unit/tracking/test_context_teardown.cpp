@@ -28,7 +28,8 @@ AllocationRecord record(uint64_t address, uint16_t context, uint64_t size = 256)
 
 } // namespace
 
-TEST_CASE("context registry: one id per generation, retired by a teardown", "[contexts]") {
+TEST_CASE("context registry: one id per generation, superseded before a teardown, retired after it",
+          "[contexts]") {
     static ContextRegistry reg; // 64 KiB: static storage, as in the tracker
     const uint64_t primary = 0x5000, created = 0x6000;
     uint16_t p1 = reg.id_for(primary, 0);
@@ -41,26 +42,39 @@ TEST_CASE("context registry: one id per generation, retired by a teardown", "[co
     std::vector<uint16_t> primaries;
     reg.for_each_live_primary(0, [&](uint16_t id) { primaries.push_back(id); });
     CHECK(primaries == std::vector<uint16_t>{p1});
+    // A teardown begins: what is allocated from now on gets a fresh id; p1 still names its records.
     uint64_t epoch = reg.epoch();
-    reg.retire(p1);
+    reg.supersede(&p1, 1);
     CHECK(reg.epoch() == epoch + 1);
-    // The same handle value after the teardown is a new generation.
     uint16_t p2 = reg.id_for(primary, 0);
     CHECK(p2 == 3);
     CHECK(reg.device_of(p2) == 0);
     CHECK(reg.handle_of(p2) == primary);
     std::vector<uint16_t> live;
     reg.for_each_live_id(primary, [&](uint16_t id) { live.push_back(id); });
+    CHECK(live == std::vector<uint16_t>({p1, p2}));
+    // It ended the context: p1 names nothing any more; the next generation is p2.
+    reg.retire(p1);
+    CHECK(reg.epoch() == epoch + 2);
+    live.clear();
+    reg.for_each_live_id(primary, [&](uint16_t id) { live.push_back(id); });
     CHECK(live == std::vector<uint16_t>{p2});
+    // A created context's successor is created too.
+    reg.supersede(&c1, 1);
+    uint16_t c2 = reg.id_for(created, 0);
+    CHECK(c2 == 4);
+    CHECK(reg.is_created(c2));
     CHECK(reg.id_for(0, 0) == 0);
 }
 
-TEST_CASE("context registry: past its capacity a context gets id 0, counted", "[contexts]") {
+TEST_CASE("context registry: past its capacity a context gets id 0, and the registry says it is full",
+          "[contexts]") {
     static ContextRegistry reg;
     for (uint32_t i = 0; i < ContextRegistry::kCapacity; ++i) REQUIRE(reg.id_for(0x1000 + i, 1) == i + 1);
-    CHECK(reg.id_for(0x999999, 1) == 0);
-    CHECK(reg.overflowed() == 1);
+    CHECK_FALSE(reg.id_for(0x999999, 1) != 0);
+    CHECK(reg.full());
     CHECK(reg.used() == ContextRegistry::kCapacity);
+    CHECK(reg.id_for(0x1000, 1) == 1); // known handles keep their ids
 }
 
 // One thread keeps inserting and erasing records of context 2 and inserting records of context 1
@@ -113,15 +127,15 @@ TEST_CASE("live table: taking every record of a context while other threads allo
     CHECK(left == kPerThread / 2);
 }
 
-TEST_CASE("live table: an address freed and allocated again in another context is put back", "[contexts]") {
+TEST_CASE("live table: an address freed and allocated again in another context is left alone", "[contexts]") {
     static LiveTable table(6);
     REQUIRE(table.insert(record(0x4000, 1)));
     REQUIRE(table.insert(record(0x5000, 1)));
     REQUIRE(table.insert(record(0x6000, 3)));
     std::vector<AllocationRecord> taken;
     bool swapped = false;
-    // The predicate runs once during the walk and once on each erased record: swap 0x5000 over to
-    // context 3 between the two, as a free and a new allocation at that address would.
+    // The predicate runs during the walk and again on each candidate: swap 0x5000 over to context 3
+    // in between, as a free and a new allocation at that address would.
     auto pred = [&](const AllocationRecord &r) {
         if (r.address == 0x5000 && !swapped) {
             swapped = true;
@@ -148,22 +162,58 @@ TEST_CASE("vmm ledger: memory ends with the last of the release, the unmaps and 
     ledger.created(h);
     ledger.mapped(h);
     ledger.mapped(h);
-    CHECK_FALSE(ledger.would_end(h, 1, 0)); // still mapped twice
-    CHECK_FALSE(ledger.released(h));
-    CHECK_FALSE(ledger.would_end(h, 0, 1));
-    CHECK(ledger.would_end(h, 0, 2));       // one cuMemUnmap over both mappings
-    CHECK_FALSE(ledger.unmapped(h));
-    CHECK(ledger.unmapped(h));              // the last mapping: gone
+    CHECK_FALSE(ledger.begin(h, 1, 0)); // released while mapped twice
+    ledger.end(h, 1, 0, true);
+    CHECK_FALSE(ledger.begin(h, 0, 1));
+    ledger.end(h, 0, 1, true);
+    CHECK(ledger.begin(h, 0, 1));       // the last mapping: the memory goes with this call
+    ledger.end(h, 0, 1, true);
+    CHECK_FALSE(ledger.known(h));
+
+    // A failed call gives back what it began.
+    ledger.created(h);
+    CHECK(ledger.begin(h, 1, 0));
+    ledger.end(h, 1, 0, false);
+    CHECK(ledger.known(h));
+    CHECK(ledger.begin(h, 1, 0));
+    ledger.end(h, 1, 0, true);
     CHECK_FALSE(ledger.known(h));
 
     ledger.created(h);
     ledger.mapped(h);
-    ledger.retained(h);                     // cuMemRetainAllocationHandle
-    CHECK_FALSE(ledger.released(h));
-    CHECK_FALSE(ledger.unmapped(h));
-    CHECK(ledger.would_end(h, 1, 0));
-    CHECK(ledger.released(h));
+    ledger.retained(h);                 // cuMemRetainAllocationHandle
+    CHECK_FALSE(ledger.begin(h, 1, 0));
+    ledger.end(h, 1, 0, true);
+    CHECK_FALSE(ledger.begin(h, 0, 1));
+    ledger.end(h, 0, 1, true);
+    CHECK(ledger.begin(h, 1, 0));
+    ledger.end(h, 1, 0, true);
     // Handles never created here (another tool's, or made before) are not ours to end.
-    CHECK_FALSE(ledger.would_end(0x1234, 1, 0));
-    CHECK_FALSE(ledger.released(0x1234));
+    bool known = true;
+    CHECK_FALSE(ledger.begin(0x1234, 1, 0, &known));
+    CHECK_FALSE(known);
+}
+
+// Two threads remove the two last mappings of one released handle at once, many times over: in
+// each round exactly one of them is told the memory ends.
+TEST_CASE("vmm ledger: of two concurrent last unmaps, exactly one ends the memory", "[contexts]") {
+    VmmLedger ledger;
+    for (int round = 0; round < 2000; ++round) {
+        const uint64_t h = 0x1000 + round;
+        ledger.created(h);
+        ledger.mapped(h);
+        ledger.mapped(h);
+        REQUIRE_FALSE(ledger.begin(h, 1, 0));
+        ledger.end(h, 1, 0, true);
+        std::atomic<int> ended{0};
+        auto unmap = [&] {
+            if (ledger.begin(h, 0, 1)) ended.fetch_add(1);
+            ledger.end(h, 0, 1, true);
+        };
+        std::thread a(unmap), b(unmap);
+        a.join();
+        b.join();
+        REQUIRE(ended.load() == 1);
+        REQUIRE_FALSE(ledger.known(h));
+    }
 }

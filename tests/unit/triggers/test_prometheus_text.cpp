@@ -25,3 +25,18 @@ TEST_CASE("prometheus: gauges per device and the OOM counter, labels escaped") {
           "# TYPE vramtrace_oom_events_total counter\n"
           "vramtrace_oom_events_total{pid=\"4242\",host=\"node\\\"7\\\\\",rank=\"\"} 2\n");
 }
+
+TEST_CASE("prometheus: the graph pool gauge only for devices with graph memory nodes") {
+    PrometheusSample s;
+    s.pid = 7;
+    s.host = "n";
+    s.rank = "3";
+    s.devices = {{0, "GPU-0", 100, 200}, {1, "GPU-1", 300, 400, true, 33554432}};
+    std::string text = format_prometheus(s);
+    CHECK(text.find("# TYPE vramtrace_device_graph_reserved_bytes gauge\n"
+                    "vramtrace_device_graph_reserved_bytes{device=\"1\",uuid=\"GPU-1\",pid=\"7\",host=\"n\",rank=\"3\"} "
+                    "33554432\n# HELP vramtrace_oom_events_total") != std::string::npos);
+    CHECK(text.find("vramtrace_device_graph_reserved_bytes{device=\"0\"") == std::string::npos);
+    s.devices[1].has_graph_memory = false;
+    CHECK(format_prometheus(s).find("graph_reserved") == std::string::npos);
+}
