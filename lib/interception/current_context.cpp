@@ -25,15 +25,6 @@ thread_local CachedContext t_context __attribute__((tls_model("initial-exec"))) 
 std::atomic<void *> g_get_current{nullptr};
 std::atomic<void *> g_get_device{nullptr};
 
-void *cached(std::atomic<void *> &slot, const char *name) {
-    void *p = slot.load(std::memory_order_acquire);
-    if (p == nullptr) {
-        p = driver_symbol(name);
-        if (p != nullptr) slot.store(p, std::memory_order_release);
-    }
-    return p;
-}
-
 ContextInfo from_cache() { return ContextInfo{t_context.id, t_context.device, t_context.handle}; }
 
 } // namespace
@@ -41,7 +32,7 @@ ContextInfo from_cache() { return ContextInfo{t_context.id, t_context.device, t_
 ContextInfo current_context() {
     const uint32_t entry = t_thread.depth > 0 ? t_thread.entries : 0;
     if (entry != 0 && t_context.entry == entry) return from_cache();
-    auto get_current = reinterpret_cast<CUresult (*)(void **)>(cached(g_get_current, "cuCtxGetCurrent"));
+    auto get_current = reinterpret_cast<CUresult (*)(void **)>(cached_driver_symbol(g_get_current, "cuCtxGetCurrent"));
     void *ctx = nullptr;
     if (get_current == nullptr || get_current(&ctx) != cuda::kSuccess || ctx == nullptr) {
         t_context = {0, 0, 0, kUnknownDevice, entry};
@@ -55,7 +46,7 @@ ContextInfo current_context() {
         return from_cache();
     }
     int device = kUnknownDevice;
-    auto get_device = reinterpret_cast<CUresult (*)(int *)>(cached(g_get_device, "cuCtxGetDevice"));
+    auto get_device = reinterpret_cast<CUresult (*)(int *)>(cached_driver_symbol(g_get_device, "cuCtxGetDevice"));
     if (get_device == nullptr || get_device(&device) != cuda::kSuccess) device = kUnknownDevice;
     uint16_t id = t != nullptr && device != kUnknownDevice ? t->contexts.id_for(handle, device) : 0;
     if (id == 0 && t != nullptr && t->contexts.full())

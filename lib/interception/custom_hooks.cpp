@@ -54,15 +54,6 @@ std::atomic<void *> g_capture_info_v3{nullptr};
 std::atomic<void *> g_capture_info_v2{nullptr};
 std::atomic<void *> g_is_capturing{nullptr};
 
-void *cached(std::atomic<void *> &slot, const char *name) {
-    void *p = slot.load(std::memory_order_acquire);
-    if (p == nullptr) {
-        p = driver_symbol(name);
-        if (p != nullptr) slot.store(p, std::memory_order_release);
-    }
-    return p;
-}
-
 // Whether `stream` is being captured now, when some capture may be active (see capture_possible).
 bool capturing(uint64_t stream, bool per_thread, uint64_t *graph) {
     *graph = 0;
@@ -87,14 +78,14 @@ bool driver_stream_capturing(uint64_t stream, bool per_thread, uint64_t *graph) 
     using V3 = CUresult (*)(CUstream, int *, unsigned long long *, void **, const void **, const void **, size_t *);
     using V2 = CUresult (*)(CUstream, int *, unsigned long long *, void **, const void **, size_t *);
     using IsCapturing = CUresult (*)(CUstream, int *);
-    if (auto v3 = reinterpret_cast<V3>(cached(g_capture_info_v3, "cuStreamGetCaptureInfo_v3")))
+    if (auto v3 = reinterpret_cast<V3>(cached_driver_symbol(g_capture_info_v3, "cuStreamGetCaptureInfo_v3")))
         answered = v3(s, &status, &id, &g, nullptr, nullptr, nullptr) == cuda::kSuccess;
     if (!answered)
-        if (auto v2 = reinterpret_cast<V2>(cached(g_capture_info_v2, "cuStreamGetCaptureInfo_v2")))
+        if (auto v2 = reinterpret_cast<V2>(cached_driver_symbol(g_capture_info_v2, "cuStreamGetCaptureInfo_v2")))
             answered = v2(s, &status, &id, &g, nullptr, nullptr) == cuda::kSuccess;
     if (!answered) {
         g = nullptr;
-        if (auto is = reinterpret_cast<IsCapturing>(cached(g_is_capturing, "cuStreamIsCapturing")))
+        if (auto is = reinterpret_cast<IsCapturing>(cached_driver_symbol(g_is_capturing, "cuStreamIsCapturing")))
             answered = is(s, &status) == cuda::kSuccess;
     }
     errno = saved_errno;

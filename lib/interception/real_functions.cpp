@@ -21,7 +21,12 @@ std::atomic<void *> g_cu_stream_get_device{nullptr};
 // In a slot: the loaded driver was asked and does not have the function (older than its release).
 void *const kAbsent = reinterpret_cast<void *>(1);
 
-// A driver function we call ourselves (not a wrapped row), looked up once it is found.
+std::atomic<int> g_driver_version{0};
+
+bool is_pseudo_handle(void *h) { return h == RTLD_NEXT || h == RTLD_DEFAULT; }
+
+} // namespace
+
 void *cached_driver_symbol(std::atomic<void *> &slot, const char *name) {
     void *p = slot.load(std::memory_order_acquire);
     if (p == nullptr) {
@@ -30,11 +35,6 @@ void *cached_driver_symbol(std::atomic<void *> &slot, const char *name) {
     }
     return p;
 }
-std::atomic<int> g_driver_version{0};
-
-bool is_pseudo_handle(void *h) { return h == RTLD_NEXT || h == RTLD_DEFAULT; }
-
-} // namespace
 
 DlsymFn real_dlsym() {
     void *p = g_real_dlsym.load(std::memory_order_acquire);

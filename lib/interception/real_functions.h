@@ -10,6 +10,8 @@
 // ever waits for another.
 #pragma once
 
+#include <atomic>
+
 #include "hook_table.h"
 
 namespace vramtrace {
@@ -33,6 +35,8 @@ void note_driver_handle(void *handle);
 void *driver_handle();
 // Looks up any symbol of the loaded driver (not only wrapped ones), nullptr when absent.
 void *driver_symbol(const char *name);
+// The same, kept in `slot` once found (absence is not cached: the driver may be loaded later).
+void *cached_driver_symbol(std::atomic<void *> &slot, const char *name);
 
 // Helpers that ask the driver; never called while holding any lock.
 int current_device_ordinal();   // the current context's device (current_context.h), kUnknownDevice when none

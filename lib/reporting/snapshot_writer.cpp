@@ -272,6 +272,19 @@ void write_event(JsonOut &out, const Event &e) {
     if (!e.freed_by.empty()) out.raw(", "), out.key("freed_by"), out.str(e.freed_by);
 }
 
+// `"sites": [{"stack": S, "bytes": B, "count": N}, ...]` (peaks and teardowns).
+void write_sites(JsonOut &out, const std::vector<PeakSite> &sites) {
+    out.key("sites"), out.ch('[');
+    for (size_t i = 0; i < sites.size(); ++i) {
+        if (i) out.raw(", ");
+        out.ch('{');
+        out.key("stack"), out.u64(sites[i].stack), out.raw(", ");
+        out.key("bytes"), out.u64(sites[i].bytes), out.raw(", ");
+        out.key("count"), out.u64(sites[i].count), out.ch('}');
+    }
+    out.ch(']');
+}
+
 // `  "name": [` + one record per line + `  ]`, or `  "name": []` when empty.
 template <class T, class Fn>
 void write_array(JsonOut &out, std::string_view name, const std::vector<T> &items, Fn &&record,
@@ -324,15 +337,7 @@ void write_document(JsonOut &out, const Snapshot &s) {
         out.key("device"), out.i64(p.device), out.raw(", ");
         out.key("peak_bytes"), out.u64(p.peak_bytes), out.raw(", ");
         out.key("time_ns"), out.u64(p.time_ns), out.raw(", ");
-        out.key("sites"), out.ch('[');
-        for (size_t i = 0; i < p.sites.size(); ++i) {
-            if (i) out.raw(", ");
-            out.ch('{');
-            out.key("stack"), out.u64(p.sites[i].stack), out.raw(", ");
-            out.key("bytes"), out.u64(p.sites[i].bytes), out.raw(", ");
-            out.key("count"), out.u64(p.sites[i].count), out.ch('}');
-        }
-        out.ch(']');
+        write_sites(out, p.sites);
     }, false);
     write_array(out, "ooms", s.ooms, [&](const OomEvent &o) {
         out.key("time_ns"), out.u64(o.time_ns), out.raw(", ");
@@ -368,15 +373,8 @@ void write_document(JsonOut &out, const Snapshot &s) {
             out.key("ended_count"), out.u64(td.ended_count), out.raw(", ");
             out.key("ended_bytes"), out.u64(td.ended_bytes), out.raw(", ");
             out.key("ended_host_bytes"), out.u64(td.ended_host_bytes), out.raw(", ");
-            out.key("sites"), out.ch('[');
-            for (size_t i = 0; i < td.sites.size(); ++i) {
-                if (i) out.raw(", ");
-                out.ch('{');
-                out.key("stack"), out.u64(td.sites[i].stack), out.raw(", ");
-                out.key("bytes"), out.u64(td.sites[i].bytes), out.raw(", ");
-                out.key("count"), out.u64(td.sites[i].count), out.ch('}');
-            }
-            out.raw("], ");
+            write_sites(out, td.sites);
+            out.raw(", ");
             out.key("other_bytes"), out.u64(td.other_bytes), out.raw(", ");
             out.key("other_count"), out.u64(td.other_count);
         }, false);
