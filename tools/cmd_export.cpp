@@ -14,6 +14,8 @@
 #include "export/export.h"
 #include "offline_symbolize.h"
 #include "output_file.h"
+#include "reporting/device_range.h"
+#include "reporting/text_safety.h"
 #include "snapshot_reader.h"
 
 namespace vramtrace::cli {
@@ -68,9 +70,10 @@ int export_command(int argc, char **argv) {
         } else if (opts.with_value("--device", &value)) {
             int device = 0;
             auto res = std::from_chars(value.data(), value.data() + value.size(), device);
-            if (value.empty() || res.ec != std::errc() || res.ptr != value.data() + value.size() || device < -1)
-                return opts.error("--device takes a device ordinal (or -1 for host memory), got '" +
-                                  std::string(value) + "'");
+            if (value.empty() || res.ec != std::errc() || res.ptr != value.data() + value.size() || device < -1 ||
+                device > report::kMaxDeviceOrdinal)
+                return opts.error("--device takes a device ordinal, 0 to " + std::to_string(report::kMaxDeviceOrdinal) +
+                                  " (or -1 for host memory), got '" + report::shown_value(value) + "'");
             options.device = device;
         } else if (!opts.failed()) {
             return opts.unknown();
