@@ -458,7 +458,7 @@ scale_bounded_memory)
     [ "$rss" -lt 16384 ] || fail "summary of a 32 MB snapshot used $rss KiB, more than 16 MiB"
     # On a terminal (script(1) gives it one): a progress line (the percentage of the file's bytes
     # read, after the first 0.5 s), erased before the report. Four files take well over 0.5 s.
-    script -qec "'$VT' merge '$VT_WORK/big.json' '$VT_WORK/big.json' '$VT_WORK/big.json' '$VT_WORK/big.json'" /dev/null \
+    script -qec "'$VT' merge '$VT_WORK/big.json' '$VT_WORK/big.json' '$VT_WORK/big.json' '$VT_WORK/big.json'" "$VT_WORK/typescript" \
         >"$VT_WORK/tty.txt" </dev/null || fail "merge on a terminal failed"
     grep -q 'vramtrace: \[[1-4]/4\] reading .*big.json: [0-9]*% of 3[0-9].[0-9][0-9] MiB' "$VT_WORK/tty.txt" || fail "no progress line on the terminal"
     erase=$(printf '\033[K')
@@ -466,7 +466,7 @@ scale_bounded_memory)
     # summary reading a pipe that stalls for 1 s: progress in bytes (a pipe has no size), erased.
     mkfifo "$VT_WORK/slow.json" || fail mkfifo
     { head -c 1000000 "$VT_WORK/big.json"; sleep 1; tail -c +1000001 "$VT_WORK/big.json"; } >"$VT_WORK/slow.json" &
-    script -qec "'$VT' summary '$VT_WORK/slow.json'" /dev/null >"$VT_WORK/tty-summary.txt" </dev/null ||
+    script -qec "'$VT' summary '$VT_WORK/slow.json'" "$VT_WORK/typescript" >"$VT_WORK/tty-summary.txt" </dev/null ||
         fail "summary on a terminal failed"
     wait
     grep -q 'vramtrace: reading .*slow.json: [0-9.]* [KM]iB' "$VT_WORK/tty-summary.txt" || fail "no progress line for summary"
@@ -731,10 +731,11 @@ export_errors)
     head -c 300 "$in" >"$VT_WORK/cut.json"
     run 1 "$VT" export -f chrome "$VT_WORK/cut.json"; stdout_empty; stderr_is_one_line; stderr_has "truncated JSON"
     run 1 "$VT" export -f chrome -o "$VT_WORK/no/such/dir/t.json" "$in"; stderr_is_one_line
-    stderr_has "vramtrace: error: $VT_WORK/no/such/dir/t.json: cannot write: No such file or directory"
+    stderr_has "vramtrace: error: $VT_WORK/no/such/dir/t.json: cannot create $VT_WORK/no/such/dir/.t.json.tmp."
+    stderr_has ": No such file or directory"
     # A binary format is not written to a terminal.
     if command -v script >/dev/null; then
-        script -qec "$VT export -f pprof $in" /dev/null >"$out" 2>&1; status=$?
+        script -qec "$VT export -f pprof $in" "$VT_WORK/typescript" >"$out" 2>&1; status=$?
         [ "$status" -eq 2 ] || fail "pprof to a terminal: status $status"
         stdout_has "the pprof format is binary: give --output PATH or redirect stdout"
     fi ;;
