@@ -1120,26 +1120,19 @@ bool open_snapshot_input(const std::string &path, int *fd, std::string *error) {
         return false;
     }
     if (S_ISFIFO(st.st_mode)) {
-        // Read once, as it comes. With nothing to read yet (no writer, or a slow one), say what we
-        // wait for instead of hanging silently; a read of a FIFO no writer ever opened would end
-        // at once, so the wait is a blocking open of the same FIFO.
-        pollfd p{f, POLLIN, 0};
-        if (::poll(&p, 1, 0) == 0) {
-            std::string note = "vramtrace: note: " + path + " is a FIFO: waiting for a writer (read once, as it comes)\n";
-            std::fputs(note.c_str(), stderr);
-            int blocking = -1;
-            do {
-                blocking = ::open(path.c_str(), O_RDONLY | O_NOCTTY | O_CLOEXEC);
-            } while (blocking < 0 && errno == EINTR);
-            ::close(f);
-            struct stat again {};
-            if (blocking < 0 || ::fstat(blocking, &again) != 0 || !S_ISFIFO(again.st_mode) ||
-                again.st_ino != st.st_ino || again.st_dev != st.st_dev) {
-                if (error) *error = path + ": cannot open: " + (blocking < 0 ? errno_text(errno) : "it changed while waiting");
-                if (blocking >= 0) ::close(blocking);
-                return false;
+        // Read once, as it comes. A read of a FIFO that no writer has opened yet would end at
+        // once, so wait until one has written (or come and gone); when that takes a while, say so
+        // instead of hanging silently.
+        bool noted = false;
+        for (;;) {
+            pollfd p{f, POLLIN, 0};
+            int ready = ::poll(&p, 1, noted ? -1 : 200);
+            if (ready > 0 || (ready < 0 && errno != EINTR)) break;
+            if (ready == 0 && !noted) {
+                std::string note = "vramtrace: note: " + path + " is a FIFO: waiting for a writer (read once, as it comes)\n";
+                std::fputs(note.c_str(), stderr);
+                noted = true;
             }
-            f = blocking;
         }
     }
     ::fcntl(f, F_SETFL, ::fcntl(f, F_GETFL) & ~O_NONBLOCK);

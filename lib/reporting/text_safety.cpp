@@ -83,8 +83,6 @@ std::string escape_control_characters(std::string_view text, bool keep_newlines)
         if (n == 1) {
             if ((b < 0x20 && !(keep_newlines && (b == '\n' || b == '\t'))) || b == 0x7f) {
                 append_byte_escape(out, b);
-            } else if (b == '\\' && i + 1 < text.size() && text[i + 1] == 'x') {
-                out += "\\\\";
             } else {
                 out += char(b);
             }

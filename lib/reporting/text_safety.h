@@ -23,8 +23,8 @@ bool is_valid_utf8(std::string_view text);
 
 // `text` for a terminal or a line-oriented text file: C0 control characters (including ESC, CR and,
 // unless keep_newlines, LF and TAB), DEL, the C1 controls U+0080..U+009F and bytes that are not
-// valid UTF-8 are written as "\xHH" (each byte), and a backslash that would start such an escape as
-// "\\"; everything else is kept. With keep_newlines, LF and TAB stay (a whole report's text).
+// valid UTF-8 are written as "\xHH" (each byte); everything else is kept. With keep_newlines, LF
+// and TAB stay (a whole report's text).
 std::string escape_control_characters(std::string_view text, bool keep_newlines = false);
 
 // A value quoted in a warning: escaped as above and, beyond max_bytes, cut (on a character
