@@ -14,6 +14,7 @@
 #include "export/export.h"
 #include "offline_symbolize.h"
 #include "output_file.h"
+#include "reporting/atomic_file.h"
 #include "reporting/device_range.h"
 #include "reporting/text_safety.h"
 #include "snapshot_reader.h"
@@ -90,6 +91,13 @@ int export_command(int argc, char **argv) {
     if ((output.empty() || is_stdout_path(output)) && exporter::is_binary(format) && ::isatty(STDOUT_FILENO) == 1)
         return opts.error("the " + format_name + " format is binary: give --output PATH or redirect stdout");
 
+    // An output that cannot be written is said before the work, in one line.
+    if (!output.empty() && !is_stdout_path(output)) {
+        if (std::string refusal = output_refusal(output); !refusal.empty()) {
+            log_error(refusal);
+            return kExitFailure;
+        }
+    }
     report::Snapshot snapshot;
     std::string error;
     if (!read_snapshot_file(path, &snapshot, &error)) {

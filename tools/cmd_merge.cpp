@@ -236,6 +236,13 @@ int merge_main(int argc, char **argv) {
     if (quiet && output.empty()) return usage_error("merge: --quiet without --output would do nothing", "merge");
     if (is_stdout_path(output)) quiet = true; // the merged snapshot takes standard output
 
+    // An output that cannot be written is said before the work, in one line.
+    if (!output.empty() && !is_stdout_path(output)) {
+        if (std::string refusal = output_refusal(output); !refusal.empty()) {
+            log_error(refusal);
+            return kExitFailure;
+        }
+    }
     std::vector<std::string> files;
     if (!expand_inputs(args, output, &files)) return kExitFailure;
 

@@ -166,6 +166,11 @@ std::string temporary_name_for(const std::string &path, long pid, int attempt) {
     return tmp;
 }
 
+std::string output_refusal(const std::string &path) {
+    std::string refusal;
+    return plan_for(path, &refusal) == Plan::Refuse ? refusal : std::string();
+}
+
 bool output_written_in_place(const std::string &path) {
     std::string refusal;
     Plan plan = plan_for(path, &refusal);

@@ -66,6 +66,10 @@ bool remove_written_file(const std::string &path, const WrittenFile &written);
 // snapshot written in place go to the same target.
 bool output_written_in_place(const std::string &path);
 
+// "" when write_output_file may write `path`, else the one line it would refuse it with (a
+// directory, a socket, a block device at it): for a caller that checks before doing the work.
+std::string output_refusal(const std::string &path);
+
 // The temporary name of the given attempt (0: ".NAME.tmp.PID"), for the tests and the crash handler.
 std::string temporary_name_for(const std::string &path, long pid, int attempt);
 
