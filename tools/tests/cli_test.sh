@@ -653,8 +653,10 @@ assert sorted(e["args"]["size"] for e in ev if e.get("cat") == "alloc") == [4096
 assert all(e["ph"] in "MCi" for e in ev)
 PY
     run 0 "$VT" export -f pickle -o "$VT_WORK/s.pickle" "$in"
-    python3 - "$VT_WORK/s.pickle" >"$out" 2>"$err" <<'PY' || fail "pickle check"
+    python3 - "$VT_WORK/s.pickle" "$(dirname "$0")" >"$out" 2>"$err" <<'PY' || fail "pickle check"
 import pickle, pickletools, sys
+sys.path.insert(0, sys.argv[2])
+from restricted_unpickle import load_restricted
 raw = open(sys.argv[1], "rb").read()
 assert raw[:2] == b"\x80\x04"
 # Only opcodes that PyTorch's memory_viz JavaScript unpickler knows.
@@ -663,7 +665,7 @@ viewer = {"PROTO", "EMPTY_DICT", "EMPTY_LIST", "MARK", "SETITEMS", "APPENDS", "B
           "MEMOIZE", "BINGET", "LONG_BINGET"}
 ops = {op.name for op, _, _ in pickletools.genops(raw)}
 assert ops <= viewer, ops - viewer
-d = pickle.loads(raw)
+d = load_restricted(raw)
 assert [(s["device"], s["address"], s["total_size"]) for s in d["segments"]] == [(0, 0x7f3a00000000, 1048576), (1, 0x7f4a00000000, 2097152)]
 for s in d["segments"]:
     assert [b["address"] for b in s["blocks"]] == [s["address"]] and sum(b["size"] for b in s["blocks"]) == s["total_size"]
@@ -712,6 +714,7 @@ export_no_history)
     # Schema 1 files of before the event history and peaks: every format that can, works.
     f=$VT_CLI_DATA/schema-v1.json
     for fmt in chrome folded pprof pickle html; do run 0 "$VT" export -f $fmt -o "$VT_WORK/o.$fmt" "$f"; done
+    python3 "$(dirname "$0")/restricted_unpickle.py" "$VT_WORK/o.pickle" >"$out" 2>"$err" || fail "restricted unpickle"
     run 1 "$VT" export -f folded --at peak "$f"; stderr_is_one_line
     stderr_has "vramtrace: error: $f: the snapshot records no peak composition" ;;
 export_errors)
@@ -754,8 +757,8 @@ preload_export)
     jq_is "$VT_WORK/t.json" '[.traceEvents[] | select(.name == "tracked bytes cuda:0")] | last | .args.bytes' "$current"
     run 0 "$VT" export -f pickle -o "$VT_WORK/s.pickle" "$VT_WORK/run.json"
     segments=$(jq '[.allocations[] | select(.device >= 0)] | length' "$VT_WORK/run.json")
-    python3 -c 'import pickle, sys; d = pickle.load(open(sys.argv[1], "rb")); print(len(d["segments"]))' \
-        "$VT_WORK/s.pickle" >"$out" 2>"$err" || fail "the pickle does not load"
+    python3 -c 'import sys; sys.path.insert(0, sys.argv[2]); from restricted_unpickle import load_restricted; d = load_restricted(open(sys.argv[1], "rb").read()); print(len(d["segments"]))' \
+        "$VT_WORK/s.pickle" "$(dirname "$0")" >"$out" 2>"$err" || fail "the pickle does not load"
     [ "$(cat "$out")" -eq "$segments" ] || fail "expected $segments segments"
     for fmt in pprof html; do run 0 "$VT" export -f $fmt -o "$VT_WORK/o.$fmt" "$VT_WORK/run.json"; done ;;
 *)
