@@ -153,3 +153,22 @@ TEST_CASE("output targets: a Prometheus textfile at a FIFO is written in place a
     CHECK(S_ISFIFO(st.st_mode));
     CHECK(list_dir(dir) == std::vector<std::string>{"snap.json", "vt.prom"});
 }
+
+TEST_CASE("output targets: a crash snapshot goes to the character device at VRAMTRACE_OUTPUT, in place") {
+    std::string dir = make_temp_dir("target-crash");
+    std::string dev = dir + "/null";
+    if (!make_null_device(dev)) {
+        WARN("mknod needs root: skipped");
+        return;
+    }
+    struct stat before {};
+    REQUIRE(lstat(dev.c_str(), &before) == 0);
+    RunResult plain = run({program("standin_prog_crash"), "segv"}, {false, {}, ""});
+    RunResult traced = run({program("standin_prog_crash"), "segv"},
+                           {true, {{"VRAMTRACE_OUTPUT", dev}, {"VRAMTRACE_SUMMARY", "0"}}, dir});
+    INFO("stderr:\n" << traced.err);
+    CHECK(traced.exit_code == plain.exit_code);
+    CHECK(count_of(traced.err, "vramtrace: SIGSEGV: crash snapshot written to " + dev + " (") == 1);
+    check_still_null_device(dev, before);
+    CHECK(list_dir(dir) == std::vector<std::string>{"null"}); // no null.crash.json, no temporary file
+}
