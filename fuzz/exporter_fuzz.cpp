@@ -82,7 +82,8 @@ report::Snapshot build(Bytes &in) {
     for (size_t i = 0; i < modules; ++i) s.modules.push_back({in.str(32), in.u64(), in.str(8)});
     // At most one big dimension per input, and rarely (the fuzzer finds the two selector values
     // through its comparison tracing), so that most runs stay fast: 1 stacks up to 8 160 frames
-    // deep (the HTML graph used to die near 7 600), 2 the first frame with up to 8 160 inlined
+    // deep (beyond the ~7 600 levels at which a recursive graph drawing exhausts an 8 MiB stack),
+    // 2 the first frame with up to 8 160 inlined
     // functions (in stacks of at most 4 frames).
     const uint8_t selector = in.u8();
     const int big = selector == 0xff ? 1 : selector == 0xfe ? 2 : 0;

@@ -1,6 +1,6 @@
 // Exporters against hostile snapshots: a stack of 100 000 frames and a frame with 200 000 inlined
-// functions (the HTML icicle graph recursed once per level and died near 7 600), labels cut on
-// UTF-8 character boundaries, and control characters never written raw into a text format.
+// functions (a graph drawn by recursion, one call per level, exhausts the stack near 7 600), labels
+// cut on UTF-8 character boundaries, and control characters never written raw into a text format.
 #include <catch2/catch.hpp>
 
 #include <string>

@@ -64,8 +64,8 @@ TEST_CASE("pickle safety: each length is checked against its opcode's width", "[
     CHECK(PickleWriter::string_opcode(256) == Op::BinUnicode);
     CHECK(PickleWriter::string_opcode(PickleWriter::kMaxStringBytes) == Op::BinUnicode);
     CHECK_FALSE(PickleWriter::string_opcode(PickleWriter::kMaxStringBytes + 1));
-    // 2^32 + 8 bytes declared as 8 was the hole: such a size has no opcode, and str() keeps a
-    // bounded prefix decided from the size alone.
+    // 2^32 + 8 bytes must never be declared as 8 (the rest would be read as opcodes): such a size
+    // has no opcode, and str() keeps a bounded prefix decided from the size alone.
     for (uint64_t size : {uint64_t(1) << 32, (uint64_t(1) << 32) + 8, uint64_t(UINT64_MAX)}) {
         CHECK_FALSE(PickleWriter::string_opcode(size));
         CHECK(PickleWriter::kept_string_bytes(size) ==
