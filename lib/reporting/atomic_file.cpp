@@ -172,6 +172,7 @@ std::string output_refusal(const std::string &path) {
 }
 
 bool output_written_in_place(const std::string &path) {
+    if (path == "-") return true;
     std::string refusal;
     Plan plan = plan_for(path, &refusal);
     return plan == Plan::InPlace || plan == Plan::InPlaceFollowing;
@@ -266,6 +267,7 @@ bool write_file_atomically(const std::string &path, bool (*fill)(int, void *, st
     OutputFileOptions options;
     options.mode = mode;
     options.fifo_without_waiting = true;
+    options.dash_is_stdout = true;
     return write_output_file(path, fill, ctx, error, options);
 }
 

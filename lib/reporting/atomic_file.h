@@ -53,7 +53,8 @@ struct WrittenFile {
 bool write_output_file(const std::string &path, bool (*fill)(int fd, void *ctx, std::string *error), void *ctx,
                        std::string *error, const OutputFileOptions &options, WrittenFile *written = nullptr);
 
-// write_output_file with the given mode and no "-" (the library's snapshots).
+// write_output_file with the given mode, "-" as standard output and a FIFO never waited for (the
+// library's snapshots: VRAMTRACE_OUTPUT=- writes them to the program's standard output).
 bool write_file_atomically(const std::string &path, bool (*fill)(int fd, void *ctx, std::string *error),
                            void *ctx, std::string *error, unsigned mode = 0600);
 
@@ -61,8 +62,8 @@ bool write_file_atomically(const std::string &path, bool (*fill)(int fd, void *c
 // inode): never a device, a FIFO or a file someone else put there since. True when removed.
 bool remove_written_file(const std::string &path, const WrittenFile &written);
 
-// Whether the target is written in place (a character device or FIFO at `path`, or at the end of a
-// trusted symlink there), as write_output_file decides it. For naming: trigger snapshots of an exit
+// Whether the target is written in place ("-", a character device or FIFO at `path`, or at the end
+// of a trusted symlink there), as write_output_file decides it. For naming: trigger snapshots of an exit
 // snapshot written in place go to the same target.
 bool output_written_in_place(const std::string &path);
 

@@ -149,9 +149,11 @@ void line_emit() {
 
 // ---- the snapshot ----
 
-// A character device or FIFO at the output (decided at install, outside the handler) is written in
-// place, without waiting for a FIFO's reader; -1 when it is something else now.
+// "-" (standard output), or a character device or FIFO at the output (decided at install, outside
+// the handler), is written in place, without waiting for a FIFO's reader; -1 when the path holds
+// something else now.
 int open_in_place() {
+    if (g_path[0] == '-' && g_path[1] == 0) return ::fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3); // "-": stdout
     int fd = ::open(g_path, O_WRONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) return -1;
     struct stat st {};

@@ -76,6 +76,7 @@ void write_prometheus_textfile() {
     OutputFileOptions options;
     options.mode = 0644;
     options.fifo_without_waiting = true;
+    options.dash_is_stdout = true;
     WrittenFile written;
     if (!write_output_file(path, &fill_text, &text, &error, options, &written)) {
         VT_WARN_ONCE("Prometheus textfile not written: %s (VRAMTRACE_PROMETHEUS_TEXTFILE)", error.c_str());

@@ -172,3 +172,19 @@ TEST_CASE("output targets: a crash snapshot goes to the character device at VRAM
     check_still_null_device(dev, before);
     CHECK(list_dir(dir) == std::vector<std::string>{"null"}); // no null.crash.json, no temporary file
 }
+
+TEST_CASE("output targets: VRAMTRACE_OUTPUT=- writes the snapshot to the program's standard output") {
+    std::string dir = make_temp_dir("target-dash");
+    RunResult plain = run({bin_dir() + "/leaky_pipeline"}, {false, {}, ""});
+    RunResult traced = run({bin_dir() + "/leaky_pipeline"}, {true, {{"VRAMTRACE_OUTPUT", "-"}}, dir});
+    INFO("stderr:\n" << traced.err);
+    CHECK(traced.exit_code == plain.exit_code);
+    // The snapshot is written at exit, before stdio flushes what the program printed.
+    REQUIRE(traced.out.size() > plain.out.size());
+    size_t split = traced.out.size() - plain.out.size();
+    CHECK(traced.out.substr(split) == plain.out);
+    nlohmann::json s = nlohmann::json::parse(traced.out.substr(0, split));
+    CHECK(s.at("format") == "vramtrace-snapshot");
+    CHECK(count_of(traced.err, "vramtrace: snapshot written to -\n") == 1);
+    CHECK(list_dir(dir).empty()); // no file named "-"
+}
