@@ -20,18 +20,22 @@
 #include <algorithm>
 #include <fstream>
 #include <thread>
+#include <memory>
 #include <vector>
 
+#include "report_test_data.h"
 #include "reporting/atomic_file.h"
 
 using namespace vramtrace;
 
 namespace {
 
+// A fresh directory, removed with everything in it when the test program ends.
 std::string temp_dir() {
-    char path[] = "/tmp/vt-output-file-XXXXXX";
-    REQUIRE(mkdtemp(path) != nullptr);
-    return path;
+    static std::vector<std::unique_ptr<vt_test::TempDir>> dirs;
+    dirs.push_back(std::make_unique<vt_test::TempDir>());
+    std::string file = dirs.back()->file("x");
+    return file.substr(0, file.size() - 2);
 }
 
 std::vector<std::string> names_in(const std::string &dir) {
