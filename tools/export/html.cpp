@@ -59,6 +59,10 @@ struct Node {
 };
 
 constexpr double kWidth = 1000, kRow = 18;
+
+// Sizes in a hostile snapshot can add up past 2^64: sums stop at the top, so that no node ever
+// holds more than its parent (the widths below are fractions of the parent's).
+uint64_t saturating_add(uint64_t a, uint64_t b) { return b > UINT64_MAX - a ? UINT64_MAX : a + b; }
 // Rows of the icicle graph below the root; the frames of a deeper stack (a runaway recursion, a
 // frame with 200 000 inlined functions) end in one marker node that says how many were left out.
 constexpr size_t kMaxGraphDepth = 512;
@@ -117,6 +121,7 @@ void draw_graph(std::string &out, const Node &root, uint64_t total, int &max_dep
         double cx = it.x;
         for (const Node *child : kids) {
             double w = it.node->bytes ? it.width * double(child->bytes) / double(it.node->bytes) : 0;
+            w = std::min(w, it.x + it.width - cx); // within the parent's span, whatever the sums
             if (w >= 0.3) row.push_back({child, cx, w, it.depth + 1});
             cx += w;
         }
@@ -228,7 +233,7 @@ std::string export_html(const report::Snapshot &snapshot, const Options &options
     for (const WeightedStack &w : stacks) several |= w.device != stacks.front().device;
     for (const WeightedStack &w : stacks) {
         Node *node = &root;
-        root.bytes += w.bytes;
+        root.bytes = saturating_add(root.bytes, w.bytes);
         auto step = [&](const std::string &name, const std::string &where) {
             auto &child = node->children[name];
             if (!child) {
@@ -236,7 +241,7 @@ std::string export_html(const report::Snapshot &snapshot, const Options &options
                 child->name = name;
                 child->where = where;
             }
-            child->bytes += w.bytes;
+            child->bytes = saturating_add(child->bytes, w.bytes);
             node = child.get();
         };
         if (several) step(report::device_label(w.device), "");
@@ -253,8 +258,8 @@ std::string export_html(const report::Snapshot &snapshot, const Options &options
             step(it->name, where);
         }
         auto &site = sites[call_site_text(snapshot, w.stack)];
-        site.first += w.bytes;
-        site.second += w.count;
+        site.first = saturating_add(site.first, w.bytes);
+        site.second = saturating_add(site.second, w.count);
     }
     out += "<h2>" + std::string(at == At::Peak ? "Live at the peak" : "Live at the dump") +
            " (icicle graph, callers on top)</h2>\n<div id=\"info\">&nbsp;</div>\n";

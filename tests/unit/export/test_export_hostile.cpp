@@ -84,3 +84,23 @@ TEST_CASE("hostile exports: labels are cut on character boundaries, control char
     CHECK(folded.find("evil\\x1b[2J name\\xff") != std::string::npos);
     for (char c : folded) CHECK_FALSE((static_cast<unsigned char>(c) < 0x20 && c != '\n'));
 }
+
+TEST_CASE("hostile exports: sizes that add up past 2^64 keep every HTML graph node within its parent", "[export]") {
+    report::Snapshot s = deep_snapshot(3, 0);
+    s.stacks.push_back({2, {0, 1}, 0}); // f1;f0 beside stack 1's f2;f1;f0
+    s.allocations.push_back({0x7f0000100000, uint64_t(1) << 63, "device", 0, "cudaMalloc", 0, 1, 100, 1});
+    s.allocations.push_back({0x7f0000200000, uint64_t(1) << 63, "device", 0, "cudaMalloc", 0, 1, 100, 2});
+    exporter::Options at_exit;
+    at_exit.at = exporter::At::Exit;
+    std::string html = exporter::export_html(s, at_exit, nullptr);
+    size_t rects = 0;
+    for (size_t at = html.find("<rect x=\""); at != std::string::npos; at = html.find("<rect x=\"", at + 1)) {
+        double x = std::stod(html.substr(at + 9));
+        size_t w = html.find("width=\"", at);
+        double width = std::stod(html.substr(w + 7));
+        CHECK(x >= 0);
+        CHECK(x + width <= 1000.0 + 1e-6);
+        ++rects;
+    }
+    CHECK(rects == 6); // the root, the 3 frames of stack 1, the 2 of stack 2
+}
