@@ -1,17 +1,21 @@
 #!/usr/bin/env bash
 # Fuzzes the CLI's input paths with libFuzzer for a fixed number of executions per target, like a
-# benchmark run. Two targets, built with clang (-fsanitize=fuzzer,address,undefined):
+# benchmark run. Targets, built with clang (-fsanitize=fuzzer,address,undefined):
 #
 #   snapshot_reader  fuzz/snapshot_reader_fuzz.cpp: read_snapshot_stream (tools/snapshot_reader.cpp)
 #   command_input    fuzz/command_input_fuzz.cpp: what summary, export (every format), diff and
 #                    merge do with what the reader accepted (the first input byte picks the command)
+#   export_chrome, export_folded, export_pprof, export_pickle, export_html
+#                    fuzz/exporter_fuzz.cpp: one exporter on snapshots built from the input bytes
+#                    (deep stacks, thousands of inlined frames, any device ordinal), every output
+#                    checked (the pickle by a restricted unpickler in the harness)
 #
 # For each target: replays every input kept in fuzz/regressions/TARGET/, then fuzzes RUNS
 # executions from the seeds in fuzz/corpus/TARGET/. A crash fails the script and leaves the input in
 # the work directory (crash-*, leak-*, timeout-*); after fixing the bug, copy it to
 # fuzz/regressions/TARGET/: run_fuzz.sh and CTest (fuzz/CMakeLists.txt) replay it from then on.
 #
-#   fuzz/run_fuzz.sh [RUNS [TARGET...]]     (default 200000 executions, both targets)
+#   fuzz/run_fuzz.sh [RUNS [TARGET...]]     (default 200000 executions, every target)
 #
 # Environment: CLANGXX (default clang++, then clang++-14), VRAMTRACE_FUZZ_DIR (work directory,
 # default <repo>/build-fuzz), FUZZ_SECONDS (a time cap per target as well, default 600).
@@ -23,7 +27,8 @@ repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 runs="${1:-200000}"
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(snapshot_reader command_input)
+[ ${#targets[@]} -gt 0 ] || targets=(snapshot_reader command_input export_chrome export_folded export_pprof
+  export_pickle export_html)
 work="${VRAMTRACE_FUZZ_DIR:-$repo/build-fuzz}"
 seconds="${FUZZ_SECONDS:-600}"
 cxx="${CLANGXX:-}"
@@ -34,18 +39,41 @@ fi
 
 t="$repo/tools"
 r="$repo/lib/reporting"
-reader_sources=("$t/snapshot_reader.cpp" "$r/report_model.cpp")
+reader_sources=("$t/snapshot_reader.cpp" "$r/report_model.cpp" "$r/text_safety.cpp")
 # What the commands link, less main.cpp and the cmd_*.cpp argument handling.
 command_sources=("${reader_sources[@]}" "$t/call_sites.cpp" "$t/diff_core.cpp" "$t/merge_core.cpp"
   "$t/text_table.cpp" "$t/snapshot_input.cpp" "$t/offline_symbolize.cpp" "$t/cli_common.cpp"
   "$r/summary_format.cpp" "$r/snapshot_writer.cpp" "$r/module_map.cpp" "$r/symbolizer.cpp" "$r/call_site.cpp"
   "$t"/export/*.cpp)
 
+# The exporter targets share their objects, compiled once (export_objs/).
+export_sources=("$t"/export/*.cpp "$r/report_model.cpp" "$r/summary_format.cpp" "$r/text_safety.cpp")
+flags=(-std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
+  -DSPDLOG_FMT_EXTERNAL -DVRAMTRACE_VERSION='"fuzz"' -I"$repo/lib" -I"$t")
+export_objects() {
+  local objdir="$work/export_objs" src obj
+  mkdir -p "$objdir"
+  export_objs=()
+  for src in "${export_sources[@]}"; do
+    obj="$objdir/$(basename "$src" .cpp).o"
+    if [ ! -e "$obj" ] || [ -n "$(find "$src" "$t/export" "$r" -newer "$obj" \( -name '*.cpp' -o -name '*.h' \) -print -quit)" ]; then
+      "$cxx" "${flags[@]}" -fsanitize=fuzzer-no-link -c "$src" -o "$obj"
+    fi
+    export_objs+=("$obj")
+  done
+}
+
 status=0
 for target in "${targets[@]}"; do
+  defines=()
+  corpus_name=$target
   case "$target" in
     snapshot_reader) sources=("${reader_sources[@]}"); libs=() ;;
     command_input) sources=("${command_sources[@]}"); libs=(-lz -lfmt -ldl) ;;
+    export_chrome|export_folded|export_pprof|export_pickle|export_html)
+      index=0
+      for f in chrome folded pprof pickle html; do [ "export_$f" = "$target" ] && break; index=$((index + 1)); done
+      defines=(-DVT_FUZZ_EXPORTER=$index); corpus_name=exporter; libs=(-lz) ;;
     *) echo "run_fuzz: unknown target $target"; exit 2 ;;
   esac
   dir="$work/$target"
@@ -57,14 +85,17 @@ for target in "${targets[@]}"; do
     echo "== $target: up to date"
   else
   echo "== $target: building"
-  "$cxx" -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-    -DSPDLOG_FMT_EXTERNAL -DVRAMTRACE_VERSION='"fuzz"' -I"$repo/lib" -I"$t" \
-    "$repo/fuzz/${target}_fuzz.cpp" "${sources[@]}" "${libs[@]}" -o "$exe"
+  if [ "$corpus_name" = exporter ]; then
+    export_objects
+    "$cxx" "${flags[@]}" "${defines[@]}" "$repo/fuzz/exporter_fuzz.cpp" "${export_objs[@]}" "${libs[@]}" -o "$exe"
+  else
+    "$cxx" "${flags[@]}" "$repo/fuzz/${target}_fuzz.cpp" "${sources[@]}" "${libs[@]}" -o "$exe"
+  fi
   fi
   built=$(date +%s)
 
   one=0
-  regressions=("$repo/fuzz/regressions/$target"/*)
+  regressions=("$repo/fuzz/regressions/$corpus_name"/*)
   if [ -e "${regressions[0]}" ]; then
     echo "== $target: replaying ${#regressions[@]} regression inputs"
     "$exe" -runs=1 "${regressions[@]}" || one=$?
@@ -73,7 +104,7 @@ for target in "${targets[@]}"; do
     echo "== $target: fuzzing, $runs executions (cap ${seconds} s)"
     # New corpus entries go to $dir/corpus; the seeds in the repository are read only.
     (cd "$dir" && "$exe" -runs="$runs" -max_total_time="$seconds" -max_len=65536 -timeout=10 \
-       -rss_limit_mb=2048 -print_final_stats=1 "$dir/corpus" "$repo/fuzz/corpus/$target") || one=$?
+       -rss_limit_mb=2048 -print_final_stats=1 "$dir/corpus" "$repo/fuzz/corpus/$corpus_name") || one=$?
   fi
   end=$(date +%s)
   echo "run_fuzz: $target: build $((built - start)) s, fuzz $((end - built)) s, exit status $one"

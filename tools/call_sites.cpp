@@ -1,6 +1,8 @@
 // Call-site keys and the streaming per-site reduction of a snapshot. See call_sites.h.
 #include "call_sites.h"
 
+#include "reporting/text_safety.h"
+
 #include <algorithm>
 #include <istream>
 #include <map>
@@ -245,7 +247,9 @@ std::string frame_key(std::string_view module_path, const Frame &frame, bool lin
     } else if (lines || frame.function.empty()) {
         out += " (" + report::hex_u64(frame.address) + ")";
     }
-    return out;
+    // A key is printed one per line (diff, merge): no control character of a name, not even a
+    // line feed, reaches the output raw.
+    return report::escape_control_characters(out);
 }
 
 std::string stack_key(const report::Snapshot &snapshot, const Stack &stack, const SiteKeyOptions &options) {

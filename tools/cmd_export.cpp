@@ -13,6 +13,10 @@
 #include "cli_options.h"
 #include "export/export.h"
 #include "offline_symbolize.h"
+#include "output_file.h"
+#include "reporting/atomic_file.h"
+#include "reporting/device_range.h"
+#include "reporting/text_safety.h"
 #include "snapshot_reader.h"
 
 namespace vramtrace::cli {
@@ -41,46 +45,6 @@ const char *const kExportHelp =
     "Exit status: 0 success, 1 the file is missing, unreadable or not a valid snapshot, it lacks what\n"
     "the options need, or the output could not be written, 2 usage error.\n";
 
-namespace {
-
-bool write_all(int fd, const std::string &data) {
-    size_t done = 0;
-    while (done < data.size()) {
-        ssize_t n = ::write(fd, data.data() + done, data.size() - done);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return false;
-        done += size_t(n);
-    }
-    return true;
-}
-
-// Writes to a temporary file beside `path`, then renames it into place: no half-written output.
-bool write_file(const std::string &path, const std::string &data, std::string *error) {
-    std::string tmp = path + ".tmp-" + std::to_string(::getpid());
-    FILE *f = std::fopen(tmp.c_str(), "wb");
-    if (!f) {
-        *error = path + ": cannot write: " + std::strerror(errno);
-        return false;
-    }
-    bool ok = std::fwrite(data.data(), 1, data.size(), f) == data.size();
-    int err = errno;
-    if (std::fclose(f) != 0 && ok) {
-        ok = false;
-        err = errno;
-    }
-    if (ok && std::rename(tmp.c_str(), path.c_str()) != 0) {
-        ok = false;
-        err = errno;
-    }
-    if (!ok) {
-        std::remove(tmp.c_str());
-        *error = path + ": cannot write: " + std::strerror(err);
-    }
-    return ok;
-}
-
-} // namespace
-
 int export_command(int argc, char **argv) {
     OptionReader opts(argc, argv, "export");
     exporter::Options options;
@@ -107,9 +71,10 @@ int export_command(int argc, char **argv) {
         } else if (opts.with_value("--device", &value)) {
             int device = 0;
             auto res = std::from_chars(value.data(), value.data() + value.size(), device);
-            if (value.empty() || res.ec != std::errc() || res.ptr != value.data() + value.size() || device < -1)
-                return opts.error("--device takes a device ordinal (or -1 for host memory), got '" +
-                                  std::string(value) + "'");
+            if (value.empty() || res.ec != std::errc() || res.ptr != value.data() + value.size() || device < -1 ||
+                device > report::kMaxDeviceOrdinal)
+                return opts.error("--device takes a device ordinal, 0 to " + std::to_string(report::kMaxDeviceOrdinal) +
+                                  " (or -1 for host memory), got '" + report::shown_value(value) + "'");
             options.device = device;
         } else if (!opts.failed()) {
             return opts.unknown();
@@ -123,9 +88,16 @@ int export_command(int argc, char **argv) {
     if (options.at && (format == exporter::Format::Chrome || format == exporter::Format::Pickle))
         return opts.error("--at applies to folded, pprof and html only");
     if (!have_path) return opts.error("no snapshot file given");
-    if (output.empty() && exporter::is_binary(format) && ::isatty(STDOUT_FILENO) == 1)
+    if ((output.empty() || is_stdout_path(output)) && exporter::is_binary(format) && ::isatty(STDOUT_FILENO) == 1)
         return opts.error("the " + format_name + " format is binary: give --output PATH or redirect stdout");
 
+    // An output that cannot be written is said before the work, in one line.
+    if (!output.empty() && !is_stdout_path(output)) {
+        if (std::string refusal = output_refusal(output); !refusal.empty()) {
+            log_error(refusal);
+            return kExitFailure;
+        }
+    }
     report::Snapshot snapshot;
     std::string error;
     if (!read_snapshot_file(path, &snapshot, &error)) {
@@ -145,14 +117,7 @@ int export_command(int argc, char **argv) {
         return kExitFailure;
     }
     for (const std::string &note : notes) log_warning(path + ": " + note);
-    if (output.empty()) {
-        if (!write_all(STDOUT_FILENO, data)) {
-            log_error(std::string("cannot write to standard output: ") + std::strerror(errno));
-            return kExitFailure;
-        }
-        return kExitOk;
-    }
-    if (!write_file(output, data, &error)) {
+    if (!write_output(output.empty() ? std::string("-") : output, data, &error)) {
         log_error(error);
         return kExitFailure;
     }

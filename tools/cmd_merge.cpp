@@ -2,6 +2,7 @@
 // one merged snapshot file). The work is in merge_core.cpp.
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -18,6 +19,8 @@
 #include "cli.h"
 #include "cli_options.h"
 #include "merge_core.h"
+#include "output_file.h"
+#include "reporting/atomic_file.h"
 #include "snapshot_input.h"
 
 #ifndef VRAMTRACE_VERSION
@@ -41,8 +44,10 @@ const char *const kMergeHelp =
     "options:\n"
     "  -o, --output FILE   also write the merged snapshot to FILE: a snapshot every command\n"
     "                      reads (summary, diff, merge), with every live allocation of every\n"
-    "                      input and the process table; written through a temporary file beside\n"
-    "                      FILE, which also holds the allocations while the inputs are read\n"
+    "                      input and the process table; a new 0600 file beside FILE renamed into\n"
+    "                      place (a character device or FIFO is written in place, '-' is standard\n"
+    "                      output, and then no report is printed); a temporary file beside FILE (in $TMPDIR for those) holds the\n"
+    "                      allocations while the inputs are read\n"
     "  -q, --quiet         print no report (with --output)\n"
     "  --top N             list the N call sites with the most live bytes (default 10; 0 = all)\n"
     "  --frames N          frames per call-site key, from the call site outwards (default 1)\n"
@@ -139,18 +144,42 @@ std::string base_of(const std::string &path) {
     return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
-// A new file beside `target` (mkstemp), or -1 after logging.
+// A new file for the spool (mkstemp), or -1 after logging: beside `target`, whose file system is
+// meant to hold the output, or in $TMPDIR (else /tmp) when the target is standard output, a
+// character device or a FIFO, whose directory is no place for scratch files.
 int temp_beside(const std::string &target, const char *what, std::string *path) {
-    std::string pattern = directory_of(target) + "/." + base_of(target) + "." + what + ".XXXXXX";
+    std::string dir = directory_of(target);
+    if (is_stdout_path(target) || output_written_in_place(target)) {
+        const char *tmpdir = std::getenv("TMPDIR");
+        dir = tmpdir && *tmpdir ? tmpdir : "/tmp";
+    }
+    std::string pattern = dir + "/." + base_of(target) + "." + what + ".XXXXXX";
     std::vector<char> buf(pattern.begin(), pattern.end());
     buf.push_back('\0');
     int fd = ::mkstemp(buf.data());
     if (fd < 0) {
-        log_error(target + ": cannot create a temporary file in " + directory_of(target) + ": " + std::strerror(errno));
+        log_error(target + ": cannot create a temporary file in " + dir + ": " + std::strerror(errno));
         return -1;
     }
     *path = buf.data();
     return fd;
+}
+
+struct MergedOutput {
+    Merger *merger;
+    const std::vector<std::string> *command_line;
+};
+
+// Writes the merged snapshot; a regular file is synced before it is renamed into place.
+bool fill_merged(int fd, void *ctx, std::string *error) {
+    auto *m = static_cast<MergedOutput *>(ctx);
+    if (!m->merger->write_snapshot(fd, *m->command_line, VRAMTRACE_VERSION, error)) return false;
+    struct stat st {};
+    if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && ::fsync(fd) != 0) {
+        *error = std::string("write failed: ") + std::strerror(errno);
+        return false;
+    }
+    return true;
 }
 
 int merge_main(int argc, char **argv);
@@ -205,7 +234,15 @@ int merge_main(int argc, char **argv) {
     if (opts.failed()) return kExitUsage;
     if (args.empty()) return usage_error("merge: no snapshot files or directories given", "merge");
     if (quiet && output.empty()) return usage_error("merge: --quiet without --output would do nothing", "merge");
+    if (is_stdout_path(output)) quiet = true; // the merged snapshot takes standard output
 
+    // An output that cannot be written is said before the work, in one line.
+    if (!output.empty() && !is_stdout_path(output)) {
+        if (std::string refusal = output_refusal(output); !refusal.empty()) {
+            log_error(refusal);
+            return kExitFailure;
+        }
+    }
     std::vector<std::string> files;
     if (!expand_inputs(args, output, &files)) return kExitFailure;
 
@@ -244,36 +281,14 @@ int merge_main(int argc, char **argv) {
     progress.done();
 
     if (!output.empty()) {
-        std::string temp;
-        int fd = temp_beside(output, "tmp", &temp);
-        if (fd < 0) return kExitFailure;
-        mode_t mask = ::umask(0);
-        ::umask(mask);
-        ::fchmod(fd, 0666 & ~mask);
-        // Removes the temporary file unless it was renamed into place (also on an exception).
-        struct TempGuard {
-            std::string path;
-            int fd;
-            bool keep = false;
-            ~TempGuard() {
-                if (fd >= 0) ::close(fd);
-                if (!keep) ::unlink(path.c_str());
-            }
-        } guard{temp, fd};
         std::vector<std::string> command_line{"vramtrace"};
         for (int i = 0; i < argc; ++i) command_line.emplace_back(argv[i]);
+        MergedOutput merged{&merger, &command_line};
         std::string error;
-        bool ok = merger.write_snapshot(fd, command_line, VRAMTRACE_VERSION, &error);
-        if (ok && ::fsync(fd) != 0) ok = false, error = std::string("write failed: ") + std::strerror(errno);
-        guard.fd = -1;
-        if (::close(fd) != 0 && ok) ok = false, error = std::string("write failed: ") + std::strerror(errno);
-        if (ok && ::rename(temp.c_str(), output.c_str()) != 0)
-            ok = false, error = std::string("cannot rename the temporary file into place: ") + std::strerror(errno);
-        if (!ok) {
-            log_error(output + ": " + error);
+        if (!write_output(output, &fill_merged, &merged, &error)) {
+            log_error(error);
             return kExitFailure;
         }
-        guard.keep = true;
     }
     if (!quiet && !write_stdout(format_merge_text(merger, top, keys))) return kExitFailure;
     return kExitOk;

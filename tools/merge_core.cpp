@@ -403,6 +403,13 @@ bool Merger::add_file(const std::string &path, Progress *progress, std::string *
                 if (error) *error = path + ": cannot use the temporary file: " + std::strerror(errno);
                 return false;
             }
+            struct stat st {};
+            if (::stat(path.c_str(), &st) == 0 && S_ISFIFO(st.st_mode)) {
+                if (error)
+                    *error = path + ": its allocations come before its stacks, which takes a second reading, and a "
+                                    "FIFO is read once: give a regular file";
+                return false;
+            }
             state.reset_allocations();
             if (std::string problem = state.check(); !problem.empty()) {
                 if (error) *error = path + ": " + problem;

@@ -119,12 +119,11 @@ bool stream_snapshot_file(const std::string &path, SnapshotSink &sink, Progress 
         return false;
     };
     try {
-        int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-        if (fd < 0) return fail(std::string("cannot open: ") + std::strerror(errno));
+        int fd = -1;
+        if (!open_snapshot_input(path, &fd, error)) return false;
         FdCloser closer{fd};
         struct stat st {};
         if (::fstat(fd, &st) != 0) return fail(std::string("cannot read: ") + std::strerror(errno));
-        if (S_ISDIR(st.st_mode)) return fail("is a directory, not a snapshot file");
         ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
         if (progress) progress->start_file(path, S_ISREG(st.st_mode) ? uint64_t(st.st_size) : 0);
         FdInputBuf buf(fd, progress);

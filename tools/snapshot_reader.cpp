@@ -6,6 +6,7 @@
 #include <array>
 #include <cerrno>
 #include <charconv>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <istream>
@@ -15,9 +16,14 @@
 #include <variant>
 #include <vector>
 
+#include <fcntl.h>
+#include <poll.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <nlohmann/json.hpp>
+
+#include "reporting/device_range.h"
 
 namespace vramtrace::cli {
 
@@ -708,6 +714,10 @@ private:
         });
         field_ = -1;
         if (!ok) return fail(record_path() + ": missing field \"" + missing + "\"");
+        if (const int *device = record_device(); device && !report::device_ordinal_valid(*device))
+            return fail(record_path() + ".device: " + std::to_string(*device) + " is not a device ordinal (" +
+                        std::to_string(report::kMinDeviceOrdinal) + " to " +
+                        std::to_string(report::kMaxDeviceOrdinal) + ")");
         if (top_ == Top::Events && event_.type != "alloc" && event_.type != "free" && event_.type != "mark" &&
             event_.type != "oom")
             return fail(record_path() + ".type: \"" + printable(event_.type) +
@@ -716,6 +726,20 @@ private:
         if (is_object_member(top_)) mark_top();
         else ++index_;
         return true;
+    }
+
+    // The device ordinal of the record just read, for the records that have one.
+    const int *record_device() const {
+        switch (top_) {
+        case Top::Devices: return &device_.device;
+        case Top::Allocations: return &allocation_.device;
+        case Top::MergedDevices: return &merged_device_.device;
+        case Top::Peaks: return &peak_.device;
+        case Top::Ooms: return &oom_.device;
+        case Top::Pools: return &pool_.device;
+        case Top::Events: return &event_.device;
+        default: return nullptr;
+        }
     }
 
     void deliver() {
@@ -1056,14 +1080,44 @@ namespace {
 
 std::string errno_text(int err) { return std::strerror(err); }
 
+// Passes a stream's bytes to the JSON parser and notes any NUL byte: the parser takes a NUL for the
+// end of the input, so a valid snapshot followed by a NUL and anything else would otherwise pass.
+// JSON text never holds a raw NUL.
+class NulWatchingBuf : public std::streambuf {
+public:
+    explicit NulWatchingBuf(std::streambuf *inner) : inner_(inner) {}
+    bool saw_nul() const { return saw_nul_; }
+
+protected:
+    int_type underflow() override {
+        if (gptr() < egptr()) return traits_type::to_int_type(*gptr());
+        std::streamsize n = inner_ ? inner_->sgetn(buf_, sizeof buf_) : 0;
+        if (n <= 0) return traits_type::eof();
+        if (std::memchr(buf_, 0, size_t(n)) != nullptr) saw_nul_ = true;
+        setg(buf_, buf_, buf_ + n);
+        return traits_type::to_int_type(buf_[0]);
+    }
+
+private:
+    std::streambuf *inner_;
+    char buf_[1 << 16];
+    bool saw_nul_ = false;
+};
+
 } // namespace
 
 bool read_snapshot_stream(std::istream &in, const std::string &name, SnapshotSink &sink, std::string *error) {
     try {
-        Handler handler(in, name, sink);
-        bool parsed = nlohmann::json::sax_parse(in, &handler, nlohmann::json::input_format_t::json,
+        NulWatchingBuf watched(in.rdbuf());
+        std::istream text(&watched);
+        Handler handler(text, name, sink);
+        bool parsed = nlohmann::json::sax_parse(text, &handler, nlohmann::json::input_format_t::json,
                                                 /*strict=*/true, /*ignore_comments=*/false);
         if (!handler.finish(parsed, error)) return false;
+        if (watched.saw_nul() || watched.sgetc() != std::char_traits<char>::eof()) {
+            if (error) *error = name + ": bytes after the end of the snapshot (a NUL byte or other data)";
+            return false;
+        }
         if (in.bad()) {
             if (error) *error = name + ": read error";
             return false;
@@ -1079,23 +1133,89 @@ bool read_snapshot_stream(std::istream &in, const std::string &name, SnapshotSin
     return false;
 }
 
+bool open_snapshot_input(const std::string &path, int *fd, std::string *error) {
+    // Without waiting: a FIFO with no writer, a terminal, must not block the type check.
+    int f = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (f < 0) {
+        int err = errno;
+        struct stat st {};
+        if (error)
+            *error = err == ENXIO && ::stat(path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode)
+                         ? path + ": is a socket, not a snapshot file (only regular files and FIFOs are read)"
+                         : path + ": cannot open: " + errno_text(err);
+        return false;
+    }
+    struct stat st {};
+    if (::fstat(f, &st) != 0) {
+        if (error) *error = path + ": cannot read: " + errno_text(errno);
+        ::close(f);
+        return false;
+    }
+    const char *kind = nullptr;
+    if (S_ISDIR(st.st_mode)) kind = "is a directory, not a snapshot file";
+    else if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) kind = "is a device, not a snapshot file (only regular files and FIFOs are read)";
+    else if (S_ISSOCK(st.st_mode)) kind = "is a socket, not a snapshot file (only regular files and FIFOs are read)";
+    else if (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode)) kind = "is not a regular file or FIFO, not a snapshot file";
+    if (kind) {
+        if (error) *error = path + ": " + kind;
+        ::close(f);
+        return false;
+    }
+    if (S_ISFIFO(st.st_mode)) {
+        // Read once, as it comes. A read of a FIFO that no writer has opened yet would end at
+        // once, so wait until one has written (or come and gone); when that takes a while, say so
+        // instead of hanging silently.
+        bool noted = false;
+        for (;;) {
+            pollfd p{f, POLLIN, 0};
+            int ready = ::poll(&p, 1, noted ? -1 : 200);
+            if (ready > 0 || (ready < 0 && errno != EINTR)) break;
+            if (ready == 0 && !noted) {
+                std::string note = "vramtrace: note: " + path + " is a FIFO: waiting for a writer (read once, as it comes)\n";
+                std::fputs(note.c_str(), stderr);
+                noted = true;
+            }
+        }
+    }
+    ::fcntl(f, F_SETFL, ::fcntl(f, F_GETFL) & ~O_NONBLOCK);
+    *fd = f;
+    return true;
+}
+
+namespace {
+
+// An istream's bytes from a file descriptor (closed with it).
+class FdReadBuf final : public std::streambuf {
+public:
+    explicit FdReadBuf(int fd) : fd_(fd) {}
+    ~FdReadBuf() override { ::close(fd_); }
+
+protected:
+    int_type underflow() override {
+        if (gptr() < egptr()) return traits_type::to_int_type(*gptr());
+        for (;;) {
+            ssize_t n = ::read(fd_, buf_, sizeof buf_);
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) return traits_type::eof();
+            setg(buf_, buf_, buf_ + n);
+            return traits_type::to_int_type(*gptr());
+        }
+    }
+
+private:
+    int fd_;
+    char buf_[1 << 16];
+};
+
+} // namespace
+
 bool read_snapshot_file(const std::string &path, report::Snapshot *out, std::string *error) {
     try {
         *out = report::Snapshot{};
-        struct stat st {};
-        if (::stat(path.c_str(), &st) != 0) {
-            if (error) *error = path + ": cannot open: " + errno_text(errno);
-            return false;
-        }
-        if (S_ISDIR(st.st_mode)) {
-            if (error) *error = path + ": is a directory, not a snapshot file";
-            return false;
-        }
-        std::ifstream in(path, std::ios::binary);
-        if (!in) {
-            if (error) *error = path + ": cannot open: " + errno_text(errno);
-            return false;
-        }
+        int fd = -1;
+        if (!open_snapshot_input(path, &fd, error)) return false;
+        FdReadBuf buf(fd);
+        std::istream in(&buf);
         report::Snapshot snapshot;
         CollectingSink sink(snapshot);
         if (!read_snapshot_stream(in, path, sink, error)) return false;

@@ -2,7 +2,7 @@
  *
  * Built against glibc 2.36, every call would bind to the newest version of its symbol: dlopen,
  * dladdr, dlvsym, dlerror and pthread_rwlock_* to GLIBC_2.34 (when libdl and libpthread moved into
- * libc), stat and fstat to GLIBC_2.33 (before which they were inline wrappers of __xstat/__fxstat),
+ * libc), stat, fstat and lstat to GLIBC_2.33 (before which they were inline wrappers of __xstat/__fxstat),
  * pthread_sigmask to GLIBC_2.32, and libstdc++.a's __libc_single_threaded (GLIBC_2.32) and
  * arc4random (GLIBC_2.36). Not only our own sources call these: the static libstdc++ and LLVM
  * libunwind linked into the library do too, so a .symver directive in our sources alone would not
@@ -55,6 +55,8 @@ int vt_old_xstat(int, const char *, struct stat *);
 VT_OLD(vt_old_xstat, __xstat);
 int vt_old_fxstat(int, int, struct stat *);
 VT_OLD(vt_old_fxstat, __fxstat);
+int vt_old_lxstat(int, const char *, struct stat *);
+VT_OLD(vt_old_lxstat, __lxstat);
 
 /* noinline: a dlopen/dlvsym caller's return address must stay inside this library (it does either
  * way; this keeps the frame simple to read in a debugger). */
@@ -80,6 +82,7 @@ VT_HIDDEN int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void
 enum { kStatVersion = 1 };
 VT_HIDDEN int stat(const char *path, struct stat *buf) { return vt_old_xstat(kStatVersion, path, buf); }
 VT_HIDDEN int fstat(int fd, struct stat *buf) { return vt_old_fxstat(kStatVersion, fd, buf); }
+VT_HIDDEN int lstat(const char *path, struct stat *buf) { return vt_old_lxstat(kStatVersion, path, buf); }
 
 /* libstdc++ skips atomic reference counting when this says the process has one thread; zero is
  * always correct (it only costs the atomics). */

@@ -16,7 +16,19 @@ void emit(const char *prefix, const char *fmt, va_list ap) {
     int n = snprintf(buf, sizeof buf, "vramtrace: %s", prefix);
     int m = vsnprintf(buf + n, sizeof buf - n - 1, fmt, ap);
     if (m < 0) m = 0;
-    size_t len = static_cast<size_t>(n) + (static_cast<size_t>(m) < sizeof buf - n - 1 ? m : sizeof buf - n - 2);
+    bool cut = static_cast<size_t>(m) >= sizeof buf - n - 1;
+    size_t len = static_cast<size_t>(n) + (cut ? sizeof buf - n - 2 : static_cast<size_t>(m));
+    // One line, whatever a path or value in it holds: control characters (a newline, ESC) become
+    // '?', and a line cut at the buffer's end says so (not inside a UTF-8 character).
+    for (size_t i = static_cast<size_t>(n); i < len; ++i) {
+        unsigned char c = static_cast<unsigned char>(buf[i]);
+        if (c < 0x20 || c == 0x7f) buf[i] = '?';
+    }
+    if (cut) {
+        len -= 3;
+        while (len > static_cast<size_t>(n) && (static_cast<unsigned char>(buf[len]) & 0xC0) == 0x80) --len;
+        buf[len++] = '.', buf[len++] = '.', buf[len++] = '.';
+    }
     buf[len++] = '\n';
     log_raw(buf, len);
     errno = saved;

@@ -128,7 +128,11 @@ std::string exit_output_path() {
 }
 
 std::string trigger_output_path(const char *reason, int seq) {
-    return trigger_path_for(exit_output_path(), reason, seq);
+    // An exit snapshot written in place (/dev/null, a FIFO) takes the trigger snapshots too: no
+    // NAME.REASON.json beside a device node.
+    std::string exit_path = exit_output_path();
+    if (output_written_in_place(exit_path)) return exit_path;
+    return trigger_path_for(exit_path, reason, seq);
 }
 
 // fork() waits for a dump in progress in another thread to finish: the dump holds locks we do not

@@ -1,6 +1,26 @@
 #include "reporting/output_path.h"
 
 namespace vramtrace {
+namespace {
+
+// A host name or rank as one file-name component: only [A-Za-z0-9._-] kept, every other byte '_'
+// (RANK=../other/x must not leave the directory), and a value of dots alone ("." or "..") made
+// underscores too.
+void append_component(std::string &out, const char *value) {
+    size_t start = out.size();
+    bool only_dots = true;
+    for (const char *p = value; *p; ++p) {
+        char c = *p;
+        bool kept = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' ||
+                    c == '_' || c == '-';
+        out += kept ? c : '_';
+        only_dots = only_dots && c == '.';
+    }
+    if (only_dots)
+        for (size_t i = start; i < out.size(); ++i) out[i] = '_';
+}
+
+} // namespace
 
 std::string expand_output_path(const char *pattern, long pid, const char *host, const char *rank) {
     std::string out;
@@ -11,8 +31,8 @@ std::string expand_output_path(const char *pattern, long pid, const char *host, 
         }
         switch (*++p) {
         case 'p': out += std::to_string(pid); break;
-        case 'h': out += host; break;
-        case 'r': out += rank != nullptr && *rank != 0 ? rank : "norank"; break;
+        case 'h': append_component(out, host); break;
+        case 'r': append_component(out, rank != nullptr && *rank != 0 ? rank : "norank"); break;
         case '%': out += '%'; break;
         default: out += '%'; out += *p; break;
         }

@@ -3,6 +3,8 @@
 //
 // Placeholders: %p the pid, %h the host name, %r the rank (RANK, else SLURM_PROCID, else
 // OMPI_COMM_WORLD_RANK, else PMI_RANK; "norank" when none is set), %% a percent sign. An unknown placeholder is kept as written.
+// The host name and the rank become one file-name component: every byte outside [A-Za-z0-9._-]
+// is replaced by '_', and a value made of dots alone too (RANK=../x gives ".._x").
 #pragma once
 
 #include <string>

@@ -1,6 +1,7 @@
 // The summary formatter shared by the preload library (stderr at exit) and `vramtrace summary`.
 // Vocabulary after torch.cuda.memory_summary: current / peak / total allocated / total freed.
 #include "summary_format.h"
+#include "text_safety.h"
 
 #include <algorithm>
 #include <functional>
@@ -541,7 +542,8 @@ std::string stack_location(const Snapshot &s, uint32_t id) {
     if (!stack) return "(no stack captured)";
     const Frame *frame = s.call_site_frame(*stack);
     if (!frame) return "(no call site: every frame is in vramtrace, the CUDA runtime or the driver)";
-    return describe_frame(s, *frame);
+    // One line per call site: no control character of a name, not even a line feed, raw.
+    return escape_control_characters(describe_frame(s, *frame));
 }
 
 void ooms(Lines &lines, const Snapshot &s, const SummaryBody::State &body, const SummaryOptions &options) {

@@ -14,6 +14,7 @@
 #include <pthread.h>
 #include <string>
 #include <sys/auxv.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -44,6 +45,8 @@ bool g_installed[kSignalCount];
 char g_path[kPathBytes];
 char g_temp[2][kPathBytes + 64];
 pid_t g_path_pid = 0;
+// The output is a character device or FIFO: written in place, no temporary file, no rename.
+bool g_in_place = false;
 char g_host[256];
 char g_rank[128];
 CrashProcess g_process;
@@ -84,6 +87,7 @@ void prepare_paths() {
                     kPathBytes - 1);
         return;
     }
+    g_in_place = output_written_in_place(path);
     g_path_pid = pid;
 }
 
@@ -145,7 +149,35 @@ void line_emit() {
 
 // ---- the snapshot ----
 
+// "-" (standard output), or a character device or FIFO at the output (decided at install, outside
+// the handler), is written in place, without waiting for a FIFO's reader; -1 when the path holds
+// something else now.
+int open_in_place() {
+    if (g_path[0] == '-' && g_path[1] == 0) return ::fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3); // "-": stdout
+    int fd = ::open(g_path, O_WRONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return -1;
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || !(S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode))) {
+        ::close(fd);
+        errno = EEXIST;
+        return -1;
+    }
+    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    return fd;
+}
+
+// Whether the rename may replace what is at the output now: nothing, a regular file or a symlink,
+// never a device, FIFO, socket or directory.
+bool may_replace_output() {
+    struct stat st {};
+    return ::lstat(g_path, &st) != 0 || S_ISREG(st.st_mode) || S_ISLNK(st.st_mode);
+}
+
 int open_temp() {
+    if (g_in_place) {
+        g_open_temp = nullptr;
+        return open_in_place();
+    }
     for (const char *name : g_temp) {
         int fd = ::open(name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
         if (fd >= 0) {
@@ -180,7 +212,7 @@ void write_snapshot(const Tracker &t, int i) {
             g_abandon_armed = 0;
             line_start(i);
             line_add("crash snapshot not written: cannot create ");
-            line_add(g_temp[0]);
+            line_add(g_in_place ? g_path : g_temp[0]);
             line_add(": ");
             line_add_errno(err);
             line_emit();
@@ -191,7 +223,8 @@ void write_snapshot(const Tracker &t, int i) {
             if (!r.written) ::close(g_fd);
             g_fd = -1;
             int err = r.error_number ? r.error_number : errno;
-            if (ok && ::rename(g_open_temp, g_path) != 0) ok = false, err = errno;
+            if (ok && g_open_temp && !may_replace_output()) ok = false, err = EEXIST;
+            if (ok && g_open_temp && ::rename(g_open_temp, g_path) != 0) ok = false, err = errno;
             line_start(i);
             if (ok) {
                 line_add("crash snapshot written to ");
@@ -202,7 +235,7 @@ void write_snapshot(const Tracker &t, int i) {
                 if (ReentrancyGuard::inside()) line_add("; the crashing thread was inside an intercepted CUDA call");
                 line_add(")");
             } else {
-                ::unlink(g_open_temp);
+                if (g_open_temp) ::unlink(g_open_temp);
                 line_add("crash snapshot not written: ");
                 line_add_errno(err);
             }

@@ -1,6 +1,8 @@
 #include "triggers/prometheus.h"
 
+#include <atomic>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <unistd.h>
 
@@ -43,6 +45,10 @@ bool fill_text(int fd, void *ctx, std::string *error) {
     return true;
 }
 
+// The file the last write renamed into place (device, inode; 0: none, or written in place): the
+// only file remove_prometheus_textfile may remove.
+std::atomic<uint64_t> g_written_dev{0}, g_written_ino{0};
+
 } // namespace
 
 void write_prometheus_textfile() {
@@ -74,15 +80,29 @@ void write_prometheus_textfile() {
     std::string text = format_prometheus(sample);
     std::string error;
     std::string path = textfile_path(sample.host, sample.rank);
-    if (!write_file_atomically(path, &fill_text, &text, &error, 0644))
+    OutputFileOptions options;
+    options.mode = 0644;
+    options.fifo_without_waiting = true;
+    options.dash_is_stdout = true;
+    WrittenFile written;
+    if (!write_output_file(path, &fill_text, &text, &error, options, &written)) {
         VT_WARN_ONCE("Prometheus textfile not written: %s (VRAMTRACE_PROMETHEUS_TEXTFILE)", error.c_str());
+        return;
+    }
+    g_written_ino.store(0, std::memory_order_relaxed);
+    g_written_dev.store(written.created ? written.dev : 0, std::memory_order_relaxed);
+    g_written_ino.store(written.created ? written.ino : 0, std::memory_order_release);
 }
 
 void remove_prometheus_textfile() {
     if (trigger_config().prometheus_textfile == nullptr) return;
-    int saved = errno;
-    unlink(textfile_path(this_host(), rank_from_environment()).c_str());
-    errno = saved;
+    // Only the file this process created: a device or FIFO it wrote in place, or a file someone
+    // else put at the name since, stays.
+    WrittenFile written;
+    written.ino = g_written_ino.load(std::memory_order_acquire);
+    written.dev = g_written_dev.load(std::memory_order_relaxed);
+    written.created = written.ino != 0;
+    remove_written_file(textfile_path(this_host(), rank_from_environment()), written);
 }
 
 } // namespace vramtrace::triggers

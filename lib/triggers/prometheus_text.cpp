@@ -1,13 +1,24 @@
 #include "triggers/prometheus_text.h"
 
+#include "reporting/text_safety.h"
+
 namespace vramtrace::triggers {
 namespace {
 
-void append_escaped(std::string &out, const std::string &value) {
-    for (char c : value) {
+// A label value as the text exposition format reads it: UTF-8, with backslash, double quote and
+// line feed escaped (the only escapes it has). Invalid UTF-8 and the other control characters
+// (a CR would end the line for some parsers) become U+FFFD.
+void append_escaped(std::string &out, const std::string &raw) {
+    std::string value = report::replace_invalid_utf8(raw);
+    for (size_t i = 0; i < value.size(); ++i) {
+        char c = value[i];
+        auto u = static_cast<unsigned char>(c);
         if (c == '\\') out += "\\\\";
         else if (c == '"') out += "\\\"";
         else if (c == '\n') out += "\\n";
+        else if (u < 0x20 || u == 0x7f) out += "\xef\xbf\xbd";
+        else if (u == 0xc2 && i + 1 < value.size() && static_cast<unsigned char>(value[i + 1]) < 0xa0)
+            out += "\xef\xbf\xbd", ++i; // a C1 control character
         else out += c;
     }
 }

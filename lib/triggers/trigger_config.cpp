@@ -40,8 +40,8 @@ void load_trigger_config() {
             c.dump_signal = *s;
             c.dump_signal_explicit = true;
         } else {
-            log_warning("VRAMTRACE_SIGNAL=\"%s\" is not a signal that can request a snapshot (a name such "
-                        "as SIGUSR2 or a number; 0 or none for off); using SIGUSR2", ShownValue(v).text);
+            log_warning("VRAMTRACE_SIGNAL=\"%s\" is not a signal that can request a snapshot (SIGUSR1, SIGUSR2 "
+                        "or SIGRTMIN+N, by name or number; 0 or none for off); using SIGUSR2", ShownValue(v).text);
         }
     }
     if (const char *v = setting("VRAMTRACE_WARN_BYTES")) {

@@ -24,17 +24,6 @@ constexpr NamedSignal kSignals[] = {
     {"SYS", SIGSYS},
 };
 
-bool refused(int signo) {
-    switch (signo) {
-    case SIGKILL: case SIGSTOP:                                  // cannot be caught
-    case SIGSEGV: case SIGBUS: case SIGFPE: case SIGILL:         // faults: a crash, not a request
-    case SIGABRT: case SIGSYS: case SIGTRAP:
-        return true;
-    default:
-        return false;
-    }
-}
-
 // A whole decimal number (all of text, no sign); nullopt otherwise.
 std::optional<long> whole_number(const char *text) {
     if (*text < '0' || *text > '9') return std::nullopt;
@@ -101,7 +90,9 @@ std::optional<int> parse_signal(const char *text) {
             }
         }
     }
-    if (signo < 1 || refused(signo)) return std::nullopt;
+    // Only signals that mean nothing else to the program or to the tools around it: a dump on
+    // SIGINT, SIGTERM, SIGPIPE or SIGCHLD would take away what they do.
+    if (signo != SIGUSR1 && signo != SIGUSR2 && !(signo >= SIGRTMIN && signo <= SIGRTMAX)) return std::nullopt;
     return signo;
 }
 

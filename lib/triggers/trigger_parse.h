@@ -9,9 +9,10 @@
 namespace vramtrace::triggers {
 
 // A signal by name ("SIGUSR2", "USR2", "usr2", "SIGRTMIN+3") or number ("12"). 0 means off: "0",
-// "none", "off". Refused (nullopt): unknown names, numbers outside 1..SIGRTMAX, and the signals
-// that cannot be caught or that mean a fault (SIGKILL, SIGSTOP, SIGSEGV, SIGBUS, SIGFPE, SIGILL,
-// SIGABRT, SIGSYS, SIGTRAP).
+// "none", "off". Only SIGUSR1, SIGUSR2 and the real-time signals SIGRTMIN..SIGRTMAX are accepted:
+// any other signal (SIGINT, SIGTERM, SIGPIPE, SIGCHLD, the faults, those that cannot be caught)
+// already means something to the program or the tools around it. Refused (nullopt) too: unknown
+// names and numbers.
 std::optional<int> parse_signal(const char *text);
 // The name of a signal for messages: "SIGUSR2", "SIGRTMIN+3", or "signal 42".
 const char *signal_name(int signo, char *buf, unsigned long size);

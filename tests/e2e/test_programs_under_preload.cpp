@@ -168,8 +168,9 @@ TEST_CASE("garbage in VRAMTRACE_* variables: one warning each, defaults used, pr
         {"VRAMTRACE_STACK_DEPTH", "lots", "VRAMTRACE_STACK_DEPTH=\"lots\" is not a whole number from 0 to 256; using the default 32"},
         {"VRAMTRACE_EVENTS", "99999999999999999999999", "VRAMTRACE_EVENTS=\"99999999999999999999999\" is not a whole "
                                                         "number from 0 to 268435456; using the default 65536"},
-        {"VRAMTRACE_SIGNAL", "SIGBOGUS", "VRAMTRACE_SIGNAL=\"SIGBOGUS\" is not a signal that can request a snapshot (a "
-                                         "name such as SIGUSR2 or a number; 0 or none for off); using SIGUSR2"},
+        {"VRAMTRACE_SIGNAL", "SIGTERM", "VRAMTRACE_SIGNAL=\"SIGTERM\" is not a signal that can request a snapshot "
+                                        "(SIGUSR1, SIGUSR2 or SIGRTMIN+N, by name or number; 0 or none for off); using "
+                                        "SIGUSR2"},
         {"VRAMTRACE_OOM_SNAPSHOTS", "3 ", "VRAMTRACE_OOM_SNAPSHOTS=\"3 \" is not a whole number from 0 to 1000; using 3"},
         {"VRAMTRACE_OOM_INTERVAL", "-10", "VRAMTRACE_OOM_INTERVAL=\"-10\" is not a number of seconds from 0 to 86400; using 10"},
         {"VRAMTRACE_WARN_BYTES", "8 GiB please", "VRAMTRACE_WARN_BYTES=\"8 GiB please\" is not a size (bytes with an optional "

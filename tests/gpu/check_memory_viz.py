@@ -9,9 +9,12 @@ usage: check_memory_viz.py PICKLE [OUTDIR]
 Writes OUTDIR/trace_plot.html and OUTDIR/segment_plot.html (default: beside PICKLE) and prints
 PASS or FAIL lines; exit status 0 when all pass."""
 import os
-import pickle
 import sys
 import traceback
+
+# The restricted unpickler every test loads vramtrace's pickles with (globals refused).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools", "tests"))
+from restricted_unpickle import load_restricted  # noqa: E402
 
 failures = 0
 
@@ -39,7 +42,7 @@ def main():
 
     def load():
         assert raw[0] == 0x80 and 2 <= raw[1] <= 4, f"pickle protocol {raw[1]} (the viewer reads 2 to 4)"
-        state["data"] = pickle.loads(raw)
+        state["data"] = load_restricted(raw)
         d = state["data"]
         return f"{len(d['segments'])} segments, {sum(len(t) for t in d['device_traces'])} trace entries"
 

@@ -61,11 +61,11 @@ echo "== dlvsym / dlmopen calls made by CUDA programs (probe preloaded after vra
 gcc -shared -fPIC -O1 "$SRC/tests/gpu/dl_probe.c" -o "$OUT/dl_probe.so" -ldl
 for p in "$OUT/leaky_static" "$OUT/leaky_shared"; do
   echo "-- $(basename "$p")"
-  LD_PRELOAD="$B/lib/libvramtrace.so $OUT/dl_probe.so" VRAMTRACE_SUMMARY=0 VRAMTRACE_OUTPUT=/dev/null/x \
+  LD_PRELOAD="$B/lib/libvramtrace.so $OUT/dl_probe.so" VRAMTRACE_SUMMARY=0 VRAMTRACE_OUTPUT="$OUT/no-such-dir/x.json" \
     "$p" 2>&1 >/dev/null | grep '^dl_probe' | sort | uniq -c
 done
 echo "-- torch"
-LD_PRELOAD="$B/lib/libvramtrace.so $OUT/dl_probe.so" VRAMTRACE_SUMMARY=0 VRAMTRACE_OUTPUT=/dev/null/x \
+LD_PRELOAD="$B/lib/libvramtrace.so $OUT/dl_probe.so" VRAMTRACE_SUMMARY=0 VRAMTRACE_OUTPUT="$OUT/no-such-dir/x.json" \
   python3 "$SRC/tests/gpu/torch_checkpoint.py" 2>&1 >/dev/null | grep '^dl_probe' | sort | uniq -c | sort -rn | head -20
 
 echo "== $failures failure(s)"

@@ -9,17 +9,20 @@
 
 #include "export.h"
 #include "export_common.h"
+#include "reporting/text_safety.h"
 
 namespace vramtrace::exporter {
 
 namespace {
 
-// ';' separates frames and a line ends at '\n': neither may appear inside a name.
+// ';' separates frames and a line ends at '\n': neither may appear inside a name. Other control
+// characters (ESC, a lone byte that is not UTF-8) are written as \xHH: the file is shown on
+// terminals.
 std::string clean(std::string name) {
     for (char &c : name)
         if (c == ';') c = ':';
         else if (c == '\n' || c == '\r' || c == '\t') c = ' ';
-    return name;
+    return report::escape_control_characters(name);
 }
 
 } // namespace

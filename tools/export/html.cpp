@@ -9,12 +9,16 @@
 
 #include "export.h"
 #include "export_common.h"
+#include "reporting/text_safety.h"
 
 namespace vramtrace::exporter {
 
 namespace {
 
-std::string esc(std::string_view text) {
+// HTML text and attribute values: markup characters as entities, control characters (ESC, CR, a
+// lone byte that is not UTF-8) as visible \xHH (report::escape_control_characters).
+std::string esc(std::string_view raw) {
+    std::string text = report::escape_control_characters(raw);
     std::string out;
     for (char c : text) {
         switch (c) {
@@ -56,8 +60,28 @@ struct Node {
 
 constexpr double kWidth = 1000, kRow = 18;
 
-void draw_node(std::string &out, const Node &node, double x, double width, int depth, uint64_t total, int &max_depth) {
-    max_depth = std::max(max_depth, depth);
+// Sizes in a hostile snapshot can add up past 2^64: sums stop at the top, so that no node ever
+// holds more than its parent (the widths below are fractions of the parent's).
+uint64_t saturating_add(uint64_t a, uint64_t b) { return b > UINT64_MAX - a ? UINT64_MAX : a + b; }
+// Rows of the icicle graph below the root; the frames of a deeper stack (a runaway recursion, a
+// frame with 200 000 inlined functions) end in one marker node that says how many were left out.
+constexpr size_t kMaxGraphDepth = 512;
+
+// Frees a tree without recursion (a chain of unique_ptr destructors would recurse once per level).
+void free_tree(Node &root) {
+    std::vector<std::unique_ptr<Node>> pending;
+    for (auto &[name, child] : root.children) pending.push_back(std::move(child));
+    root.children.clear();
+    while (!pending.empty()) {
+        std::unique_ptr<Node> node = std::move(pending.back());
+        pending.pop_back();
+        for (auto &[name, child] : node->children) pending.push_back(std::move(child));
+        node->children.clear();
+    }
+}
+
+// Draws one node (its rectangle and label); draw_graph walks the tree.
+void draw_node(std::string &out, const Node &node, double x, double width, int depth, uint64_t total) {
     double y = depth * kRow;
     std::string label = node.name + " — " + report::format_bytes_exact(node.bytes) + " (" +
                         num(total ? 100.0 * double(node.bytes) / double(total) : 0) + "%)";
@@ -67,19 +91,41 @@ void draw_node(std::string &out, const Node &node, double x, double width, int d
            "\"><title>" + esc(label) + "</title></rect>";
     size_t chars = size_t(width / 7);
     if (chars >= 4) {
-        std::string text = node.name.size() > chars ? node.name.substr(0, chars - 2) + ".." : node.name;
+        // Cut on a UTF-8 character boundary, never inside one.
+        std::string text = node.name.size() > chars
+                               ? node.name.substr(0, report::utf8_cut_length(node.name, chars - 2)) + ".."
+                               : node.name;
         out += "<text x=\"" + num(x + 3) + "\" y=\"" + num(y + 13) + "\">" + esc(text) + "</text>";
     }
     out += "</g>\n";
-    // Children by bytes descending, then name, left to right.
-    std::vector<const Node *> kids;
-    for (const auto &[n, child] : node.children) kids.push_back(child.get());
-    std::stable_sort(kids.begin(), kids.end(), [](auto *a, auto *b) { return a->bytes > b->bytes; });
-    double cx = x;
-    for (const Node *child : kids) {
-        double w = node.bytes ? width * double(child->bytes) / double(node.bytes) : 0;
-        if (w >= 0.3) draw_node(out, *child, cx, w, depth + 1, total, max_depth);
-        cx += w;
+}
+
+// The icicle graph, depth first, each node's children by bytes descending (then name) left to
+// right; iterative, so the depth of the tree never meets the depth of the C stack.
+void draw_graph(std::string &out, const Node &root, uint64_t total, int &max_depth) {
+    struct Item {
+        const Node *node;
+        double x, width;
+        int depth;
+    };
+    std::vector<Item> todo{{&root, 0, kWidth, 0}};
+    while (!todo.empty()) {
+        Item it = todo.back();
+        todo.pop_back();
+        max_depth = std::max(max_depth, it.depth);
+        draw_node(out, *it.node, it.x, it.width, it.depth, total);
+        std::vector<const Node *> kids;
+        for (const auto &[n, child] : it.node->children) kids.push_back(child.get());
+        std::stable_sort(kids.begin(), kids.end(), [](auto *a, auto *b) { return a->bytes > b->bytes; });
+        std::vector<Item> row;
+        double cx = it.x;
+        for (const Node *child : kids) {
+            double w = it.node->bytes ? it.width * double(child->bytes) / double(it.node->bytes) : 0;
+            w = std::min(w, it.x + it.width - cx); // within the parent's span, whatever the sums
+            if (w >= 0.3) row.push_back({child, cx, w, it.depth + 1});
+            cx += w;
+        }
+        todo.insert(todo.end(), row.rbegin(), row.rend()); // the leftmost child is drawn next
     }
 }
 
@@ -115,7 +161,7 @@ void timeline_svg(std::string &out, const report::Snapshot &snapshot, const Devi
         out += "<line class=\"mk\" x1=\"" + num(x) + "\" y1=\"" + num(top) + "\" x2=\"" + num(x) + "\" y2=\"" +
                num(Y(0)) + "\"><title>" + esc(m->label) + " at " + seconds_text(m->time_ns - std::min(m->time_ns, origin)) +
                "</title></line><text class=\"mt\" x=\"" + num(x + 2) + "\" y=\"" + num(top + 8) + "\">" +
-               esc(m->label.substr(0, 24)) + "</text>\n";
+               esc(m->label.substr(0, report::utf8_cut_length(m->label, 24))) + "</text>\n";
     }
     for (const report::DevicePeak &p : snapshot.peaks) {
         if (p.device != s.device || p.time_ns == 0) continue;
@@ -187,7 +233,7 @@ std::string export_html(const report::Snapshot &snapshot, const Options &options
     for (const WeightedStack &w : stacks) several |= w.device != stacks.front().device;
     for (const WeightedStack &w : stacks) {
         Node *node = &root;
-        root.bytes += w.bytes;
+        root.bytes = saturating_add(root.bytes, w.bytes);
         auto step = [&](const std::string &name, const std::string &where) {
             auto &child = node->children[name];
             if (!child) {
@@ -195,26 +241,32 @@ std::string export_html(const report::Snapshot &snapshot, const Options &options
                 child->name = name;
                 child->where = where;
             }
-            child->bytes += w.bytes;
+            child->bytes = saturating_add(child->bytes, w.bytes);
             node = child.get();
         };
         if (several) step(report::device_label(w.device), "");
         std::vector<NamedFrame> frames = expand_stack(snapshot, snapshot.find_stack(w.stack));
         if (frames.empty()) step(std::string(kNoStackName), "");
-        for (auto it = frames.rbegin(); it != frames.rend(); ++it) {
+        size_t depth = 0;
+        for (auto it = frames.rbegin(); it != frames.rend(); ++it, ++depth) {
+            if (depth == kMaxGraphDepth) {
+                step("(" + to_dec(uint64_t(frames.rend() - it)) + " more frames not drawn)", "");
+                break;
+            }
             std::string where = it->file.empty() ? "" : "at " + it->file + (it->line ? ":" + to_dec(it->line) : "");
             if (it->inlined) where += " (inlined)";
             step(it->name, where);
         }
         auto &site = sites[call_site_text(snapshot, w.stack)];
-        site.first += w.bytes;
-        site.second += w.count;
+        site.first = saturating_add(site.first, w.bytes);
+        site.second = saturating_add(site.second, w.count);
     }
     out += "<h2>" + std::string(at == At::Peak ? "Live at the peak" : "Live at the dump") +
            " (icicle graph, callers on top)</h2>\n<div id=\"info\">&nbsp;</div>\n";
     std::string graph;
     int max_depth = 0;
-    if (root.bytes > 0) draw_node(graph, root, 0, kWidth, 0, root.bytes, max_depth);
+    if (root.bytes > 0) draw_graph(graph, root, root.bytes, max_depth);
+    free_tree(root);
     out += "<svg viewBox=\"0 0 " + num(kWidth) + " " + num((max_depth + 1) * kRow) + "\" id=\"flame\">\n" + graph +
            "</svg>\n";
 

@@ -10,6 +10,7 @@
 #include "export.h"
 #include "export_common.h"
 #include "pickle_writer.h"
+#include "reporting/device_range.h"
 
 namespace vramtrace::exporter {
 
@@ -21,10 +22,10 @@ public:
     // Writes the list of frames ({"filename", "line", "name"}, leaf first) of a stack: in full the
     // first time (then memoized), as a memo reference after that.
     void write(PickleWriter &out, uint32_t stack_id) {
-        auto [it, inserted] = memo_.try_emplace(stack_id, 0);
-        if (!inserted) return out.memo_get(it->second);
+        auto it = memo_.find(stack_id);
+        if (it != memo_.end()) return out.memo_get(it->second);
         out.raw(frames(stack_id));
-        it->second = out.memoize();
+        if (std::optional<uint32_t> index = out.memoize()) memo_.emplace(stack_id, *index);
     }
 
 private:
@@ -67,8 +68,11 @@ std::string export_pickle(const report::Snapshot &snapshot, const Options &optio
             return int64_t((proc.dump_time_ns - (proc.dump_monotonic_ns - monotonic_ns)) / 1000);
         return int64_t(monotonic_ns / 1000);
     };
+    // device_traces has one list per ordinal up to the highest shown: only ordinals the snapshot
+    // format allows (the reader refuses others; a snapshot built in memory may still carry them).
+    auto cuda_device = [](int device) { return device >= 0 && device <= report::kMaxDeviceOrdinal; };
     auto shown = [&](int device, const std::string &kind, uint64_t size) {
-        return device >= 0 && device_wanted(options, device) && held_kind(kind) && size != 0;
+        return cuda_device(device) && device_wanted(options, device) && held_kind(kind) && size != 0;
     };
 
     std::vector<const report::Allocation *> live;
@@ -87,13 +91,20 @@ std::string export_pickle(const report::Snapshot &snapshot, const Options &optio
     for (const report::Allocation *a : live) max_device = std::max(max_device, a->device);
     std::vector<const report::Event *> history;
     for (const report::Event &e : snapshot.events.events) {
-        if (e.type == "oom" ? (e.device >= 0 && device_wanted(options, e.device))
+        if (e.type == "oom" ? (cuda_device(e.device) && device_wanted(options, e.device))
                             : ((e.type == "alloc" || e.type == "free") && shown(e.device, e.kind, e.size))) {
             history.push_back(&e);
             max_device = std::max(max_device, e.device);
         }
     }
-    if (options.device && *options.device >= 0) max_device = std::max(max_device, *options.device);
+    if (options.device && cuda_device(*options.device)) max_device = std::max(max_device, *options.device);
+    // Each device's events (oldest first) and the free bytes recorded with each OOM, looked up once:
+    // the work stays linear in the snapshot.
+    std::vector<std::vector<const report::Event *>> by_device(size_t(max_device + 1));
+    for (const report::Event *e : history) by_device[size_t(e->device)].push_back(e);
+    std::map<std::pair<uint64_t, int>, uint64_t> oom_free; // (time_ns, device) -> device_free_bytes
+    for (const report::OomEvent &o : snapshot.ooms)
+        if (o.device_free_bytes) oom_free[std::make_pair(o.time_ns, o.device)] = *o.device_free_bytes; // the last one
     if (snapshot.events.events.empty() && notes)
         notes->push_back("the snapshot has no event history (VRAMTRACE_EVENTS=0, or an older vramtrace): "
                          "device_traces are empty, the viewer shows only the allocations live at the dump");
@@ -145,11 +156,10 @@ std::string export_pickle(const report::Snapshot &snapshot, const Options &optio
 
     w.key("device_traces");
     w.begin_list();
-    for (int device = 0; device <= max_device; ++device) {
+    for (const std::vector<const report::Event *> &events : by_device) {
         w.item();
         w.begin_list();
-        for (const report::Event *e : history) {
-            if (e->device != device) continue;
+        for (const report::Event *e : events) {
             auto entry = [&](const char *action) {
                 w.item();
                 w.begin_dict();
@@ -169,10 +179,8 @@ std::string export_pickle(const report::Snapshot &snapshot, const Options &optio
                 frames.write(w, e->stack);
                 if (e->type == "oom") {
                     // The free bytes the driver reported right after the failure, when recorded.
-                    uint64_t device_free = 0;
-                    for (const report::OomEvent &o : snapshot.ooms)
-                        if (o.time_ns == e->time_ns && o.device == e->device && o.device_free_bytes)
-                            device_free = *o.device_free_bytes;
+                    auto found = oom_free.find(std::make_pair(e->time_ns, e->device));
+                    uint64_t device_free = found != oom_free.end() ? found->second : 0;
                     w.key("device_free");
                     w.unsigned_integer(device_free);
                 }

@@ -458,7 +458,7 @@ scale_bounded_memory)
     [ "$rss" -lt 16384 ] || fail "summary of a 32 MB snapshot used $rss KiB, more than 16 MiB"
     # On a terminal (script(1) gives it one): a progress line (the percentage of the file's bytes
     # read, after the first 0.5 s), erased before the report. Four files take well over 0.5 s.
-    script -qec "'$VT' merge '$VT_WORK/big.json' '$VT_WORK/big.json' '$VT_WORK/big.json' '$VT_WORK/big.json'" /dev/null \
+    script -qec "'$VT' merge '$VT_WORK/big.json' '$VT_WORK/big.json' '$VT_WORK/big.json' '$VT_WORK/big.json'" "$VT_WORK/typescript" \
         >"$VT_WORK/tty.txt" </dev/null || fail "merge on a terminal failed"
     grep -q 'vramtrace: \[[1-4]/4\] reading .*big.json: [0-9]*% of 3[0-9].[0-9][0-9] MiB' "$VT_WORK/tty.txt" || fail "no progress line on the terminal"
     erase=$(printf '\033[K')
@@ -466,7 +466,7 @@ scale_bounded_memory)
     # summary reading a pipe that stalls for 1 s: progress in bytes (a pipe has no size), erased.
     mkfifo "$VT_WORK/slow.json" || fail mkfifo
     { head -c 1000000 "$VT_WORK/big.json"; sleep 1; tail -c +1000001 "$VT_WORK/big.json"; } >"$VT_WORK/slow.json" &
-    script -qec "'$VT' summary '$VT_WORK/slow.json'" /dev/null >"$VT_WORK/tty-summary.txt" </dev/null ||
+    script -qec "'$VT' summary '$VT_WORK/slow.json'" "$VT_WORK/typescript" >"$VT_WORK/tty-summary.txt" </dev/null ||
         fail "summary on a terminal failed"
     wait
     grep -q 'vramtrace: reading .*slow.json: [0-9.]* [KM]iB' "$VT_WORK/tty-summary.txt" || fail "no progress line for summary"
@@ -653,8 +653,10 @@ assert sorted(e["args"]["size"] for e in ev if e.get("cat") == "alloc") == [4096
 assert all(e["ph"] in "MCi" for e in ev)
 PY
     run 0 "$VT" export -f pickle -o "$VT_WORK/s.pickle" "$in"
-    python3 - "$VT_WORK/s.pickle" >"$out" 2>"$err" <<'PY' || fail "pickle check"
+    python3 - "$VT_WORK/s.pickle" "$(dirname "$0")" >"$out" 2>"$err" <<'PY' || fail "pickle check"
 import pickle, pickletools, sys
+sys.path.insert(0, sys.argv[2])
+from restricted_unpickle import load_restricted
 raw = open(sys.argv[1], "rb").read()
 assert raw[:2] == b"\x80\x04"
 # Only opcodes that PyTorch's memory_viz JavaScript unpickler knows.
@@ -663,7 +665,7 @@ viewer = {"PROTO", "EMPTY_DICT", "EMPTY_LIST", "MARK", "SETITEMS", "APPENDS", "B
           "MEMOIZE", "BINGET", "LONG_BINGET"}
 ops = {op.name for op, _, _ in pickletools.genops(raw)}
 assert ops <= viewer, ops - viewer
-d = pickle.loads(raw)
+d = load_restricted(raw)
 assert [(s["device"], s["address"], s["total_size"]) for s in d["segments"]] == [(0, 0x7f3a00000000, 1048576), (1, 0x7f4a00000000, 2097152)]
 for s in d["segments"]:
     assert [b["address"] for b in s["blocks"]] == [s["address"]] and sum(b["size"] for b in s["blocks"]) == s["total_size"]
@@ -712,6 +714,7 @@ export_no_history)
     # Schema 1 files of before the event history and peaks: every format that can, works.
     f=$VT_CLI_DATA/schema-v1.json
     for fmt in chrome folded pprof pickle html; do run 0 "$VT" export -f $fmt -o "$VT_WORK/o.$fmt" "$f"; done
+    python3 "$(dirname "$0")/restricted_unpickle.py" "$VT_WORK/o.pickle" >"$out" 2>"$err" || fail "restricted unpickle"
     run 1 "$VT" export -f folded --at peak "$f"; stderr_is_one_line
     stderr_has "vramtrace: error: $f: the snapshot records no peak composition" ;;
 export_errors)
@@ -731,10 +734,11 @@ export_errors)
     head -c 300 "$in" >"$VT_WORK/cut.json"
     run 1 "$VT" export -f chrome "$VT_WORK/cut.json"; stdout_empty; stderr_is_one_line; stderr_has "truncated JSON"
     run 1 "$VT" export -f chrome -o "$VT_WORK/no/such/dir/t.json" "$in"; stderr_is_one_line
-    stderr_has "vramtrace: error: $VT_WORK/no/such/dir/t.json: cannot write: No such file or directory"
+    stderr_has "vramtrace: error: $VT_WORK/no/such/dir/t.json: cannot create $VT_WORK/no/such/dir/.t.json.tmp."
+    stderr_has ": No such file or directory"
     # A binary format is not written to a terminal.
     if command -v script >/dev/null; then
-        script -qec "$VT export -f pprof $in" /dev/null >"$out" 2>&1; status=$?
+        script -qec "$VT export -f pprof $in" "$VT_WORK/typescript" >"$out" 2>&1; status=$?
         [ "$status" -eq 2 ] || fail "pprof to a terminal: status $status"
         stdout_has "the pprof format is binary: give --output PATH or redirect stdout"
     fi ;;
@@ -753,8 +757,8 @@ preload_export)
     jq_is "$VT_WORK/t.json" '[.traceEvents[] | select(.name == "tracked bytes cuda:0")] | last | .args.bytes' "$current"
     run 0 "$VT" export -f pickle -o "$VT_WORK/s.pickle" "$VT_WORK/run.json"
     segments=$(jq '[.allocations[] | select(.device >= 0)] | length' "$VT_WORK/run.json")
-    python3 -c 'import pickle, sys; d = pickle.load(open(sys.argv[1], "rb")); print(len(d["segments"]))' \
-        "$VT_WORK/s.pickle" >"$out" 2>"$err" || fail "the pickle does not load"
+    python3 -c 'import sys; sys.path.insert(0, sys.argv[2]); from restricted_unpickle import load_restricted; d = load_restricted(open(sys.argv[1], "rb").read()); print(len(d["segments"]))' \
+        "$VT_WORK/s.pickle" "$(dirname "$0")" >"$out" 2>"$err" || fail "the pickle does not load"
     [ "$(cat "$out")" -eq "$segments" ] || fail "expected $segments segments"
     for fmt in pprof html; do run 0 "$VT" export -f $fmt -o "$VT_WORK/o.$fmt" "$VT_WORK/run.json"; done ;;
 *)
