@@ -1,0 +1,157 @@
+// Whole snapshot files: opening an input (regular files, a FIFO read once; other special files
+// refused) and reading one into a report::Snapshot with its references checked.
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <istream>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "snapshot_schema.h"
+
+namespace vramtrace::cli {
+namespace {
+
+using namespace schema;
+
+std::string errno_text(int err) { return std::strerror(err); }
+
+// Collects everything into a Snapshot.
+class CollectingSink final : public SnapshotSink {
+public:
+    explicit CollectingSink(report::Snapshot &s) : s_(s) {}
+    void on_schema_version(int v) override { s_.schema_version = v; }
+    void on_process(ProcessInfo &&p) override { s_.process = std::move(p); }
+    void on_device(DeviceTotals &&d) override { s_.devices.push_back(std::move(d)); }
+    void on_dropped(uint64_t a, uint64_t st) override { s_.dropped_allocations = a, s_.dropped_stacks = st; }
+    void on_module(Module &&m) override { s_.modules.push_back(std::move(m)); }
+    void on_frame(Frame &&f) override { s_.frames.push_back(std::move(f)); }
+    void on_stack(Stack &&st) override { s_.stacks.push_back(std::move(st)); }
+    void on_allocation(Allocation &&a) override { s_.allocations.push_back(std::move(a)); }
+    void on_dropped_peak_sites(uint64_t n) override { s_.dropped_peak_sites = n; }
+    void on_oom_count(uint64_t n) override { s_.oom_count = n; }
+    void on_peak(DevicePeak &&p) override { s_.peaks.push_back(std::move(p)); }
+    void on_oom(OomEvent &&o) override { s_.ooms.push_back(std::move(o)); }
+    void on_pool(Pool &&p) override { s_.pools.push_back(std::move(p)); }
+    void on_event_history(EventHistory &&h) override {
+        auto events = std::move(s_.events.events); // `events` may come before `event_history`
+        s_.events = std::move(h);
+        s_.events.events = std::move(events);
+    }
+    void on_event(Event &&e) override { s_.events.events.push_back(std::move(e)); }
+    void on_teardown_count(uint64_t n) override { s_.teardown_count = n; }
+    void on_teardown(Teardown &&td) override { s_.teardowns.push_back(std::move(td)); }
+
+private:
+    report::Snapshot &s_;
+};
+
+
+} // namespace
+
+bool open_snapshot_input(const std::string &path, int *fd, std::string *error) {
+    // Without waiting: a FIFO with no writer, a terminal, must not block the type check.
+    int f = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (f < 0) {
+        int err = errno;
+        struct stat st {};
+        if (error)
+            *error = err == ENXIO && ::stat(path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode)
+                         ? path + ": is a socket, not a snapshot file (only regular files and FIFOs are read)"
+                         : path + ": cannot open: " + errno_text(err);
+        return false;
+    }
+    struct stat st {};
+    if (::fstat(f, &st) != 0) {
+        if (error) *error = path + ": cannot read: " + errno_text(errno);
+        ::close(f);
+        return false;
+    }
+    const char *kind = nullptr;
+    if (S_ISDIR(st.st_mode)) kind = "is a directory, not a snapshot file";
+    else if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) kind = "is a device, not a snapshot file (only regular files and FIFOs are read)";
+    else if (S_ISSOCK(st.st_mode)) kind = "is a socket, not a snapshot file (only regular files and FIFOs are read)";
+    else if (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode)) kind = "is not a regular file or FIFO, not a snapshot file";
+    if (kind) {
+        if (error) *error = path + ": " + kind;
+        ::close(f);
+        return false;
+    }
+    if (S_ISFIFO(st.st_mode)) {
+        // Read once, as it comes. A read of a FIFO that no writer has opened yet would end at
+        // once, so wait until one has written (or come and gone); when that takes a while, say so
+        // instead of hanging silently.
+        bool noted = false;
+        for (;;) {
+            pollfd p{f, POLLIN, 0};
+            int ready = ::poll(&p, 1, noted ? -1 : 200);
+            if (ready > 0 || (ready < 0 && errno != EINTR)) break;
+            if (ready == 0 && !noted) {
+                std::string note = "vramtrace: note: " + path + " is a FIFO: waiting for a writer (read once, as it comes)\n";
+                std::fputs(note.c_str(), stderr);
+                noted = true;
+            }
+        }
+    }
+    ::fcntl(f, F_SETFL, ::fcntl(f, F_GETFL) & ~O_NONBLOCK);
+    *fd = f;
+    return true;
+}
+
+namespace {
+
+// An istream's bytes from a file descriptor (closed with it).
+class FdReadBuf final : public std::streambuf {
+public:
+    explicit FdReadBuf(int fd) : fd_(fd) {}
+    ~FdReadBuf() override { ::close(fd_); }
+
+protected:
+    int_type underflow() override {
+        if (gptr() < egptr()) return traits_type::to_int_type(*gptr());
+        for (;;) {
+            ssize_t n = ::read(fd_, buf_, sizeof buf_);
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) return traits_type::eof();
+            setg(buf_, buf_, buf_ + n);
+            return traits_type::to_int_type(*gptr());
+        }
+    }
+
+private:
+    int fd_;
+    char buf_[1 << 16];
+};
+
+} // namespace
+
+bool read_snapshot_file(const std::string &path, report::Snapshot *out, std::string *error) {
+    try {
+        *out = report::Snapshot{};
+        int fd = -1;
+        if (!open_snapshot_input(path, &fd, error)) return false;
+        FdReadBuf buf(fd);
+        std::istream in(&buf);
+        report::Snapshot snapshot;
+        CollectingSink sink(snapshot);
+        if (!read_snapshot_stream(in, path, sink, error)) return false;
+        if (std::string problem = check_snapshot_references(snapshot); !problem.empty()) {
+            if (error) *error = path + ": " + problem;
+            return false;
+        }
+        report::adopt_graph_memory_pools(snapshot);
+        *out = std::move(snapshot);
+        return true;
+    } catch (const std::bad_alloc &) {
+        if (error) *error = path + ": out of memory while reading";
+    } catch (const std::exception &e) {
+        if (error) *error = path + ": cannot read: " + printable(e.what(), 200);
+    }
+    *out = report::Snapshot{};
+    return false;
+}
+
+} // namespace vramtrace::cli
