@@ -42,7 +42,7 @@ r="$repo/lib/reporting"
 reader_sources=("$t/snapshot_reader.cpp" "$t/snapshot_files.cpp" "$t/snapshot_references.cpp" "$r/report_model.cpp"
   "$r/text_safety.cpp")
 # What the commands link, less main.cpp and the cmd_*.cpp argument handling.
-command_sources=("${reader_sources[@]}" "$t/call_sites.cpp" "$t/diff_core.cpp" "$t/merge_core.cpp"
+command_sources=("${reader_sources[@]}" "$t/call_sites.cpp" "$t/diff_core.cpp" "$t/merge_core.cpp" "$t/merge_write.cpp" "$t/merge_text.cpp"
   "$t/text_table.cpp" "$t/snapshot_input.cpp" "$t/offline_symbolize.cpp" "$t/cli_common.cpp"
   "$r/summary_format.cpp" "$r/snapshot_writer.cpp" "$r/module_map.cpp" "$r/symbolizer.cpp" "$r/elf_symbols.cpp"
   "$r/debug_files.cpp" "$r/libdw_index.cpp" "$r/call_site.cpp"
