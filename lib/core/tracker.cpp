@@ -201,9 +201,14 @@ void mark_exiting() { g_exiting.store(true, std::memory_order_release); }
 void note_runtime_bootstrap() { g_bootstraps.fetch_add(1, std::memory_order_relaxed); }
 
 void record_allocation(Tracker &t, const AllocationRecord &record) {
+    // Registered again after each runtime start, at most kMaxExitHandlers times in all (a program
+    // that looks "cuGetProcAddress" up over and over does not grow the atexit list without bound).
+    constexpr uint32_t kMaxExitHandlers = 16;
     uint32_t seen = g_bootstraps.load(std::memory_order_relaxed);
     uint32_t at = g_exit_handler_at.load(std::memory_order_relaxed);
-    if (at != seen && g_exit_handler_at.compare_exchange_strong(at, seen, std::memory_order_relaxed))
+    if (at != seen && at < kMaxExitHandlers &&
+        g_exit_handler_at.compare_exchange_strong(at, seen < kMaxExitHandlers ? seen : kMaxExitHandlers,
+                                                  std::memory_order_relaxed))
         atexit(&mark_exiting);
     if (!t.table.insert(record)) return;
     if (counts_toward_device(record.kind))
