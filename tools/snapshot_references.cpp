@@ -6,18 +6,6 @@
 
 namespace vramtrace::cli {
 
-using report::Allocation;
-using report::DevicePeak;
-using report::DeviceTotals;
-using report::Event;
-using report::EventHistory;
-using report::OomEvent;
-using report::PeakSite;
-using report::Pool;
-using report::Teardown;
-using report::Frame;
-using report::Module;
-using report::ProcessInfo;
 using report::Stack;
 
 // Cross references of a complete snapshot; "" when all hold. Sorts stacks by id.
