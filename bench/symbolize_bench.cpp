@@ -1,6 +1,6 @@
 // Symbolization of many unique frames: N distinct addresses spread evenly over the executable
 // segments of an ELF file (placed at an arbitrary base, as the CLI would see a module of another
-// process), symbolized by lib/reporting's Symbolizer the way a dump does (function names from the
+// process), symbolized by lib/symbolize's Symbolizer the way a dump does (function names from the
 // symbol tables, file:line through libdw when it loads).
 //
 //   bench_symbolize ELF_FILE [N]        (default N = 100000)
@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "reporting/module_map.h"
-#include "reporting/report_model.h"
-#include "reporting/symbolizer.h"
+#include "symbolize/module_map.h"
+#include "snapshot/report_model.h"
+#include "symbolize/symbolizer.h"
 
 using namespace vramtrace;
 

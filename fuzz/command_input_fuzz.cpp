@@ -29,7 +29,7 @@
 #include "diff_core.h"
 #include "export/export.h"
 #include "merge_core.h"
-#include "reporting/summary_format.h"
+#include "report/summary_format.h"
 #include "snapshot_reader.h"
 
 namespace {

@@ -24,7 +24,7 @@
 #include <nlohmann/json.hpp>
 
 #include "export/export.h"
-#include "reporting/text_safety.h"
+#include "report/text_safety.h"
 
 #ifndef VT_FUZZ_EXPORTER
 #error "VT_FUZZ_EXPORTER: 0 chrome, 1 folded, 2 pprof, 3 pickle, 4 html"

@@ -1,7 +1,7 @@
 // Call-site keys and the streaming per-site reduction of a snapshot. See call_sites.h.
 #include "call_sites.h"
 
-#include "reporting/text_safety.h"
+#include "report/text_safety.h"
 
 #include <algorithm>
 #include <istream>

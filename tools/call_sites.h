@@ -24,7 +24,7 @@
 #include <utility>
 #include <vector>
 
-#include "reporting/report_model.h"
+#include "snapshot/report_model.h"
 #include "snapshot_input.h"
 
 namespace vramtrace::cli {

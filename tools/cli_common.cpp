@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "reporting/text_safety.h"
+#include "report/text_safety.h"
 
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>

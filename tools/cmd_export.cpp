@@ -14,9 +14,9 @@
 #include "export/export.h"
 #include "offline_symbolize.h"
 #include "output_file.h"
-#include "reporting/atomic_file.h"
-#include "reporting/device_range.h"
-#include "reporting/text_safety.h"
+#include "dump/atomic_file.h"
+#include "snapshot/device_range.h"
+#include "report/text_safety.h"
 #include "snapshot_reader.h"
 
 namespace vramtrace::cli {

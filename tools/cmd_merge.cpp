@@ -20,7 +20,7 @@
 #include "cli_options.h"
 #include "merge_core.h"
 #include "output_file.h"
-#include "reporting/atomic_file.h"
+#include "dump/atomic_file.h"
 #include "snapshot_input.h"
 
 #ifndef VRAMTRACE_VERSION

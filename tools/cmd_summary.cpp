@@ -4,7 +4,7 @@
 #include <string_view>
 
 #include "cli.h"
-#include "reporting/summary_format.h"
+#include "report/summary_format.h"
 #include "snapshot_input.h"
 #include "summary_input.h"
 

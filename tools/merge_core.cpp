@@ -19,7 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "reporting/report_model.h"
+#include "snapshot/report_model.h"
 #include "json_text.h"
 
 namespace vramtrace::cli {

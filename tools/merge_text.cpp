@@ -3,7 +3,7 @@
 #include <string>
 
 #include "merge_core.h"
-#include "reporting/report_model.h"
+#include "snapshot/report_model.h"
 #include "text_table.h"
 
 namespace vramtrace::cli {

@@ -9,7 +9,7 @@
 
 #include "json_text.h"
 #include "merge_core.h"
-#include "reporting/report_model.h"
+#include "snapshot/report_model.h"
 
 namespace vramtrace::cli {
 

@@ -8,9 +8,9 @@
 #include <sys/stat.h>
 
 #include "cli.h"
-#include "reporting/call_site.h"
-#include "reporting/module_map.h"
-#include "reporting/symbolizer.h"
+#include "symbolize/call_site.h"
+#include "symbolize/module_map.h"
+#include "symbolize/symbolizer.h"
 
 namespace vramtrace::cli {
 namespace {

@@ -1,13 +1,13 @@
 // Naming the frames of a snapshot written without names (process.symbolized == false: a crash
 // snapshot, written from a signal handler; docs/crash-dumps.md) from the module files on disk:
 // function names from their ELF symbol tables, file:line through libdw when it can be loaded
-// (lib/reporting/symbolizer.h, offline mode: the snapshot's modules at their recorded bases).
+// (lib/symbolize/symbolizer.h, offline mode: the snapshot's modules at their recorded bases).
 //
 // A module is used only when its file is there and carries the build id the snapshot recorded
 // (a module recorded without build id is used when its file is there). Otherwise one warning line
 // per module says why ("vramtrace: warning: FILE: module PATH: ...; its frames are not named"),
 // and frames into it keep their module + offset only. After naming, the call site of every stack is
-// found again with the whole rule of lib/reporting/call_site.h (the crash writer could apply only
+// found again with the whole rule of lib/symbolize/call_site.h (the crash writer could apply only
 // its module-name half), and process.symbolized becomes true.
 #pragma once
 
@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "reporting/report_model.h"
+#include "snapshot/report_model.h"
 #include "snapshot_reader.h"
 
 namespace vramtrace::cli {

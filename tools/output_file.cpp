@@ -4,7 +4,7 @@
 #include <cstring>
 #include <unistd.h>
 
-#include "reporting/atomic_file.h"
+#include "dump/atomic_file.h"
 
 namespace vramtrace::cli {
 

@@ -1,5 +1,5 @@
 // Where the CLI's --output goes: every file the CLI writes (export, merge --output) goes through the
-// library's own writer (lib/reporting/atomic_file.h): a new 0600 temporary file beside the target,
+// library's own writer (lib/dump/atomic_file.h): a new 0600 temporary file beside the target,
 // created exclusively without following symlinks, renamed into place; a character device or FIFO
 // written in place; a directory, socket or block device refused; "-" is standard output.
 #pragma once

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "offline_symbolize.h"
-#include "reporting/report_model.h"
+#include "snapshot/report_model.h"
 
 namespace vramtrace::cli {
 

@@ -21,7 +21,7 @@
 #include <utility>
 #include <vector>
 
-#include "reporting/report_model.h"
+#include "snapshot/report_model.h"
 
 namespace vramtrace::cli {
 

@@ -15,7 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "reporting/device_range.h"
+#include "snapshot/device_range.h"
 #include "snapshot_reader.h"
 
 namespace vramtrace::cli::schema {

@@ -14,8 +14,8 @@
 #include <iosfwd>
 #include <string>
 
-#include "reporting/report_model.h"
-#include "reporting/summary_format.h"
+#include "snapshot/report_model.h"
+#include "report/summary_format.h"
 #include "snapshot_input.h"
 
 namespace vramtrace::cli {

@@ -47,7 +47,7 @@ typedef struct vramtrace_device_stats {
 } vramtrace_device_stats;
 
 #if defined(VRAMTRACE_BUILDING_LIBRARY)
-/* The exported definitions, implemented in lib/core/public_api.cpp. */
+/* The exported definitions, implemented in lib/start/public_api.cpp. */
 int vramtrace_dump(const char *path);
 int vramtrace_stats(vramtrace_device_stats *out, int capacity);
 int vramtrace_mark(const char *label);

@@ -5,7 +5,6 @@
 #include <cstring>
 
 #include "core/log.h"
-#include "triggers/trigger_config.h"
 
 namespace vramtrace {
 namespace {
@@ -74,7 +73,6 @@ void load_config() {
     const char *out = getenv("VRAMTRACE_OUTPUT");
     if (out != nullptr && *out != 0) c.output = out; // environment strings live as long as the process
     g_config = c;
-    triggers::load_trigger_config(); // VRAMTRACE_SIGNAL, _WARN_BYTES, _PERIOD, _PROMETHEUS_*, _OOM_*
 }
 
 } // namespace vramtrace

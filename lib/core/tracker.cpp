@@ -15,9 +15,6 @@
 #include "core/config.h"
 #include "core/log.h"
 #include "core/thread_state.h"
-#include "python/python_runtime.h"
-#include "reporting/dumper.h"
-#include "tracking/stack_capture.h"
 
 namespace vramtrace {
 
@@ -118,7 +115,6 @@ EventRecord event_of(EventType type, const AllocationRecord &r) {
 void after_fork_in_child() {
     t_thread.tid = 0; // the forking thread keeps its TLS but gets a new kernel thread id
     g_cuda_seen.store(false, std::memory_order_relaxed);
-    dumper_after_fork_in_child();
     int s = g_state.load(std::memory_order_relaxed);
     if (s == kStarting) {
         // Another parent thread was initializing: that thread does not exist here. Start over.
@@ -154,7 +150,9 @@ void initialize() {
     static bool atfork_registered;
     if (!atfork_registered) {
         atfork_registered = true;
-        pthread_atfork(&dumper_before_fork, &dumper_after_fork_in_parent, &after_fork_in_child);
+        // The first child handler: the layers above (start/library_lifetime.cpp) register theirs
+        // later and find a fresh tracker.
+        pthread_atfork(nullptr, nullptr, &after_fork_in_child);
     }
     if (config().disabled) {
         g_state.store(kDisabled, std::memory_order_release);
@@ -173,22 +171,6 @@ void note_cuda_seen() {
     if (!g_cuda_seen.load(std::memory_order_relaxed)) g_cuda_seen.store(true, std::memory_order_relaxed);
 }
 bool cuda_seen() { return g_cuda_seen.load(std::memory_order_relaxed); }
-
-uint32_t capture_and_intern_stack(Tracker &t) {
-    uintptr_t frames[StackDepot::kMaxDepth];
-    uint32_t depth = capture_stack(frames, config().stack_depth);
-    // The Python frames of a thread that holds the GIL, in place of the interpreter's own frames.
-    depth = python::add_python_frames(t.python_frames, frames, depth, StackDepot::kMaxDepth);
-    uint32_t known = t.depot.size();
-    uint32_t id = t.depot.intern(frames, depth);
-    // Ids are dense and handed out in order: a larger id than the count before is a new stack. Its
-    // modules are registered now, while they are loaded (a plugin may be dlclose'd before the dump).
-    if (id > known) {
-        t.modules.note_new_stack();
-        python::on_new_stack(); // a libpython loaded since the start
-    }
-    return id;
-}
 
 namespace {
 std::atomic<bool> g_exiting{false};

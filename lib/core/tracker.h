@@ -47,7 +47,6 @@ void note_cuda_seen();
 bool cuda_seen();
 
 // Hot-path operations used by the hooks (lib/interception/hook_scope.h).
-uint32_t capture_and_intern_stack(Tracker &t);
 void record_allocation(Tracker &t, const AllocationRecord &record);
 bool take_allocation(Tracker &t, uint64_t address, AllocationRecord *out); // erase before the free
 void restore_allocation(Tracker &t, const AllocationRecord &record);     // the real free failed

@@ -1,18 +1,8 @@
-// Which backend records allocations: the preload hooks (the default) or CUPTI's driver-API callbacks
-// (docs/cupti.md). Never both: while CUPTI records, the preload hooks (if the library is also
-// preloaded) forward every call untouched; they take over again only when CUPTI cannot be used.
+// The CUPTI backend's choice and start (docs/cupti.md): whether CUPTI records instead of the preload
+// hooks (core/recording_backend.h holds the switch the hooks read).
 #pragma once
 
-#include <atomic>
-
-namespace vramtrace {
-
-extern std::atomic<bool> g_preload_hooks_record;
-
-// Read by every preload hook (hook_scope.h's tracker_for): one relaxed load.
-inline bool preload_hooks_record() { return g_preload_hooks_record.load(std::memory_order_relaxed); }
-
-namespace cupti {
+namespace vramtrace::cupti {
 
 // Library constructor: with VRAMTRACE_BACKEND=cupti the preload hooks start passive. Says so when
 // CUDA_INJECTION64_PATH is missing (the driver would never call InitializeInjection) and stays
@@ -31,5 +21,4 @@ bool loaded_by_injection_only();
 // chosen. Returns what InitializeInjection returns (1: the driver carries on in every case).
 int initialize_injection();
 
-} // namespace cupti
-} // namespace vramtrace
+} // namespace vramtrace::cupti

@@ -13,7 +13,7 @@
 #include <cupti_driver_cbid.h> // ids only: a plain enum, no other CUDA header
 
 #include "interception/array_size.h"
-#include "interception/hook_table.h"
+#include "device/driver_api.h"
 #include "triggers/oom_request_size.h"
 
 namespace vramtrace::cupti {
@@ -41,7 +41,7 @@ namespace params {
     struct name {                      \
         VT_FOR_EACH(VT_FIELD, VT_EXPAND ps)  \
     };
-#include "interception/hooks.def"
+#include "device/hooks.def"
 } // namespace params
 
 template <class T> uint64_t to_u64(T value) {
@@ -208,7 +208,7 @@ struct IdName {
 const IdName kSubscribed[] = {
 #define VT_DRIVER_ALLOC(name, kind, ps, args, address, size, stream) {VT_CBID(name), #name},
 #define VT_DRIVER_FREE(name, ps, args, ptr) {VT_CBID(name), #name},
-#include "interception/hooks.def"
+#include "device/hooks.def"
 #define VT_CUSTOM_ENTRY(name) {VT_CBID(name), #name},
     VT_CUPTI_CUSTOM_ROWS(VT_CUSTOM_ENTRY)
 #undef VT_CUSTOM_ENTRY
@@ -239,7 +239,7 @@ void translate(const Event &ev, Sink &sink) {
         free_call(ev, sink, to_u64(ptr));                                                             \
         return;                                                                                       \
     }
-#include "interception/hooks.def"
+#include "device/hooks.def"
 
     case VT_CBID(cuMemAllocAsync): return stream_alloc<params::cuMemAllocAsync>(ev, sink, ApiId::cuMemAllocAsync, false, 0);
     case VT_CBID(cuMemAllocAsync_ptsz):
@@ -408,7 +408,7 @@ const char *row_name(uint8_t api) {
         "none",
 #define VT_RUNTIME_HOOK(name, ps, args) #name,
 #define VT_DRIVER_HOOK(name, ps, args) #name,
-#include "interception/hooks.def"
+#include "device/hooks.def"
     };
     return api < sizeof kNames / sizeof kNames[0] ? kNames[api] : "unknown";
 }

@@ -8,7 +8,7 @@
 //     the driver at once), at exit it is accounted as freed, or put back when the free failed.
 // What the operations do is the Sink's business, so that unit tests can drive this with synthetic
 // callback records (the parameter structs of generated_cuda_meta.h) and a table of their own.
-// No CUDA or CUPTI header here: the library declares its own ABI types (interception/cuda_abi.h).
+// No CUDA or CUPTI header here: the library declares its own ABI types (device/cuda_abi.h).
 #pragma once
 
 #include <cstddef>
@@ -47,9 +47,9 @@ public:
     // False: record nothing for this callback (tracking off, or the thread is inside vramtrace).
     virtual bool active() = 0;
     virtual uint32_t capture_stack() = 0;
-    // The device holding `kind` memory at `address` (hook_scope.h's device_holding).
+    // The device holding `kind` memory at `address` (device/device_choice.h's device_holding).
     virtual int device_of(MemoryKind kind, uint64_t address) = 0;
-    // The device of a stream-ordered allocation on `stream` (hook_scope.h's stream_alloc_device),
+    // The device of a stream-ordered allocation on `stream` (device/device_choice.h's stream_ordered_device),
     // or, when by_pointer (a pool argument, a captured allocation, any capture active), the
     // pointer's. The default, for sinks without a driver: device_of(Device, address).
     virtual int stream_alloc_device(uint64_t stream, bool by_pointer, uint64_t address) {
@@ -72,7 +72,7 @@ public:
     virtual uint64_t take_graph(uint64_t graph) = 0;
     // The call that took `token` returned: account the records as freed, or put them back.
     virtual void finish_free(uint64_t token, bool succeeded) = 0;
-    // Pools and graph memory the dump asks about (reporting/device_info.h).
+    // Pools and graph memory the dump asks about (device/device_info.h).
     virtual void pool_created(uint64_t pool, int device) = 0;
     virtual void pool_destroyed(uint64_t pool) = 0;
     virtual void pool_used(uint64_t pool) = 0;

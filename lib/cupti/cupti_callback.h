@@ -1,6 +1,6 @@
 // The function CUPTI calls (a CUpti_CallbackFunc): it reads the CUpti_CallbackData of a driver-API
 // callback and hands it to translate() with the Sink passed as CUPTI's userdata. Declared without
-// CUPTI's types so that the rest of the library never includes cuda.h (interception/cuda_abi.h).
+// CUPTI's types so that the rest of the library never includes cuda.h (device/cuda_abi.h).
 #pragma once
 
 #include <cstdint>

@@ -8,6 +8,7 @@
 //   unset                            the preload hooks when the library is preloaded, else CUPTI
 //                                    (the library was only injected: nothing else could record).
 #include "cupti/backend.h"
+#include "core/recording_backend.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -17,14 +18,12 @@
 #include "core/log.h"
 #include "core/tracker.h"
 #include "cupti/subscriber.h"
-#include "interception/real_functions.h"
+#include "device/real_functions.h"
 
 extern "C" void vt_dlsym_entry();        // our exported dlsym@@GLIBC_2.34 (interception/dlsym_hook.S)
 extern "C" void vt_dlsym_entry_compat(); // and dlsym@GLIBC_2.2.5
 
 namespace vramtrace {
-
-std::atomic<bool> g_preload_hooks_record{true};
 
 namespace cupti {
 namespace {
@@ -57,7 +56,7 @@ void select_backend_at_start() {
                     "run --backend=cupti`); using the preload hooks");
         return;
     }
-    g_preload_hooks_record.store(false, std::memory_order_relaxed);
+    set_preload_hooks_record(false);
 }
 
 int initialize_injection() {
@@ -71,7 +70,7 @@ int initialize_injection() {
                   "CUPTI is not used", c.backend == 1 ? "preload" : "unset");
         return 1;
     }
-    g_preload_hooks_record.store(false, std::memory_order_relaxed);
+    set_preload_hooks_record(false);
     // Found now, outside any callback: the queries the callbacks make need the driver's handle.
     driver_handle();
     SubscribeResult r = subscribe();
@@ -79,7 +78,7 @@ int initialize_injection() {
         log_debug("CUPTI backend: subscribed to %zu driver callbacks through %s", r.callbacks, r.library);
     } else {
         if (interposed) {
-            g_preload_hooks_record.store(true, std::memory_order_relaxed);
+            set_preload_hooks_record(true);
             log_warning("%s; using the preload hooks instead", r.why);
         } else {
             log_warning("%s; this process is not tracked (`vramtrace run --backend=cupti` also preloads the "

@@ -9,12 +9,12 @@
 #include <new>
 #include <vector>
 
-#include "core/context_teardown.h"
+#include "interception/context_teardown.h"
 #include "core/thread_state.h"
-#include "core/vmm_lifetime.h"
+#include "interception/vmm_lifetime.h"
 #include "cupti/callback_translate.h"
 #include "interception/hook_scope.h"
-#include "reporting/device_info.h"
+#include "device/device_info.h"
 #include "triggers/reporter.h"
 
 namespace vramtrace::cupti {
@@ -104,7 +104,7 @@ public:
     }
     int stream_alloc_device(uint64_t stream, bool by_pointer, uint64_t address) override {
         ReentrancyGuard guard;
-        return by_pointer ? pointer_device_or_current(address) : vramtrace::stream_alloc_device(stream, address);
+        return stream_ordered_device(stream, by_pointer, address);
     }
     int recorded_device(uint64_t address) override {
         AllocationRecord r;

@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "interception/cuda_abi.h"
+#include "device/cuda_abi.h"
 
 namespace vramtrace {
 

@@ -5,7 +5,7 @@
 // process exits (process_exiting): the exit report lists what the program left live.
 #include <vector>
 
-#include "core/context_teardown.h"
+#include "interception/context_teardown.h"
 #include "interception/hook_scope.h"
 
 namespace vramtrace {

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "interception/hook_scope.h"
-#include "reporting/device_info.h"
+#include "device/device_info.h"
 
 // ---- Stream-ordered allocations and stream capture ------------------------------------------------
 // cuMemAllocAsync & co. issued on a stream that is being captured allocate nothing: they add a
@@ -117,7 +117,7 @@ int stream_alloc(Reach reach, ApiId api, uint64_t stream, bool per_thread, uint6
             // H200: cudaStreamEndCapture failed); a global-mode capture forbids unsafe calls from
             // every thread, so while any capture is active the pointer is asked, as before.
             bool by_pointer = pool != 0 || req.kind == MemoryKind::GraphPool || capture_possible();
-            int device = by_pointer ? pointer_device_or_current(ptr) : stream_alloc_device(stream, ptr);
+            int device = stream_ordered_device(stream, by_pointer, ptr);
             if (req.kind == MemoryKind::GraphPool) note_graph_memory_used(device);
             else if (pool == 0) note_default_pool_used(device);
             return device;
@@ -221,9 +221,7 @@ int graph_alloc_node(Reach reach, ApiId api, uint64_t graph, cuda::MemAllocNodeP
         reach, {api, MemoryKind::GraphPool, graph}, call, [&] { return params ? params->dptr : 0; },
         [&] { return params ? static_cast<uint64_t>(params->bytesize) : 0; },
         [&](uint64_t) {
-            int device = params && params->poolProps.location.type == cuda::kMemLocationTypeDevice
-                             ? params->poolProps.location.id
-                             : kUnknownDevice;
+            int device = params ? pool_location_device(&params->poolProps) : kUnknownDevice;
             note_graph_memory_used(device);
             return device;
         });
@@ -255,10 +253,6 @@ template <class Call> int graph_destroy(Reach reach, uint64_t graph, Call &&call
     }
     errno = call_errno;
     return rc;
-}
-
-int pool_device(const cuda::CUmemPoolPropsPrefix *props) {
-    return props && props->location.type == cuda::kMemLocationTypeDevice ? props->location.id : kUnknownDevice;
 }
 
 } // namespace
@@ -299,7 +293,7 @@ cudaError_t cudaMemPoolCreate(Reach, cudaMemPool_t *memPool, const cudaMemPoolPr
     auto real = VT_REAL(cudaMemPoolCreate);
     if (real == nullptr) return cuda::kRuntimeUnknown;
     cudaError_t rc = real(memPool, poolProps);
-    if (rc == cuda::kSuccess && memPool != nullptr) note_pool_created(u64(*memPool), pool_device(poolProps));
+    if (rc == cuda::kSuccess && memPool != nullptr) note_pool_created(u64(*memPool), pool_location_device(poolProps));
     return rc;
 }
 
@@ -307,7 +301,7 @@ CUresult cuMemPoolCreate(Reach, CUmemoryPool *pool, const CUmemPoolProps *poolPr
     auto real = VT_REAL(cuMemPoolCreate);
     if (real == nullptr) return cuda::kDriverUnknown;
     CUresult rc = real(pool, poolProps);
-    if (rc == cuda::kSuccess && pool != nullptr) note_pool_created(u64(*pool), pool_device(poolProps));
+    if (rc == cuda::kSuccess && pool != nullptr) note_pool_created(u64(*pool), pool_location_device(poolProps));
     return rc;
 }
 

@@ -8,7 +8,7 @@
 #include "core/config.h"
 #include "core/tracker.h"
 #include "interception/hook_table.h"
-#include "interception/real_functions.h"
+#include "device/real_functions.h"
 
 using namespace vramtrace;
 

@@ -2,10 +2,10 @@
 // the device's graph pool is trimmed, not on any allocation call. The calls around it
 // (instantiate, upload, exec destroy, trim) are forwarded untouched and then ask the reporter
 // thread to read the device's graph memory again (cuDeviceGetGraphMemAttribute,
-// reporting/device_info.h); the replay path, cuGraphLaunch, is not hooked at all. Every dump reads
+// device/device_info.h); the replay path, cuGraphLaunch, is not hooked at all. Every dump reads
 // it afresh.
 #include "interception/hook_scope.h"
-#include "reporting/device_info.h"
+#include "device/device_info.h"
 #include "triggers/reporter.h"
 
 namespace vramtrace {

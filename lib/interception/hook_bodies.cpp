@@ -49,6 +49,6 @@ uint64_t pitched_bytes(const cudaPitchedPtr *p, const cudaExtent &e) {
     VT_ALLOC_BODY(CUresult, cuda::kDriverUnknown, name, kind, params, args, address, size, stream)
 #define VT_DRIVER_FREE(name, params, args, ptr) \
     VT_FREE_BODY(CUresult, cuda::kDriverUnknown, name, params, args, ptr)
-#include "interception/hooks.def"
+#include "device/hooks.def"
 
 } // namespace vramtrace::hooks

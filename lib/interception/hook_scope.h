@@ -10,12 +10,14 @@
 
 #include "core/clock.h"
 #include "core/config.h"
+#include "core/recording_backend.h"
 #include "core/tracker.h"
 #include "core/thread_state.h"
-#include "cupti/backend.h"
-#include "interception/current_context.h"
+#include "device/current_context.h"
+#include "device/device_choice.h"
+#include "device/real_functions.h"
+#include "interception/call_stack.h"
 #include "interception/hook_table.h"
-#include "interception/real_functions.h"
 #include "triggers/hook_triggers.h"
 #include "triggers/oom_request_size.h"
 
@@ -25,7 +27,7 @@ namespace vramtrace {
 // this thread is not already inside another intercepted call (the outermost API is the one recorded).
 inline Tracker *tracker_for(Reach reach) {
     if (ReentrancyGuard::inside()) return nullptr;
-    if (!preload_hooks_record()) return nullptr; // the CUPTI backend records (cupti/backend.h)
+    if (!preload_hooks_record()) return nullptr; // the CUPTI backend records (core/recording_backend.h)
     if (reach == Reach::Export && !config().hook_exports) return nullptr;
     return tracker();
 }
@@ -38,17 +40,6 @@ struct AllocRequest {
     // row's size expression, which then reads only arguments.
     uint64_t failed_request = triggers::kRequestFromSize;
 };
-
-// The device that holds memory of `kind` at `address`: the host for host kinds; the calling
-// thread's current device for device memory and arrays (where the driver allocated it); else the
-// driver's answer for the pointer (managed, IPC-imported), else the current device.
-int device_holding(MemoryKind kind, uint64_t address);
-// The device of a stream-ordered allocation on `stream` made without a pool argument (the current
-// pool of the stream's device), also when it was captured into a graph.
-int stream_alloc_device(uint64_t stream, uint64_t address);
-// The driver's answer for the pointer (cuPointerGetAttribute: a lock in the driver, avoid on hot
-// paths), else the calling thread's current device.
-int pointer_device_or_current(uint64_t address);
 
 // The driver's answer (cuStreamGetCaptureInfo_v3, else _v2, else cuStreamIsCapturing) to whether
 // `stream` is being captured now; *graph = the capture's graph (0 when only cuStreamIsCapturing

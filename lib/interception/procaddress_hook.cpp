@@ -13,7 +13,7 @@
 #include "core/config.h"
 #include "core/tracker.h"
 #include "interception/hook_table.h"
-#include "interception/real_functions.h"
+#include "device/real_functions.h"
 #include "interception/self_test.h"
 
 namespace vramtrace {
@@ -25,11 +25,10 @@ void substitute(void **pfn) {
     self_test_with_driver(); // once; also caches the driver version so no dump ever calls CUDA
     for (int i = 1; i < kApiCount; ++i) {
         ApiId id = static_cast<ApiId>(i);
-        const HookInfo &info = hook_info(id);
-        if (info.family != HookFamily::Driver) continue;
+        if (api_info(id).family != HookFamily::Driver) continue;
         void *real = find_real(id);
         if (real != nullptr && *pfn == real) {
-            *pfn = info.handout;
+            *pfn = hook_info(id).handout;
             return;
         }
     }

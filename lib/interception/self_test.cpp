@@ -6,7 +6,7 @@
 #include "core/config.h"
 #include "core/log.h"
 #include "interception/hook_table.h"
-#include "interception/real_functions.h"
+#include "device/real_functions.h"
 
 namespace vramtrace {
 namespace {
@@ -26,8 +26,8 @@ void self_test_at_start() {
     // The program's own look-ups of these names must land on our definitions.
     const HookInfo &runtime = hook_info(ApiId::cudaMalloc);
     const HookInfo &driver = hook_info(ApiId::cuMemAlloc_v2);
-    bool exports = dl(RTLD_DEFAULT, runtime.name) == runtime.exported &&
-                   dl(RTLD_DEFAULT, driver.name) == driver.exported;
+    bool exports = dl(RTLD_DEFAULT, api_info(ApiId::cudaMalloc).name) == runtime.exported &&
+                   dl(RTLD_DEFAULT, api_info(ApiId::cuMemAlloc_v2).name) == driver.exported;
     void *global_dlsym = dl(RTLD_DEFAULT, "dlsym");
     bool dlsym_hook = global_dlsym != nullptr && global_dlsym != reinterpret_cast<void *>(dl);
     if (c.hook_exports && !exports)
@@ -50,7 +50,7 @@ void self_test_with_driver() {
     if (c.hook_dlsym) {
         // Through the dlsym the program sees (ours, when preloaded).
         auto global_dlsym = reinterpret_cast<DlsymFn>(dl(RTLD_DEFAULT, "dlsym"));
-        bool ok = global_dlsym != nullptr && global_dlsym(handle, alloc.name) == alloc.handout;
+        bool ok = global_dlsym != nullptr && global_dlsym(handle, api_info(ApiId::cuMemAlloc_v2).name) == alloc.handout;
         if (!ok) log_warning("dlsym(libcuda, \"cuMemAlloc_v2\") does not return our wrapper: "
                              "programs that dlsym the driver directly are not tracked");
         log_debug("layer dlsym against the driver: %s", ok ? "working" : "NOT working");

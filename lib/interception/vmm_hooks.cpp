@@ -7,7 +7,7 @@
 // takes its device from that handle's record; it is listed, not counted again.
 #include <vector>
 
-#include "core/vmm_lifetime.h"
+#include "interception/vmm_lifetime.h"
 #include "interception/hook_scope.h"
 
 namespace vramtrace {

@@ -24,7 +24,7 @@
 #include "core/clock.h"
 #include "core/config.h"
 #include "core/log.h"
-#include "interception/real_functions.h"
+#include "device/real_functions.h"
 #include "python/python_frame_table.h"
 #include "python/python_layouts.h"
 

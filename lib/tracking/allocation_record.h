@@ -94,7 +94,7 @@ struct AllocationRecord {
     uint32_t thread_id = 0; // kernel thread id (gettid) of the allocating thread
     int16_t device = kUnknownDevice; // CUDA device ordinal, kHostDevice for pinned host memory
     MemoryKind kind = MemoryKind::Device;
-    uint8_t api = 0;       // ApiId (lib/interception/hook_table.h) of the outermost intercepted call
+    uint8_t api = 0;       // ApiId (lib/device/driver_api.h) of the outermost intercepted call
     // The ContextRegistry id (tracking/context_registry.h, at most 4095) of the context whose
     // teardown ends this record; 0: no context ends it (stream-ordered, VMM, graph memory,
     // reservations) or unknown.

@@ -1,6 +1,6 @@
 // The GNU build id in a buffer of ELF notes: the one parser used by the module registry
 // (tracking/module_registry.cpp), the dump-time module map and ELF files on disk
-// (reporting/module_map.cpp) and the crash handler's module map (triggers/crash_modules.cpp).
+// (symbolize/module_map.cpp) and the crash handler's module map (triggers/crash_modules.cpp).
 //
 // Async-signal-safe: no allocation, no library call (byte loops instead of memcpy/memcmp, so that
 // nothing here is intercepted or can take a lock), reads only inside [notes, notes + size).

@@ -20,7 +20,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "allocation_record.h"
+#include "tracking/allocation_record.h"
 
 namespace vramtrace {
 

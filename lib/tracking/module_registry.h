@@ -30,8 +30,8 @@
 #include <cstdint>
 #include <pthread.h>
 
-#include "elf_notes.h" // gnu_build_id_in_notes
-#include "raw_memory.h"
+#include "tracking/elf_notes.h" // gnu_build_id_in_notes
+#include "tracking/raw_memory.h"
 
 namespace vramtrace {
 

@@ -11,7 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "raw_memory.h"
+#include "tracking/raw_memory.h"
 
 namespace vramtrace {
 

@@ -23,9 +23,9 @@
 #include "core/log.h"
 #include "core/thread_state.h"
 #include "core/tracker.h"
-#include "reporting/atomic_file.h"
-#include "reporting/output_path.h"
-#include "reporting/snapshot_builder.h" // rank_from_environment
+#include "dump/atomic_file.h"
+#include "dump/output_path.h"
+#include "dump/snapshot_builder.h" // rank_from_environment
 #include "triggers/crash_writer.h"
 
 namespace vramtrace::crash {

@@ -1,6 +1,6 @@
 // Crash snapshots: on SIGSEGV, SIGBUS, SIGABRT, SIGFPE or SIGILL, a process that used CUDA writes
 // one snapshot of its live allocations (reason "crash", frames not yet symbolized) to
-// VRAMTRACE_OUTPUT with ".crash.json" in place of ".json" (lib/reporting/output_path.h), then the
+// VRAMTRACE_OUTPUT with ".crash.json" in place of ".json" (lib/dump/output_path.h), then the
 // signal takes the course it would have taken without vramtrace. docs/crash-dumps.md says what is
 // written, the bounds, and how the handler chains.
 //

@@ -1,6 +1,6 @@
 // A JSON emitter that is safe inside a signal handler: a fixed buffer it does not own, flushed with
 // write(2); no malloc, no lock, no stdio, no locale. Used by the crash snapshot writer only (the
-// ordinary writer, lib/reporting/snapshot_writer.cpp, allocates its buffer and is not safe there).
+// ordinary writer, lib/snapshot/snapshot_writer.cpp, allocates its buffer and is not safe there).
 // Strings are escaped as JSON requires and every ill-formed UTF-8 sequence becomes U+FFFD, as the
 // ordinary writer does (docs/snapshot-format.md, "Encoding rules").
 #pragma once

@@ -1,7 +1,7 @@
 // The module map of this process as a crash handler can build it: from /proc/self/maps read with
 // read(2), and the ELF headers of each loaded object read from its own mapping. No malloc, no lock,
 // no dl_iterate_phdr or dladdr (neither is async-signal-safe: both take the dynamic linker's lock,
-// which the crashing thread may hold). The ordinary module map (lib/reporting/module_map.h) is for
+// which the crashing thread may hold). The ordinary module map (lib/symbolize/module_map.h) is for
 // dump time.
 //
 // Which mappings are modules: a readable mapping of a file at file offset 0 that starts with a

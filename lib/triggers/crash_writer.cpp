@@ -10,8 +10,8 @@
 #include <unistd.h>
 
 #include "core/clock.h"
-#include "interception/hook_table.h"
-#include "interception/real_functions.h"
+#include "device/driver_api.h"
+#include "device/real_functions.h"
 #include "python/python_frame_table.h"
 #include "python/python_runtime.h"
 #include "triggers/crash_json.h"
@@ -52,7 +52,7 @@ bool starts_with(const char *s, size_t n, const char *prefix) {
     return true;
 }
 
-// The module-name half of the call-site rule of lib/reporting/call_site.h (the function-name half
+// The module-name half of the call-site rule of lib/symbolize/call_site.h (the function-name half
 // needs symbols; the CLI applies the whole rule again once it has named the frames).
 bool is_cuda_or_vramtrace(const ModuleTable &t, int module) {
     if (module < 0) return false;

@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <tuple>
 
-#include "interception/hook_table.h"
+#include "device/driver_api.h"
 
 namespace vramtrace::triggers {
 

@@ -8,11 +8,11 @@
 
 #include "core/log.h"
 #include "core/tracker.h"
-#include "reporting/atomic_file.h"
-#include "reporting/device_info.h"
-#include "reporting/output_path.h"
-#include "reporting/snapshot_builder.h"
-#include "triggers/oom_log.h"
+#include "dump/atomic_file.h"
+#include "device/device_info.h"
+#include "dump/output_path.h"
+#include "dump/snapshot_builder.h"
+#include "dump/oom_log.h"
 #include "triggers/prometheus_text.h"
 #include "triggers/trigger_config.h"
 

@@ -1,6 +1,6 @@
 #include "triggers/prometheus_text.h"
 
-#include "reporting/text_safety.h"
+#include "report/text_safety.h"
 
 namespace vramtrace::triggers {
 namespace {

@@ -12,14 +12,14 @@
 //   ends the process with status 0 as it would have without it (within 0.5 s).
 // - Every signal is blocked in it except the synchronous fault signals, so the program's signals
 //   are never delivered to (and its handlers never run on) the reporter.
-// - Dumps serialize with the dump mutex of lib/reporting/dumper.cpp.
+// - Dumps serialize with the dump mutex of lib/dump/dumper.cpp.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
 #include <string>
 
-#include "reporting/report_model.h"
+#include "snapshot/report_model.h"
 
 namespace vramtrace::triggers {
 

@@ -6,10 +6,10 @@
 
 #include "core/clock.h"
 #include "core/log.h"
-#include "reporting/dumper.h"
-#include "reporting/report_model.h"
-#include "reporting/snapshot_builder.h"
-#include "triggers/driver_queries.h"
+#include "dump/dumper.h"
+#include "snapshot/report_model.h"
+#include "dump/snapshot_builder.h"
+#include "device/driver_queries.h"
 #include "triggers/reporter.h"
 #include "triggers/trigger_config.h"
 

@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "harness.h"
-#include "reporting/atomic_file.h"
+#include "dump/atomic_file.h"
 
 using namespace e2e;
 

@@ -17,7 +17,7 @@
 #include <string_view>
 #include <vector>
 
-#include "reporting/report_model.h"
+#include "snapshot/report_model.h"
 
 namespace vramtrace::exporter {
 

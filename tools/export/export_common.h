@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "export.h"
-#include "reporting/report_model.h"
+#include "snapshot/report_model.h"
 
 namespace vramtrace::exporter {
 

@@ -9,7 +9,7 @@
 
 #include "export.h"
 #include "export_common.h"
-#include "reporting/text_safety.h"
+#include "report/text_safety.h"
 
 namespace vramtrace::exporter {
 

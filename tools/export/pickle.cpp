@@ -10,7 +10,7 @@
 #include "export.h"
 #include "export_common.h"
 #include "pickle_writer.h"
-#include "reporting/device_range.h"
+#include "snapshot/device_range.h"
 
 namespace vramtrace::exporter {
 

@@ -21,7 +21,7 @@
 #include <string_view>
 #include <vector>
 
-#include "reporting/text_safety.h"
+#include "report/text_safety.h"
 
 namespace vramtrace::exporter {
 

@@ -7,7 +7,7 @@
 
 #include "export/export.h"
 #include "export_fixture.h"
-#include "reporting/text_safety.h"
+#include "report/text_safety.h"
 
 using namespace vramtrace;
 

@@ -14,7 +14,7 @@
 #include "export/export.h"
 #include "export/pickle_writer.h"
 #include "export_fixture.h"
-#include "reporting/device_range.h"
+#include "snapshot/device_range.h"
 
 using namespace vramtrace;
 using exporter::PickleWriter;

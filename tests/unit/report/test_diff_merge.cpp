@@ -16,8 +16,8 @@
 #include "../../../tools/summary_input.h"
 #include "../../../tools/text_table.h"
 #include "report_test_data.h"
-#include "reporting/snapshot_writer.h"
-#include "reporting/summary_format.h"
+#include "snapshot/snapshot_writer.h"
+#include "report/summary_format.h"
 
 using namespace vramtrace::report;
 using namespace vramtrace::cli;

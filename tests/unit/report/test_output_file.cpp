@@ -1,4 +1,4 @@
-// The file writer every report goes through (lib/reporting/atomic_file.h): character devices and
+// The file writer every report goes through (lib/dump/atomic_file.h): character devices and
 // FIFOs written in place, sockets and directories refused, nothing renamed over a non-regular file,
 // "-" as standard output, SIGPIPE from a FIFO's reader gone turned into an error, and removal only
 // of the file this process created. Every device node, FIFO and symlink is made inside a temporary
@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "report_test_data.h"
-#include "reporting/atomic_file.h"
+#include "dump/atomic_file.h"
 
 using namespace vramtrace;
 

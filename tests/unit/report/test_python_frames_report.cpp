@@ -7,9 +7,9 @@
 #include <string>
 #include <unistd.h>
 
-#include "reporting/report_model.h"
-#include "reporting/snapshot_writer.h"
-#include "reporting/summary_format.h"
+#include "snapshot/report_model.h"
+#include "snapshot/snapshot_writer.h"
+#include "report/summary_format.h"
 #include "../../../tools/snapshot_reader.h"
 
 using namespace vramtrace;

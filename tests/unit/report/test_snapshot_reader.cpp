@@ -10,7 +10,7 @@
 
 #include "../../../tools/snapshot_reader.h"
 #include "report_test_data.h"
-#include "reporting/snapshot_writer.h"
+#include "snapshot/snapshot_writer.h"
 
 using namespace vramtrace::report;
 using vramtrace::cli::read_snapshot_file;

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "report_test_data.h"
-#include "reporting/snapshot_writer.h"
+#include "snapshot/snapshot_writer.h"
 
 using namespace vramtrace::report;
 

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "report_test_data.h"
-#include "reporting/summary_format.h"
+#include "report/summary_format.h"
 
 using namespace vramtrace::report;
 

@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "reporting/call_site.h"
+#include "symbolize/call_site.h"
 
 using vramtrace::assign_call_sites;
 using vramtrace::classify_frame;

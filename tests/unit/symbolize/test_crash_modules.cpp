@@ -11,7 +11,7 @@
 #include <unistd.h>
 #include <vector>
 
-#include "reporting/module_map.h"
+#include "symbolize/module_map.h"
 #include "triggers/crash_modules.h"
 
 using namespace vramtrace;

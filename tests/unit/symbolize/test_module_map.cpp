@@ -6,7 +6,7 @@
 #include <link.h>
 #include <sys/auxv.h>
 
-#include "reporting/module_map.h"
+#include "symbolize/module_map.h"
 #include "symbolize_test_util.h"
 
 using namespace vramtrace::symbolize;

@@ -11,7 +11,7 @@
 #include <sstream>
 #include <sys/auxv.h>
 
-#include "reporting/symbolizer.h"
+#include "symbolize/symbolizer.h"
 #include "symbolize_test_util.h"
 
 using namespace vramtrace::symbolize;

@@ -6,8 +6,8 @@
 #include <csignal>
 #include <string>
 
-#include "reporting/output_path.h"
-#include "reporting/text_safety.h"
+#include "dump/output_path.h"
+#include "report/text_safety.h"
 #include "triggers/prometheus_text.h"
 #include "triggers/trigger_parse.h"
 

@@ -1,7 +1,7 @@
-// VRAMTRACE_OUTPUT placeholders and the names of trigger snapshots (lib/reporting/output_path.h).
+// VRAMTRACE_OUTPUT placeholders and the names of trigger snapshots (lib/dump/output_path.h).
 #include <catch2/catch.hpp>
 
-#include "reporting/output_path.h"
+#include "dump/output_path.h"
 
 using vramtrace::expand_output_path;
 using vramtrace::trigger_path_for;

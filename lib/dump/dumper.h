@@ -1,0 +1,36 @@
+// Writing reports from the running process: on request (vramtrace_dump) and at exit. Dumps are
+// serialized with a mutex, which is never held while a CUDA function runs (a dump makes no CUDA
+// call at all: the driver version was cached earlier).
+#pragma once
+
+#include <string>
+
+#include "snapshot/report_model.h"
+
+namespace vramtrace {
+
+// Writes a snapshot to path (nullptr: the configured VRAMTRACE_OUTPUT). Returns a VRAMTRACE_* code.
+int dump_snapshot(const char *path, const char *reason, bool print_summary);
+
+// Symbolizes a snapshot captured earlier (capture_snapshot, e.g. inside a failing allocation) and
+// writes it to path, under the same mutex as every other dump. Returns a VRAMTRACE_* code; a write
+// failure is said once per call on stderr.
+int write_captured_snapshot(report::Snapshot &snapshot, const std::string &path);
+
+// Symbolizes a captured snapshot under the dump mutex (the symbolizer is not shared between
+// threads), for a text report made from it. False when this thread is already dumping.
+bool symbolize_captured_snapshot(report::Snapshot &snapshot);
+
+// The exit report: nothing when the process never touched CUDA. Written at most once per process;
+// allocations and frees that arrive later (other threads, late exit handlers) are still tracked
+// but not reported. _exit() and death by a signal write nothing.
+void dump_at_exit();
+
+// fork() handlers (registered by the library constructor with pthread_atfork): a fork waits until a dump in
+// progress in another thread has finished, so the child never inherits a dump's locks taken; the
+// child starts with no dump done and writes its own exit report.
+void dumper_before_fork();
+void dumper_after_fork_in_parent();
+void dumper_after_fork_in_child();
+
+} // namespace vramtrace

@@ -1,0 +1,299 @@
+#include "dump/snapshot_builder.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <string>
+#include <unistd.h>
+#include <unordered_map>
+
+#include "core/clock.h"
+#include "core/config.h"
+#include "core/log.h"
+#include "device/driver_api.h"
+#include "device/real_functions.h"
+#include "python/python_frame_table.h"
+#include "python/python_runtime.h"
+#include "symbolize/call_site.h"
+#include "device/device_info.h"
+#include "symbolize/symbolizer.h"
+#include "dump/oom_log.h"
+
+namespace vramtrace {
+namespace {
+
+std::string read_file(const char *path) {
+    std::string out;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return out;
+    char buf[4096];
+    for (ssize_t n; (n = read(fd, buf, sizeof buf)) > 0;) out.append(buf, static_cast<size_t>(n));
+    close(fd);
+    return out;
+}
+
+const char *event_type_name(EventType type) {
+    switch (type) {
+    case EventType::Alloc: return "alloc";
+    case EventType::Free: return "free";
+    case EventType::Mark: return "mark";
+    case EventType::Oom: return "oom";
+    }
+    return "unknown";
+}
+
+report::Event to_report_event(const EventRecord &r) {
+    report::Event e;
+    e.type = event_type_name(r.type);
+    e.time_ns = r.time_ns;
+    e.thread_id = r.thread_id;
+    if (r.type == EventType::Mark) {
+        e.label = r.label;
+        return e;
+    }
+    e.device = r.device;
+    e.size = r.size;
+    e.api = api_name(r.api);
+    e.stack = r.stack;
+    if (r.type != EventType::Oom) {
+        e.address = r.address;
+        e.kind = memory_kind_name(static_cast<MemoryKind>(r.kind));
+        if (static_cast<MemoryKind>(r.kind) == MemoryKind::VaReservation) e.address = reservation_address(r.address);
+    }
+    if (r.type == EventType::Free) e.freed_by = teardown_cause_name(static_cast<TeardownCause>(r.cause));
+    return e;
+}
+
+// Each device's peak composition, read under the device's lock (a consistent cut).
+void capture_peaks(const Tracker &t, report::Snapshot &s) {
+    for (const report::DeviceTotals &d : s.devices) {
+        report::DevicePeak peak;
+        peak.device = d.device;
+        DevicePeakView view = t.counters.for_each_peak_site(d.device, [&](uint32_t stack, uint64_t bytes, uint64_t count) {
+            peak.sites.push_back({stack, bytes, count});
+        });
+        peak.peak_bytes = view.peak_bytes;
+        peak.time_ns = view.time_ns;
+        std::sort(peak.sites.begin(), peak.sites.end(), [](const report::PeakSite &a, const report::PeakSite &b) {
+            return a.bytes != b.bytes ? a.bytes > b.bytes : a.stack < b.stack;
+        });
+        s.peaks.push_back(std::move(peak));
+    }
+}
+
+void capture_events(const Tracker &t, report::Snapshot &s) {
+    report::EventHistory &h = s.events;
+    h.capacity = t.events.capacity();
+    h.recorded = t.events.for_each([&](const EventRecord &r) { h.events.push_back(to_report_event(r)); });
+    h.wrapped = h.recorded > h.capacity;
+    // Complete from the start until the ring wraps; then from the oldest event kept. (A slot being
+    // rewritten during the walk is left out, so the first event read is the oldest kept.)
+    h.complete_from_ns = t.events.start_ns();
+    if (h.wrapped) h.complete_from_ns = h.events.empty() ? s.process.dump_monotonic_ns : h.events.front().time_ns;
+}
+
+void capture_teardowns(const Tracker &t, report::Snapshot &s) {
+    s.teardown_count = t.teardowns.for_each([&](const TeardownRecord &r) {
+        report::Teardown td;
+        td.time_ns = r.time_ns;
+        td.api = api_name(r.api);
+        td.cause = teardown_cause_name(r.cause);
+        td.device = r.device;
+        td.context = r.context;
+        td.ended_count = r.ended_count;
+        td.ended_bytes = r.ended_bytes;
+        td.ended_host_bytes = r.ended_host_bytes;
+        for (uint32_t i = 0; i < r.site_count; ++i) td.sites.push_back({r.sites[i].stack, r.sites[i].bytes, r.sites[i].count});
+        td.other_bytes = r.other_bytes;
+        td.other_count = r.other_count;
+        s.teardowns.push_back(std::move(td));
+    });
+}
+
+// Adds every stack referenced by allocations, peaks, ooms and events (raw frames, in ascending id
+// order). The depot never frees a stack, so every id recorded anywhere still resolves.
+void capture_stacks(const Tracker &t, report::Snapshot &s) {
+    std::vector<uint32_t> ids;
+    for (const report::Allocation &a : s.allocations) ids.push_back(a.stack);
+    for (const report::DevicePeak &p : s.peaks)
+        for (const report::PeakSite &site : p.sites) ids.push_back(site.stack);
+    for (const report::OomEvent &o : s.ooms) ids.push_back(o.stack);
+    for (const report::Event &e : s.events.events) ids.push_back(e.stack);
+    for (const report::Teardown &td : s.teardowns)
+        for (const report::PeakSite &site : td.sites) ids.push_back(site.stack);
+    for (const report::Stack &st : s.stacks) ids.push_back(st.id); // a producer may have added some
+    std::sort(ids.begin(), ids.end());
+    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+    std::unordered_map<uint64_t, uint32_t> frame_index;
+    for (size_t i = 0; i < s.frames.size(); ++i) frame_index.emplace(s.frames[i].address, uint32_t(i));
+    std::vector<report::Stack> stacks;
+    size_t existing = 0;
+    std::sort(s.stacks.begin(), s.stacks.end(), [](const report::Stack &a, const report::Stack &b) { return a.id < b.id; });
+    for (uint32_t id : ids) {
+        if (id == 0) continue;
+        if (existing < s.stacks.size() && s.stacks[existing].id == id) {
+            stacks.push_back(std::move(s.stacks[existing++]));
+            continue;
+        }
+        StackView view = t.depot.get(id);
+        if (view.depth == 0) continue; // unknown id: the reader would refuse the reference
+        report::Stack stack;
+        stack.id = id;
+        for (uint32_t i = 0; i < view.depth; ++i) {
+            uint64_t address = view.frames[i];
+            auto [it, inserted] = frame_index.try_emplace(address, static_cast<uint32_t>(s.frames.size()));
+            if (inserted) {
+                report::Frame f;
+                f.address = address;
+                // A Python frame is named from the frame table now; the symbolizer skips it.
+                if (python::is_python_frame(address)) {
+                    f.python = true;
+                    if (!python::decode_frame(t.python_frames, address, &f.file, &f.function, &f.line))
+                        f.function = "??";
+                }
+                s.frames.push_back(std::move(f));
+            }
+            stack.frames.push_back(it->second);
+        }
+        stacks.push_back(std::move(stack));
+    }
+    s.stacks = std::move(stacks);
+}
+
+report::ProcessInfo process_info(const Tracker &t, const char *reason) {
+    report::ProcessInfo p;
+    p.pid = getpid();
+    p.ppid = getppid();
+    std::string cmdline = read_file("/proc/self/cmdline");
+    for (size_t start = 0; start < cmdline.size();) {
+        size_t end = cmdline.find('\0', start);
+        if (end == std::string::npos) end = cmdline.size();
+        p.command_line.emplace_back(cmdline, start, end - start);
+        start = end + 1;
+    }
+    char buf[4096];
+    ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+    if (n > 0) p.executable.assign(buf, static_cast<size_t>(n));
+    if (gethostname(buf, sizeof buf) == 0) {
+        buf[sizeof buf - 1] = 0;
+        p.host = buf;
+    }
+    p.start_time_ns = t.start_wall_ns;
+    p.dump_time_ns = wall_ns();
+    p.driver_version = cached_driver_version(); // no CUDA call while dumping
+    p.reason = reason;
+    p.vramtrace_version = VRAMTRACE_VERSION;
+    p.stack_depth = config().stack_depth;
+    p.dump_monotonic_ns = monotonic_ns();
+    p.rank = rank_from_environment();
+    p.symbolized = false; // until symbolize_snapshot
+    return p;
+}
+
+} // namespace
+
+std::string rank_from_environment() {
+    for (const char *name : {"RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK"}) {
+        const char *v = getenv(name);
+        if (v != nullptr && *v != 0) return v;
+    }
+    return {};
+}
+
+report::Snapshot capture_snapshot(Tracker &t, const char *reason) {
+    report::Snapshot s;
+    s.process = process_info(t, reason);
+    t.counters.for_each_seen([&](const DeviceTotalsView &d) {
+        report::DeviceTotals totals;
+        totals.device = d.device;
+        totals.current_bytes = d.current_bytes;
+        totals.peak_bytes = d.peak_bytes;
+        totals.allocation_count = d.allocation_count;
+        totals.free_count = d.free_count;
+        totals.total_allocated_bytes = d.total_allocated_bytes;
+        totals.total_freed_bytes = d.total_freed_bytes;
+        s.devices.push_back(std::move(totals));
+    });
+    s.dropped_allocations = t.table.dropped();
+    s.dropped_stacks = t.depot.dropped();
+    s.dropped_peak_sites = t.counters.dropped_sites();
+
+    std::vector<AllocationRecord> live;
+    live.reserve(t.table.live_count() + 16);
+    t.table.for_each([&](const AllocationRecord &r) { live.push_back(r); });
+    std::sort(live.begin(), live.end(), [](const AllocationRecord &a, const AllocationRecord &b) {
+        return a.time_ns != b.time_ns ? a.time_ns < b.time_ns : a.address < b.address;
+    });
+    s.allocations.reserve(live.size());
+    for (const AllocationRecord &r : live) {
+        report::Allocation a;
+        a.address = r.address;
+        a.size = r.size;
+        a.kind = memory_kind_name(r.kind);
+        a.device = r.device;
+        a.api = api_name(r.api);
+        a.stream = r.stream;
+        a.thread_id = r.thread_id;
+        a.time_ns = r.time_ns;
+        a.stack = r.stack_id;
+        a.size_is_estimate = r.kind == MemoryKind::Array; // computed from the array's descriptor
+        a.context = r.context;
+        if (r.kind == MemoryKind::VaReservation) a.address = reservation_address(r.address);
+        s.allocations.push_back(std::move(a));
+    }
+    capture_peaks(t, s);
+    capture_events(t, s);
+    capture_teardowns(t, s);
+
+    // ---- Other producers: one call line each (fill_oom_events, fill_pools, fill_device_info). ----
+    // They run here, before capture_stacks, so that the stacks they reference are added. fill_pools
+    // goes first: it may add a device's row (graph memory only), whose identity is then filled in.
+    fill_pools(s);
+    fill_device_info(s);
+    triggers::fill_oom_events(s);
+    // ---- end of other producers ----
+
+    capture_stacks(t, s);
+    s.process.python = python::interpreter_version();
+    return s;
+}
+
+// The module registry's objects, newest first, for the symbolizer: those dlclose'd since their
+// stacks were captured are named from their files (lib/tracking/module_registry.h).
+static std::vector<symbolize::LoadedModule> registered_modules() {
+    std::vector<symbolize::LoadedModule> out;
+    Tracker *t = tracker();
+    if (t == nullptr) return out;
+    static const char kHex[] = "0123456789abcdef";
+    for (const RegisteredModule *r = t->modules.newest(); r != nullptr; r = r->older) {
+        symbolize::LoadedModule m;
+        m.path = r->path;
+        m.base = r->base;
+        for (uint32_t i = 0; i < r->segment_count; ++i)
+            m.segments.push_back({r->segments[i].begin, r->segments[i].end, r->segments[i].executable});
+        for (uint8_t i = 0; i < r->build_id_length; ++i) {
+            m.build_id.push_back(kHex[r->build_id[i] >> 4]);
+            m.build_id.push_back(kHex[r->build_id[i] & 15]);
+        }
+        out.push_back(std::move(m));
+    }
+    return out;
+}
+
+void symbolize_snapshot(report::Snapshot &s) {
+    symbolize::SymbolizerOptions options;
+    options.notice = [](void *, const char *message) { log_warning("%s", message); };
+    symbolize_snapshot_frames(s, options, registered_modules());
+    assign_call_sites(s);
+    s.process.symbolized = true;
+}
+
+report::Snapshot build_snapshot(Tracker &t, const char *reason) {
+    report::Snapshot s = capture_snapshot(t, reason);
+    symbolize_snapshot(s);
+    return s;
+}
+
+} // namespace vramtrace

@@ -1,0 +1,27 @@
+// Builds the report model from the live tracker, in two steps (so that a trigger can capture inside
+// a hook, on the allocating thread, and leave the slow part to another thread):
+//   capture_snapshot   copies the live table, the counters, each device's peak composition, the
+//                      event history and every stack they reference, with raw addresses only. No
+//                      symbolization, no file I/O beyond /proc reads, no CUDA call. It allocates
+//                      with the host's malloc (never call it inside a signal handler).
+//   symbolize_snapshot fills modules and frame names and call sites (may be slow: ELF and DWARF
+//                      reads), and sets process.symbolized.
+// build_snapshot does both.
+#pragma once
+
+#include <string>
+
+#include "core/tracker.h"
+#include "snapshot/report_model.h"
+
+namespace vramtrace {
+
+report::Snapshot capture_snapshot(Tracker &tracker, const char *reason);
+void symbolize_snapshot(report::Snapshot &snapshot);
+report::Snapshot build_snapshot(Tracker &tracker, const char *reason);
+
+// The rank of this process from the launcher's environment, read now: RANK, else SLURM_PROCID,
+// else OMPI_COMM_WORLD_RANK, else PMI_RANK; "" when none is set (or set empty).
+std::string rank_from_environment();
+
+} // namespace vramtrace

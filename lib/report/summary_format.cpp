@@ -1,0 +1,762 @@
+// The summary formatter shared by the preload library (stderr at exit) and `vramtrace summary`.
+// Vocabulary after torch.cuda.memory_summary: current / peak / total allocated / total freed.
+#include "report/summary_format.h"
+#include "report/text_safety.h"
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace vramtrace::report {
+
+namespace {
+
+__extension__ typedef unsigned __int128 u128; // exact products of two 64-bit values
+
+std::string dec(uint64_t v) { return std::to_string(v); }
+
+std::string plural(uint64_t n, std::string_view word) {
+    std::string out = dec(n);
+    out += ' ';
+    out += word;
+    if (n != 1) out += 's';
+    return out;
+}
+
+// Snapshot text made safe for one line: control characters become C escapes.
+std::string one_line(std::string_view text) {
+    static constexpr char kHex[] = "0123456789abcdef";
+    std::string out;
+    out.reserve(text.size());
+    for (char c : text) {
+        auto u = static_cast<unsigned char>(c);
+        if (u >= 0x20 && u != 0x7f) {
+            out += c;
+        } else if (c == '\n') {
+            out += "\\n";
+        } else if (c == '\t') {
+            out += "\\t";
+        } else if (c == '\r') {
+            out += "\\r";
+        } else {
+            out += "\\x";
+            out += kHex[u >> 4];
+            out += kHex[u & 15];
+        }
+    }
+    return out;
+}
+
+// A command line as a shell would need it typed: arguments with special characters single-quoted.
+std::string shell_words(const std::vector<std::string> &args) {
+    std::string out;
+    for (const std::string &arg : args) {
+        if (!out.empty()) out += ' ';
+        bool plain = !arg.empty() && std::all_of(arg.begin(), arg.end(), [](char c) {
+            return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                   std::string_view("_@%+=:,./-").find(c) != std::string_view::npos;
+        });
+        if (plain) {
+            out += arg;
+            continue;
+        }
+        out += '\'';
+        for (char c : arg) {
+            if (c == '\'') out += "'\\''";
+            else out += c;
+        }
+        out += '\'';
+    }
+    return out;
+}
+
+// Share of total in percent with one decimal, rounded half up: "56.0%".
+std::string percent(uint64_t part, uint64_t total) {
+    if (total == 0) return "-";
+    auto permille = uint64_t((static_cast<u128>(part) * 1000 + total / 2) / total);
+    return dec(permille / 10) + "." + dec(permille % 10) + "%";
+}
+
+std::string driver_text(int version) {
+    return dec(uint64_t(version / 1000)) + "." + dec(uint64_t(version % 1000 / 10));
+}
+
+template <class T, class Fn> std::string join(const std::vector<T> &items, Fn &&text) {
+    std::string out;
+    for (const T &item : items) {
+        if (!out.empty()) out += ',';
+        out += text(item);
+    }
+    return out;
+}
+
+class Lines {
+public:
+    void add(std::string_view text) {
+        out_ += kSummaryLinePrefix;
+        out_ += text;
+        out_ += '\n';
+    }
+
+    // Columns separated by two spaces, padded to the widest cell; right-aligned where asked. The
+    // last column is never padded, so no line ends in spaces.
+    void table(std::string_view indent, const std::vector<std::vector<std::string>> &rows,
+               const std::vector<bool> &right) {
+        for (const std::string &text : render(indent, rows, right)) add(text);
+    }
+
+    // `first` then the items joined by ", ", broken into lines of at most kWidth characters (the
+    // prefix included; an item longer than that gets a line of its own); continuation lines start
+    // with `indent`.
+    void wrap(std::string first, const std::string &indent, const std::vector<std::string> &items) {
+        constexpr size_t kWidth = 100;
+        std::string text = std::move(first);
+        size_t start = text.size();
+        for (size_t i = 0; i < items.size(); ++i) {
+            std::string piece = items[i] + (i + 1 < items.size() ? "," : "");
+            bool fresh = text.size() == start;
+            if (!fresh && kSummaryLinePrefix.size() + text.size() + 1 + piece.size() > kWidth) {
+                add(text);
+                text = indent;
+                start = text.size();
+                fresh = true;
+            }
+            if (!fresh) text += ' ';
+            text += piece;
+        }
+        while (!text.empty() && text.back() == ' ') text.pop_back();
+        add(text);
+    }
+
+    static std::vector<std::string> render(std::string_view indent, const std::vector<std::vector<std::string>> &rows,
+                                           const std::vector<bool> &right) {
+        std::vector<std::string> out;
+        std::vector<size_t> width(right.size(), 0);
+        for (const auto &row : rows)
+            for (size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
+        for (const auto &row : rows) {
+            std::string text(indent);
+            for (size_t c = 0; c < row.size(); ++c) {
+                bool last = c + 1 == row.size();
+                size_t pad = width[c] - row[c].size();
+                if (c) text += "  ";
+                if (right[c]) text.append(pad, ' ');
+                text += row[c];
+                if (!right[c] && !last) text.append(pad, ' ');
+            }
+            while (!text.empty() && text.back() == ' ') text.pop_back();
+            out.push_back(std::move(text));
+        }
+        return out;
+    }
+
+    std::string take() { return std::move(out_); }
+
+private:
+    std::string out_;
+};
+
+void header(Lines &lines, const Snapshot &s) {
+    const ProcessInfo &p = s.process;
+    std::string title = "==== memory summary: pid " + std::to_string(p.pid);
+    if (!p.host.empty()) title += " on " + one_line(p.host);
+    if (!p.rank.empty()) title += ", rank " + one_line(p.rank);
+    lines.add(title + " ====");
+
+    std::string command = !p.command_line.empty() ? shell_words(p.command_line)
+                          : !p.executable.empty() ? p.executable
+                                                  : "(unknown)";
+    lines.add("command: " + one_line(command));
+
+    std::string when;
+    if (p.reason == "exit") when = "snapshot taken at exit";
+    else if (p.reason == "api") when = "snapshot taken on request (vramtrace_dump)";
+    else if (p.reason.empty()) when = "snapshot taken (reason unknown)";
+    else when = "snapshot taken (reason: " + one_line(p.reason) + ")";
+    if (p.start_time_ns != 0 && p.dump_time_ns >= p.start_time_ns)
+        when += ", " + format_duration(p.dump_time_ns - p.start_time_ns) + " after start";
+    else
+        when += ", running time unknown";
+    std::string about;
+    if (!p.vramtrace_version.empty()) about = "vramtrace " + one_line(p.vramtrace_version);
+    if (p.driver_version > 0) {
+        if (!about.empty()) about += ", ";
+        about += "CUDA driver " + driver_text(p.driver_version);
+    }
+    if (!about.empty()) when += " (" + about + ")";
+    lines.add(when);
+    if (!p.python.empty())
+        lines.add("Python " + one_line(p.python) + ": call sites are Python lines; [no Python frames]: allocated by a "
+                  "thread without the GIL");
+}
+
+// ---- figures per device (see the header for where each comes from) ----
+
+constexpr uint64_t kLargeBytes = 1 << 20; // PyTorch's pools: small < 1 MiB, large >= 1 MiB
+
+// A Cur/Peak/Tot Alloc/Tot Freed quadruple; nullopt = not known.
+struct Figures {
+    std::optional<uint64_t> cur, peak, alloc, freed;
+};
+
+// Counters replayed from the event history for one (device, category).
+struct Replay {
+    uint64_t cur = 0, peak = 0, alloc = 0, freed = 0;
+    void on_alloc(uint64_t v) {
+        cur += v;
+        alloc += v;
+        peak = std::max(peak, cur);
+    }
+    void on_free(uint64_t v) {
+        cur = cur >= v ? cur - v : 0;
+        freed += v;
+    }
+};
+
+struct DeviceReplay {
+    Replay bytes, count;                      // all held kinds
+    std::map<std::string, Replay> kind_bytes; // by Allocation::kind
+    Replay small_bytes, large_bytes, small_count, large_count;
+};
+
+bool kind_is_held(const std::string &kind) {
+    Allocation a;
+    a.kind = kind;
+    return counts_as_held(a);
+}
+
+// One event of the history replayed into the per-device counters.
+void replay_event(std::map<int, DeviceReplay> &out, const Event &e) {
+    bool alloc = e.type == "alloc";
+    if ((!alloc && e.type != "free") || !kind_is_held(e.kind)) return;
+    DeviceReplay &d = out[e.device];
+    bool large = e.size >= kLargeBytes;
+    if (alloc) {
+        d.bytes.on_alloc(e.size), d.count.on_alloc(1), d.kind_bytes[e.kind].on_alloc(e.size);
+        (large ? d.large_bytes : d.small_bytes).on_alloc(e.size);
+        (large ? d.large_count : d.small_count).on_alloc(1);
+    } else {
+        d.bytes.on_free(e.size), d.count.on_free(1), d.kind_bytes[e.kind].on_free(e.size);
+        (large ? d.large_bytes : d.small_bytes).on_free(e.size);
+        (large ? d.large_count : d.small_count).on_free(1);
+    }
+}
+
+// A live allocation as the summary folds it (SummaryBody): kind and api are indices into the
+// body's interned names.
+struct LiveKey {
+    uint32_t stack = 0;
+    int device = 0;
+    uint32_t kind = 0, api = 0;
+    uint64_t size = 0;
+    bool operator==(const LiveKey &) const = default;
+};
+struct LiveKeyHash {
+    size_t operator()(const LiveKey &k) const {
+        uint64_t h = k.size * 0x9e3779b97f4a7c15ull;
+        h ^= (uint64_t(k.stack) << 32 | uint32_t(k.device)) + 0x7f4a7c159e3779b9ull + (h << 6) + (h >> 2);
+        h ^= (uint64_t(k.kind) << 32 | k.api) + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+        return size_t(h);
+    }
+};
+
+} // namespace
+
+struct SummaryBody::State {
+    std::unordered_map<LiveKey, uint64_t, LiveKeyHash> live; // -> number of allocations
+    std::vector<std::string> names;                          // kinds and apis, interned
+    std::unordered_map<std::string, uint32_t> name_index;
+    std::map<int, DeviceReplay> replayed;                    // every event so far, per device
+    uint64_t events = 0;                                     // events added
+    // Virtual memory management, which counts_as_held leaves out or counts once: reserved address
+    // space (va_reservation), mapped ranges and physical allocations per device.
+    uint64_t reserved_va = 0, reservations = 0;
+    std::map<int, uint64_t> vmm_mapped, vmm_physical;
+
+    uint32_t intern(const std::string &name) {
+        auto [it, inserted] = name_index.try_emplace(name, uint32_t(names.size()));
+        if (inserted) names.push_back(name);
+        return it->second;
+    }
+};
+
+SummaryBody::SummaryBody() : state_(std::make_unique<State>()) {}
+SummaryBody::~SummaryBody() = default;
+SummaryBody::SummaryBody(SummaryBody &&) noexcept = default;
+SummaryBody &SummaryBody::operator=(SummaryBody &&) noexcept = default;
+
+void SummaryBody::add_allocation(const Allocation &a) {
+    if (a.kind == "va_reservation") state_->reserved_va += a.size, ++state_->reservations;
+    if (a.kind == "vmm_mapping") state_->vmm_mapped[a.device] += a.size;
+    if (a.kind == "vmm_physical") state_->vmm_physical[a.device] += a.size;
+    if (!counts_as_held(a)) return; // no other part of the summary counts them
+    LiveKey key{a.stack, a.device, state_->intern(a.kind), state_->intern(a.api), a.size};
+    ++state_->live[key];
+}
+
+size_t SummaryBody::live_entries() const { return state_->live.size(); }
+
+void SummaryBody::add_event(const Event &e) {
+    ++state_->events;
+    replay_event(state_->replayed, e);
+}
+
+namespace {
+
+// The folded live allocations, as the call-site grouping takes them.
+std::vector<FoldedLive> folded_live(const SummaryBody::State &b) {
+    std::vector<FoldedLive> out;
+    out.reserve(b.live.size());
+    for (const auto &[k, count] : b.live) out.push_back({k.stack, k.device, b.names[k.api], k.size, count});
+    return out;
+}
+
+// The replayed history when it holds every allocation and free since start, which is checked
+// against the device counters (totals and counts must match exactly); otherwise the per-kind and
+// per-size peaks and totals stay unknown (an empty map).
+std::map<int, DeviceReplay> replay_events(const Snapshot &s, const SummaryBody::State &b) {
+    const EventHistory &h = s.events;
+    if (h.capacity == 0 || h.wrapped || h.recorded != b.events) return {};
+    std::map<int, DeviceReplay> out = b.replayed;
+    for (auto it = out.begin(); it != out.end();) {
+        const DeviceTotals *t = nullptr;
+        for (const DeviceTotals &d : s.devices)
+            if (d.device == it->first) t = &d;
+        const DeviceReplay &r = it->second;
+        bool agrees = t && r.bytes.alloc == t->total_allocated_bytes && r.bytes.freed == t->total_freed_bytes &&
+                      r.count.alloc == t->allocation_count && r.count.freed == t->free_count;
+        it = agrees ? std::next(it) : out.erase(it);
+    }
+    return out;
+}
+
+std::string cell(const std::optional<uint64_t> &v, bool bytes) {
+    if (!v) return "-";
+    return bytes ? format_bytes(*v) : dec(*v);
+}
+
+std::vector<std::string> figures_row(std::string label, const Figures &f, bool bytes) {
+    return {std::move(label), cell(f.cur, bytes), cell(f.peak, bytes), cell(f.alloc, bytes), cell(f.freed, bytes)};
+}
+
+Figures from_replay(uint64_t cur, const DeviceReplay *r, const Replay DeviceReplay::*which) {
+    Figures f;
+    f.cur = cur;
+    if (r) f.peak = (r->*which).peak, f.alloc = (r->*which).alloc, f.freed = (r->*which).freed;
+    return f;
+}
+
+std::string kind_label(const std::string &kind) {
+    if (kind == "device") return "device memory";
+    if (kind == "managed") return "managed memory";
+    if (kind == "host_pinned") return "host pinned";
+    if (kind == "host_registered") return "host registered";
+    if (kind == "vmm_physical") return "VMM physical";
+    if (kind == "graph_pool") return "graph pool";
+    if (kind == "array") return "CUDA arrays";
+    return one_line(kind);
+}
+
+// "N s after start" for a CLOCK_MONOTONIC time, when the snapshot can place it on the wall clock.
+std::optional<uint64_t> since_start(const ProcessInfo &p, uint64_t monotonic_ns) {
+    if (p.dump_monotonic_ns == 0 || p.start_time_ns == 0 || p.dump_time_ns < p.start_time_ns ||
+        monotonic_ns > p.dump_monotonic_ns)
+        return std::nullopt;
+    uint64_t run = p.dump_time_ns - p.start_time_ns, before_dump = p.dump_monotonic_ns - monotonic_ns;
+    if (before_dump > run) return std::nullopt;
+    return run - before_dump;
+}
+
+std::string when_text(const ProcessInfo &p, uint64_t monotonic_ns) {
+    auto t = since_start(p, monotonic_ns);
+    return t ? format_duration(*t) + " after start" : std::string();
+}
+
+void devices(Lines &lines, const Snapshot &s, const SummaryBody::State &body) {
+    if (s.devices.empty()) {
+        lines.add("memory by device: none (no allocation went through an intercepted call)");
+        return;
+    }
+    // GPUs in ascending ordinal, then host-pinned (-1), then unknown (-2) and anything else.
+    std::vector<const DeviceTotals *> order;
+    for (const DeviceTotals &d : s.devices) order.push_back(&d);
+    std::stable_sort(order.begin(), order.end(), [](const DeviceTotals *a, const DeviceTotals *b) {
+        auto rank = [](int dev) { return dev >= 0 ? int64_t(dev) : int64_t(1) << 40 | int64_t(-dev); };
+        return rank(a->device) < rank(b->device);
+    });
+    std::map<int, DeviceReplay> replayed = replay_events(s, body);
+
+    lines.add("memory by device (Cur: at the snapshot, Peak: highest, Tot: since start; - not known):");
+    bool unknown_shown = false;
+    for (const DeviceTotals *d : order) {
+        // Live figures from the allocations themselves (those that count as held).
+        std::map<std::string, uint64_t> kind_cur;
+        uint64_t small_cur = 0, large_cur = 0, small_n = 0, large_n = 0;
+        for (const auto &[a, n] : body.live) { // every one counts as held
+            if (a.device != d->device) continue;
+            kind_cur[body.names[a.kind]] += a.size * n;
+            (a.size >= kLargeBytes ? large_cur : small_cur) += a.size * n;
+            (a.size >= kLargeBytes ? large_n : small_n) += n;
+        }
+        auto found = replayed.find(d->device);
+        const DeviceReplay *r = found == replayed.end() ? nullptr : &found->second;
+        if (r)
+            for (const auto &k : r->kind_bytes) kind_cur.try_emplace(k.first, 0);
+
+        std::vector<std::vector<std::string>> rows;
+        rows.push_back({device_label(d->device), "Cur Usage", "Peak Usage", "Tot Alloc", "Tot Freed"});
+        rows.push_back(figures_row("tracked memory", {d->current_bytes, d->peak_bytes, d->total_allocated_bytes,
+                                                      d->total_freed_bytes}, true));
+        rows.push_back({"  in bytes", dec(d->current_bytes), dec(d->peak_bytes), dec(d->total_allocated_bytes),
+                        dec(d->total_freed_bytes)});
+        for (const auto &k : kind_cur) {
+            Figures f;
+            f.cur = k.second;
+            if (r) {
+                auto kr = r->kind_bytes.find(k.first);
+                Replay zero;
+                const Replay &x = kr == r->kind_bytes.end() ? zero : kr->second;
+                f.peak = x.peak, f.alloc = x.alloc, f.freed = x.freed;
+            }
+            rows.push_back(figures_row("  " + kind_label(k.first), f, true));
+        }
+        rows.push_back(figures_row("  small (< 1 MiB)", from_replay(small_cur, r, &DeviceReplay::small_bytes), true));
+        rows.push_back(figures_row("  large (>= 1 MiB)", from_replay(large_cur, r, &DeviceReplay::large_bytes), true));
+        uint64_t live = d->allocation_count >= d->free_count ? d->allocation_count - d->free_count : 0;
+        Figures count{live, std::nullopt, d->allocation_count, d->free_count};
+        if (r) count.peak = r->count.peak;
+        rows.push_back(figures_row("allocations", count, false));
+        rows.push_back(figures_row("  small (< 1 MiB)", from_replay(small_n, r, &DeviceReplay::small_count), false));
+        rows.push_back(figures_row("  large (>= 1 MiB)", from_replay(large_n, r, &DeviceReplay::large_count), false));
+        unknown_shown = unknown_shown || (!r && d->allocation_count != 0);
+        lines.table("  ", rows, {false, true, true, true, true});
+
+        std::string identity;
+        if (!d->uuid.empty()) identity = one_line(d->uuid);
+        if (!d->pci_bus_id.empty()) identity += (identity.empty() ? "" : ", ") + ("PCI " + one_line(d->pci_bus_id));
+        if (d->total_memory_bytes)
+            identity += (identity.empty() ? "" : ", ") + format_bytes(*d->total_memory_bytes) + " total";
+        if (!identity.empty()) lines.add("    " + identity);
+        if (d->graph_reserved_bytes)
+            lines.add("    graph memory (the driver's graph pool, not in tracked memory): " +
+                      format_bytes(*d->graph_reserved_bytes) + " reserved, " +
+                      format_bytes(d->graph_used_bytes.value_or(0)) + " used, peak reserved " +
+                      format_bytes(d->graph_reserved_high_bytes.value_or(0)));
+        if (d->process_used_bytes) {
+            uint64_t used = *d->process_used_bytes, tracked = d->current_bytes;
+            uint64_t graph = d->graph_reserved_bytes.value_or(0);
+            std::string parts = format_bytes(tracked) + " tracked + " +
+                                (graph != 0 ? format_bytes(graph) + " graph memory + " : std::string());
+            if (used >= tracked + graph)
+                lines.add("    nvidia-smi: " + format_bytes(used) + " = " + parts + format_bytes(used - tracked - graph) +
+                          " untracked (context, modules)");
+            else
+                lines.add("    nvidia-smi: " + format_bytes(used) + ", " + format_bytes(tracked + graph - used) +
+                          " below the " + format_bytes(tracked + graph) + " tracked" +
+                          (graph != 0 ? " with graph memory" : "") + " (managed memory not resident)");
+        }
+    }
+    if (unknown_shown)
+        lines.add("  (peaks and totals by kind and size need a complete event history: VRAMTRACE_EVENTS)");
+}
+
+std::string devices_text(const CallSiteGroup &g) {
+    return join(g.devices, [](int d) { return device_label(d); });
+}
+
+// A call-site table: one row of figures per call site, its location on the next line.
+void site_table(Lines &lines, std::vector<std::string> header, const std::vector<bool> &right,
+                const std::vector<CallSiteGroup> &groups, size_t shown,
+                const std::function<std::vector<std::string>(size_t, const CallSiteGroup &)> &row) {
+    std::vector<std::vector<std::string>> rows;
+    rows.push_back(std::move(header));
+    for (size_t i = 0; i < shown; ++i) rows.push_back(row(i, groups[i]));
+    std::vector<std::string> text = lines.render("  ", rows, right);
+    size_t indent = rows[0][0].size();
+    for (size_t i = 1; i < rows.size(); ++i) indent = std::max(indent, rows[i][0].size());
+    lines.add(text[0]);
+    for (size_t i = 0; i < shown; ++i) {
+        lines.add(text[i + 1]);
+        lines.add(std::string(2 + indent + 2, ' ') + one_line(groups[i].location));
+    }
+}
+
+void call_sites(Lines &lines, const std::vector<CallSiteGroup> &groups, size_t shown,
+                uint64_t live_bytes, uint64_t live_count) {
+    lines.add("top call sites by live bytes, of " + format_bytes_exact(live_bytes) + " live in " +
+              plural(live_count, "allocation") + ":");
+    site_table(lines, {"#", "live", "share", "count", "api", "device"}, {true, true, true, true, false, false},
+               groups, shown, [&](size_t i, const CallSiteGroup &g) -> std::vector<std::string> {
+                   return {dec(i + 1), format_bytes(g.live_bytes), percent(g.live_bytes, live_bytes),
+                           dec(g.live_count), one_line(join(g.apis, [](const std::string &a) { return a; })),
+                           devices_text(g)};
+               });
+}
+
+void rest(Lines &lines, const std::vector<CallSiteGroup> &groups, size_t shown) {
+    if (shown >= groups.size()) return;
+    uint64_t bytes = 0, count = 0;
+    for (size_t i = shown; i < groups.size(); ++i) bytes += groups[i].live_bytes, count += groups[i].live_count;
+    lines.add("  ... and " + plural(groups.size() - shown, "more call site") + ": " +
+              format_bytes_exact(bytes) + " in " + plural(count, "allocation"));
+}
+
+size_t shown_of(const std::vector<CallSiteGroup> &groups, const SummaryOptions &options) {
+    return options.top_n == 0 ? groups.size() : std::min(groups.size(), options.top_n);
+}
+
+// What each device held at its peak (Snapshot::peaks), by call site.
+void peaks(Lines &lines, const Snapshot &s, const SummaryOptions &options) {
+    std::vector<const DevicePeak *> order;
+    for (const DevicePeak &p : s.peaks)
+        if (p.peak_bytes != 0 && !p.sites.empty()) order.push_back(&p);
+    std::stable_sort(order.begin(), order.end(), [](const DevicePeak *a, const DevicePeak *b) {
+        auto rank = [](int dev) { return dev >= 0 ? int64_t(dev) : int64_t(1) << 40 | int64_t(-dev); };
+        return rank(a->device) < rank(b->device);
+    });
+    for (const DevicePeak *p : order) {
+        std::vector<StackWeight> weights;
+        uint64_t count = 0;
+        for (const PeakSite &site : p->sites) weights.push_back({site.stack, site.bytes, site.count}), count += site.count;
+        std::vector<CallSiteGroup> groups = group_by_call_site(s, weights);
+        std::string when = when_text(s.process, p->time_ns);
+        lines.add("peak of " + device_label(p->device) + ": " + format_bytes_exact(p->peak_bytes) + " in " +
+                  plural(count, "allocation") + (when.empty() ? "" : ", " + when) + ", from:");
+        size_t shown = shown_of(groups, options);
+        site_table(lines, {"#", "bytes", "share", "count"}, {true, true, true, true}, groups, shown,
+                   [&](size_t i, const CallSiteGroup &g) -> std::vector<std::string> {
+                       return {dec(i + 1), format_bytes(g.live_bytes), percent(g.live_bytes, p->peak_bytes),
+                               dec(g.live_count)};
+                   });
+        rest(lines, groups, shown);
+    }
+}
+
+std::string stack_location(const Snapshot &s, uint32_t id) {
+    const Stack *stack = s.find_stack(id);
+    if (!stack) return "(no stack captured)";
+    const Frame *frame = s.call_site_frame(*stack);
+    if (!frame) return "(no call site: every frame is in vramtrace, the CUDA runtime or the driver)";
+    // One line per call site: no control character of a name, not even a line feed, raw.
+    return escape_control_characters(describe_frame(s, *frame));
+}
+
+void ooms(Lines &lines, const Snapshot &s, const SummaryBody::State &body, const SummaryOptions &options) {
+    uint64_t total = std::max<uint64_t>(s.oom_count, s.ooms.size());
+    if (total == 0) return;
+    std::string title = "out-of-memory failures: " + dec(total) + " since start";
+    if (s.ooms.size() < total) title += s.ooms.empty() ? " (none kept)" : ", the last " + dec(s.ooms.size());
+    lines.add(title + ":");
+    for (const OomEvent &o : s.ooms) {
+        std::string when = when_text(s.process, o.time_ns);
+        lines.add("  " + (when.empty() ? std::string() : when + ": ") + one_line(o.api) + " of " +
+                  format_bytes_exact(o.requested_bytes) + " on " + device_label(o.device) + " failed (error " +
+                  std::to_string(o.result) + ")");
+        std::string state;
+        if (o.device_free_bytes && o.device_total_bytes)
+            state = format_bytes(*o.device_free_bytes) + " free of " + format_bytes(*o.device_total_bytes);
+        else if (o.device_free_bytes)
+            state = format_bytes(*o.device_free_bytes) + " free";
+        else
+            state = "free memory not known";
+        lines.add("    " + state + ", " + format_bytes(o.tracked_bytes) + " tracked on the device; called from");
+        lines.add("    " + one_line(stack_location(s, o.stack)));
+    }
+    // A snapshot taken inside the failing call: its live allocations are what held the device.
+    if (s.process.reason != "oom" || s.ooms.empty()) return;
+    int device = s.ooms.back().device;
+    std::vector<StackWeight> weights;
+    uint64_t bytes = 0, count = 0;
+    for (const auto &[a, n] : body.live) // every one counts as held
+        if (a.device == device) weights.push_back({a.stack, a.size * n, n}), bytes += a.size * n, count += n;
+    if (weights.empty()) return;
+    std::vector<CallSiteGroup> groups = group_by_call_site(s, weights);
+    lines.add("  held on " + device_label(device) + " at the last failure (this snapshot): " +
+              format_bytes_exact(bytes) + " in " + plural(count, "allocation") + ", from:");
+    size_t shown = shown_of(groups, options);
+    site_table(lines, {"#", "bytes", "share", "count"}, {true, true, true, true}, groups, shown,
+               [&](size_t i, const CallSiteGroup &g) -> std::vector<std::string> {
+                   return {dec(i + 1), format_bytes(g.live_bytes), percent(g.live_bytes, bytes), dec(g.live_count)};
+               });
+    rest(lines, groups, shown);
+}
+
+void pools(Lines &lines, const Snapshot &s) {
+    if (s.pools.empty()) return;
+    std::vector<const Pool *> order;
+    for (const Pool &p : s.pools) order.push_back(&p);
+    std::stable_sort(order.begin(), order.end(), [](const Pool *a, const Pool *b) {
+        if (a->device != b->device) return a->device < b->device;
+        if (a->is_default != b->is_default) return a->is_default;
+        return a->handle < b->handle;
+    });
+    lines.add("memory pools (stream-ordered allocator), reserved from the device vs used by allocations:");
+    std::vector<std::vector<std::string>> rows;
+    rows.push_back({"device", "pool", "reserved", "used", "unused", "peak reserved", "peak used"});
+    for (const Pool *p : order)
+        rows.push_back({device_label(p->device), p->is_default ? "default" : hex_u64(p->handle),
+                        format_bytes(p->reserved_bytes), format_bytes(p->used_bytes),
+                        format_bytes(p->reserved_bytes >= p->used_bytes ? p->reserved_bytes - p->used_bytes : 0),
+                        format_bytes(p->reserved_high_bytes), format_bytes(p->used_high_bytes)});
+    lines.table("  ", rows, {false, false, true, true, true, true, true});
+}
+
+// Virtual memory management, per process: reserved address space has no device and holds no
+// memory, so it stands beside the device figures, never inside them.
+void virtual_memory(Lines &lines, const SummaryBody::State &b) {
+    if (b.reservations == 0 && b.vmm_mapped.empty() && b.vmm_physical.empty()) return;
+    auto per_device = [](const std::map<int, uint64_t> &m) {
+        uint64_t total = 0;
+        std::string parts;
+        for (const auto &[dev, bytes] : m) {
+            total += bytes;
+            parts += (parts.empty() ? "" : ", ") + device_label(dev) + " " + format_bytes(bytes);
+        }
+        return format_bytes(total) + (parts.empty() ? "" : " (" + parts + ")");
+    };
+    lines.add("virtual memory (VMM): reserved VA " + format_bytes(b.reserved_va) + " in " +
+              plural(b.reservations, "reservation") + " / mapped " + per_device(b.vmm_mapped) + " / physical " +
+              per_device(b.vmm_physical));
+}
+
+// Context teardowns and what each ended: the allocations still live in the context then.
+void teardowns(Lines &lines, const Snapshot &s, const SummaryOptions &options) {
+    uint64_t total = std::max<uint64_t>(s.teardown_count, s.teardowns.size());
+    if (total == 0) return;
+    std::string title = "context teardowns: " + dec(total);
+    if (s.teardowns.size() < total) title += ", the first " + dec(s.teardowns.size());
+    lines.add(title + " (what each ended, still live in the context then):");
+    for (const Teardown &td : s.teardowns) {
+        std::string when = when_text(s.process, td.time_ns);
+        lines.add("  " + (when.empty() ? std::string() : when + ": ") + one_line(td.api) + " (" + one_line(td.cause) +
+                  ") on " + device_label(td.device) + " ended " + plural(td.ended_count, "allocation") + ", " +
+                  format_bytes_exact(td.ended_bytes) +
+                  (td.ended_host_bytes != 0 ? " and " + format_bytes_exact(td.ended_host_bytes) + " of host memory"
+                                            : std::string()));
+        std::vector<StackWeight> weights;
+        for (const PeakSite &site : td.sites) weights.push_back({site.stack, site.bytes, site.count});
+        std::vector<CallSiteGroup> groups = group_by_call_site(s, weights);
+        size_t shown = shown_of(groups, options);
+        for (size_t i = 0; i < shown; ++i)
+            lines.add("    " + format_bytes(groups[i].live_bytes) + " in " + plural(groups[i].live_count, "allocation") +
+                      ": " + one_line(groups[i].location));
+        if (shown < groups.size() || td.other_count != 0) {
+            uint64_t bytes = td.other_bytes, count = td.other_count;
+            for (size_t i = shown; i < groups.size(); ++i) bytes += groups[i].live_bytes, count += groups[i].live_count;
+            lines.add("    " + format_bytes(bytes) + " in " + plural(count, "allocation") + " from other call sites");
+        }
+    }
+}
+
+void live(Lines &lines, const Snapshot &s, const std::vector<CallSiteGroup> &groups, size_t shown,
+          uint64_t live_bytes, uint64_t live_count, const SummaryOptions &options) {
+    bool at_exit = s.process.reason == "exit";
+    if (live_count == 0) {
+        lines.add(at_exit ? "no leaks: every tracked allocation was freed before exit"
+                          : "no tracked allocation is live at the snapshot");
+        return;
+    }
+    lines.add(std::string(at_exit ? "leaked at exit: " : "still live at the snapshot: ") +
+              plural(live_count, "allocation") + ", " + format_bytes_exact(live_bytes) + ", from " +
+              plural(groups.size(), "call site") + ":");
+    for (size_t i = 0; i < shown; ++i) {
+        const CallSiteGroup &g = groups[i];
+        lines.add("  " + one_line(g.location));
+        std::vector<std::string> items;
+        size_t listed = options.max_sizes_per_call_site == 0
+                            ? g.sizes.size()
+                            : std::min(g.sizes.size(), options.max_sizes_per_call_site);
+        for (size_t k = 0; k < listed; ++k) items.push_back(dec(g.sizes[k].second) + " x " + format_bytes_exact(g.sizes[k].first));
+        if (listed < g.sizes.size()) {
+            uint64_t more = 0;
+            for (size_t k = listed; k < g.sizes.size(); ++k) more += g.sizes[k].second;
+            items.push_back("and " + plural(g.sizes.size() - listed, "other size") + " in " + plural(more, "allocation"));
+        }
+        lines.wrap("    " + format_bytes_exact(g.live_bytes) + " in " + plural(g.live_count, "allocation") + ": ",
+                   "      ", items);
+    }
+    rest(lines, groups, shown);
+}
+
+void dropped(Lines &lines, const Snapshot &s, const SummaryBody::State &body) {
+    if (s.dropped_allocations != 0)
+        lines.add("warning: " + plural(s.dropped_allocations, "allocation") +
+                  " could not be recorded (no memory for the live table);");
+    if (s.dropped_allocations != 0) lines.add("  the live figures above are incomplete");
+    if (s.dropped_stacks != 0)
+        lines.add("warning: " + plural(s.dropped_stacks, "stack") +
+                  " could not be stored (no memory for the stack depot);");
+    if (s.dropped_stacks != 0) lines.add("  allocations without a stack show as (no stack captured)");
+    if (s.dropped_peak_sites != 0)
+        lines.add("warning: " + plural(s.dropped_peak_sites, "allocation") +
+                  " got no peak counter for their call site (no memory);");
+    if (s.dropped_peak_sites != 0) lines.add("  their bytes are in the peaks under (no stack captured)");
+    // The ring is a bound, not a failure: said once, so that a short history is never silent.
+    if (s.events.wrapped)
+        lines.add("note: the event history kept the newest " + plural(body.events, "event") + " of " +
+                  dec(s.events.recorded) + " (VRAMTRACE_EVENTS=" + dec(s.events.capacity) + ")");
+}
+
+std::string build(const Snapshot &s, const SummaryBody::State &body, const SummaryOptions &options) {
+    Lines lines;
+    header(lines, s);
+    devices(lines, s, body);
+    std::vector<CallSiteGroup> groups = group_folded_by_call_site(s, folded_live(body));
+    uint64_t live_bytes = 0, live_count = 0;
+    for (const CallSiteGroup &g : groups) live_bytes += g.live_bytes, live_count += g.live_count;
+    size_t shown = shown_of(groups, options);
+    if (live_count != 0) {
+        call_sites(lines, groups, shown, live_bytes, live_count);
+        rest(lines, groups, shown);
+    }
+    peaks(lines, s, options);
+    ooms(lines, s, body, options);
+    pools(lines, s);
+    virtual_memory(lines, body);
+    teardowns(lines, s, options);
+    live(lines, s, groups, shown, live_bytes, live_count, options);
+    dropped(lines, s, body);
+    return lines.take();
+}
+
+} // namespace
+
+namespace {
+std::string build_whole(const Snapshot &snapshot, const SummaryOptions &options) {
+    SummaryBody body;
+    for (const Allocation &a : snapshot.allocations) body.add_allocation(a);
+    for (const Event &e : snapshot.events.events) body.add_event(e);
+    return build(snapshot, body.state(), options);
+}
+} // namespace
+
+std::string format_summary(const Snapshot &snapshot, const SummaryOptions &options) {
+#if defined(__cpp_exceptions)
+    try {
+        return build_whole(snapshot, options);
+    } catch (...) {
+        return std::string(); // out of memory: nothing rather than a throw across the library
+    }
+#else
+    return build_whole(snapshot, options);
+#endif
+}
+
+std::string format_summary(const Snapshot &head, const SummaryBody &body, const SummaryOptions &options) {
+#if defined(__cpp_exceptions)
+    try {
+        return build(head, body.state(), options);
+    } catch (...) {
+        return std::string();
+    }
+#else
+    return build(head, body.state(), options);
+#endif
+}
+
+} // namespace vramtrace::report

@@ -1,0 +1,112 @@
+#include "report/text_safety.h"
+
+#include <cstdint>
+
+namespace vramtrace::report {
+namespace {
+
+// The length of the valid UTF-8 sequence at text[i], or 0 when the bytes there are not one.
+size_t sequence_length(std::string_view text, size_t i) {
+    auto byte = [&](size_t k) { return static_cast<unsigned char>(text[k]); };
+    unsigned char b = byte(i);
+    if (b < 0x80) return 1;
+    size_t n;
+    uint32_t cp;
+    if (b >= 0xc2 && b <= 0xdf) n = 2, cp = b & 0x1f;
+    else if (b >= 0xe0 && b <= 0xef) n = 3, cp = b & 0x0f;
+    else if (b >= 0xf0 && b <= 0xf4) n = 4, cp = b & 0x07;
+    else return 0;
+    if (i + n > text.size()) return 0;
+    for (size_t k = 1; k < n; ++k) {
+        unsigned char c = byte(i + k);
+        if ((c & 0xc0) != 0x80) return 0;
+        cp = (cp << 6) | (c & 0x3f);
+    }
+    if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+        return 0;
+    return n;
+}
+
+const char kHex[] = "0123456789abcdef";
+
+void append_byte_escape(std::string &out, unsigned char b) {
+    out += "\\x";
+    out += kHex[b >> 4];
+    out += kHex[b & 0xf];
+}
+
+} // namespace
+
+size_t utf8_cut_length(std::string_view text, size_t max_bytes) {
+    if (text.size() <= max_bytes) return text.size();
+    size_t i = 0;
+    while (i < max_bytes) {
+        size_t n = sequence_length(text, i);
+        if (n == 0) n = 1;
+        if (i + n > max_bytes) break;
+        i += n;
+    }
+    return i;
+}
+
+std::string replace_invalid_utf8(std::string_view text) {
+    std::string out;
+    out.reserve(text.size());
+    for (size_t i = 0; i < text.size();) {
+        size_t n = sequence_length(text, i);
+        if (n == 0) {
+            out += "\xef\xbf\xbd";
+            ++i;
+        } else {
+            out.append(text.substr(i, n));
+            i += n;
+        }
+    }
+    return out;
+}
+
+bool is_valid_utf8(std::string_view text) {
+    for (size_t i = 0; i < text.size();) {
+        size_t n = sequence_length(text, i);
+        if (n == 0) return false;
+        i += n;
+    }
+    return true;
+}
+
+std::string escape_control_characters(std::string_view text, bool keep_newlines) {
+    std::string out;
+    out.reserve(text.size());
+    for (size_t i = 0; i < text.size();) {
+        auto b = static_cast<unsigned char>(text[i]);
+        size_t n = sequence_length(text, i);
+        if (n == 1) {
+            if ((b < 0x20 && !(keep_newlines && (b == '\n' || b == '\t'))) || b == 0x7f) {
+                append_byte_escape(out, b);
+            } else {
+                out += char(b);
+            }
+            ++i;
+        } else if (n == 2 && b == 0xc2 && static_cast<unsigned char>(text[i + 1]) < 0xa0) {
+            append_byte_escape(out, b); // a C1 control character (U+0080..U+009F)
+            append_byte_escape(out, static_cast<unsigned char>(text[i + 1]));
+            i += 2;
+        } else if (n == 0) {
+            append_byte_escape(out, b);
+            ++i;
+        } else {
+            out.append(text.substr(i, n));
+            i += n;
+        }
+    }
+    return out;
+}
+
+std::string shown_value(std::string_view value, size_t max_bytes) {
+    size_t keep = utf8_cut_length(value, max_bytes);
+    std::string out = escape_control_characters(value.substr(0, keep));
+    if (keep < value.size()) out += "... (" + std::to_string(value.size()) + " bytes)";
+    return out;
+}
+
+} // namespace vramtrace::report

@@ -1,0 +1,463 @@
+// Streams a Snapshot as JSON to a file descriptor through one fixed buffer. Layout, field order and
+// units: docs/snapshot-format.md (a unit test compares this output with the example there).
+#include "snapshot/snapshot_writer.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <csignal>
+#include <cstring>
+#include <ctime>
+#include <memory>
+#include <new>
+#include <optional>
+#include <string_view>
+
+#include <poll.h>
+#include <pthread.h>
+#include <unistd.h>
+
+namespace vramtrace::report {
+
+namespace {
+
+// strerror_r comes in a GNU (char *) and a POSIX (int) flavour; take whichever this libc has.
+[[maybe_unused]] const char *pick_strerror(int rc, const char *buf) { return rc == 0 ? buf : "unknown error"; }
+[[maybe_unused]] const char *pick_strerror(const char *text, const char *) { return text; }
+
+void set_error(std::string *error, const char *what, int err) {
+    if (!error) return;
+    char buf[128] = {};
+    const char *text = err != 0 ? pick_strerror(strerror_r(err, buf, sizeof buf), buf) : "";
+#if defined(__cpp_exceptions)
+    try {
+#endif
+        error->assign(what);
+        if (err != 0) {
+            error->append(": ");
+            error->append(text);
+        }
+#if defined(__cpp_exceptions)
+    } catch (...) {
+        // Out of memory while reporting an error: leave *error as it is; the caller still gets false.
+    }
+#endif
+}
+
+// Length of the well-formed UTF-8 sequence starting at p (2..4), or minus the length of its maximal
+// ill-formed prefix (each such prefix becomes one U+FFFD, as Unicode recommends).
+int utf8_sequence(const unsigned char *p, size_t n) {
+    unsigned char c = p[0];
+    int need;
+    unsigned char lo = 0x80, hi = 0xBF;
+    if (c >= 0xC2 && c <= 0xDF) need = 1;
+    else if (c == 0xE0) need = 2, lo = 0xA0;             // no overlong forms
+    else if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF) need = 2;
+    else if (c == 0xED) need = 2, hi = 0x9F;             // no surrogates
+    else if (c == 0xF0) need = 3, lo = 0x90;             // no overlong forms
+    else if (c >= 0xF1 && c <= 0xF3) need = 3;
+    else if (c == 0xF4) need = 3, hi = 0x8F;             // nothing above U+10FFFF
+    else return -1;
+    for (int k = 1; k <= need; ++k) {
+        if (size_t(k) >= n || p[k] < lo || p[k] > hi) return -k;
+        lo = 0x80;
+        hi = 0xBF;
+    }
+    return need + 1;
+}
+
+class JsonOut {
+public:
+    explicit JsonOut(int fd) : fd_(fd), buf_(new (std::nothrow) char[kSnapshotWriteBuffer]) {
+        if (!buf_) failed_ = true, errno_ = ENOMEM;
+    }
+
+    bool failed() const { return failed_; }
+    int error_number() const { return errno_; }
+
+    void raw(std::string_view s) {
+        while (!s.empty() && !failed_) {
+            if (len_ == kSnapshotWriteBuffer) flush();
+            if (failed_) return;
+            size_t n = std::min(s.size(), kSnapshotWriteBuffer - len_);
+            std::memcpy(buf_.get() + len_, s.data(), n);
+            len_ += n;
+            s.remove_prefix(n);
+        }
+    }
+    void ch(char c) {
+        if (len_ == kSnapshotWriteBuffer) flush();
+        if (!failed_) buf_[len_++] = c;
+    }
+    void u64(uint64_t v) {
+        char tmp[24];
+        auto r = std::to_chars(tmp, tmp + sizeof tmp, v);
+        raw(std::string_view(tmp, size_t(r.ptr - tmp)));
+    }
+    void i64(int64_t v) {
+        char tmp[24];
+        auto r = std::to_chars(tmp, tmp + sizeof tmp, v);
+        raw(std::string_view(tmp, size_t(r.ptr - tmp)));
+    }
+    void hex(uint64_t v) {
+        char tmp[24] = {'"', '0', 'x'};
+        auto r = std::to_chars(tmp + 3, tmp + sizeof tmp - 1, v, 16);
+        *r.ptr = '"';
+        raw(std::string_view(tmp, size_t(r.ptr + 1 - tmp)));
+    }
+    void str(std::string_view s) {
+        static constexpr char kHex[] = "0123456789abcdef";
+        ch('"');
+        auto p = reinterpret_cast<const unsigned char *>(s.data());
+        size_t n = s.size(), i = 0;
+        while (i < n && !failed_) {
+            size_t run = i; // a run of bytes that need no escaping
+            while (run < n && p[run] >= 0x20 && p[run] < 0x80 && p[run] != '"' && p[run] != '\\') ++run;
+            if (run > i) {
+                raw(s.substr(i, run - i));
+                i = run;
+                continue;
+            }
+            unsigned char c = p[i];
+            if (c < 0x80) {
+                switch (c) {
+                case '"': raw("\\\""); break;
+                case '\\': raw("\\\\"); break;
+                case '\n': raw("\\n"); break;
+                case '\r': raw("\\r"); break;
+                case '\t': raw("\\t"); break;
+                case '\b': raw("\\b"); break;
+                case '\f': raw("\\f"); break;
+                default: {
+                    char esc[6] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 15]};
+                    raw(std::string_view(esc, 6));
+                }
+                }
+                ++i;
+                continue;
+            }
+            int len = utf8_sequence(p + i, n - i);
+            if (len > 0) {
+                raw(s.substr(i, size_t(len)));
+                i += size_t(len);
+            } else {
+                raw("\xEF\xBF\xBD"); // U+FFFD REPLACEMENT CHARACTER
+                i += size_t(-len);
+            }
+        }
+        ch('"');
+    }
+
+    // Key and value helpers: `"name": value`.
+    void boolean(bool v) { raw(v ? "true" : "false"); }
+    void key(std::string_view name) {
+        ch('"');
+        raw(name);
+        raw("\": ");
+    }
+
+    void flush() {
+        size_t off = 0;
+        while (off < len_ && !failed_) {
+            ssize_t n = ::write(fd_, buf_.get() + off, len_ - off);
+            if (n > 0) {
+                off += size_t(n);
+            } else if (n < 0 && errno == EINTR) {
+                continue;
+            } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+                pollfd pfd{fd_, POLLOUT, 0};
+                if (::poll(&pfd, 1, -1) < 0 && errno != EINTR) fail(errno);
+            } else {
+                fail(n < 0 ? errno : EIO); // write() returning 0 for a non-empty buffer
+            }
+        }
+        len_ = 0;
+    }
+
+private:
+    void fail(int err) {
+        failed_ = true;
+        errno_ = err;
+    }
+
+    int fd_;
+    std::unique_ptr<char[]> buf_;
+    size_t len_ = 0;
+    bool failed_ = false;
+    int errno_ = 0;
+};
+
+// Blocks SIGPIPE in the calling thread for the duration of the write, so that writing to a pipe
+// whose reader went away fails with EPIPE instead of killing the traced program; a SIGPIPE raised by
+// our own write is consumed before the mask is restored.
+class SigpipeGuard {
+public:
+    SigpipeGuard() {
+        sigemptyset(&pipe_set_);
+        sigaddset(&pipe_set_, SIGPIPE);
+        sigset_t pending;
+        sigemptyset(&pending);
+        was_pending_ = sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE) == 1;
+        active_ = pthread_sigmask(SIG_BLOCK, &pipe_set_, &old_) == 0;
+    }
+    ~SigpipeGuard() {
+        if (!active_) return;
+        if (got_epipe_ && !was_pending_) {
+            timespec zero{0, 0};
+            int saved = errno;
+            while (sigtimedwait(&pipe_set_, nullptr, &zero) < 0 && errno == EINTR) {
+            }
+            errno = saved;
+        }
+        pthread_sigmask(SIG_SETMASK, &old_, nullptr);
+    }
+    void saw_epipe() { got_epipe_ = true; }
+
+private:
+    sigset_t pipe_set_, old_;
+    bool active_ = false, was_pending_ = false, got_epipe_ = false;
+};
+
+void write_process(JsonOut &out, const ProcessInfo &p) {
+    out.raw("  \"process\": {\n    ");
+    out.key("pid"), out.i64(p.pid), out.raw(",\n    ");
+    out.key("ppid"), out.i64(p.ppid), out.raw(",\n    ");
+    out.key("command_line"), out.ch('[');
+    for (size_t i = 0; i < p.command_line.size(); ++i) {
+        if (i) out.raw(", ");
+        out.str(p.command_line[i]);
+    }
+    out.raw("],\n    ");
+    out.key("executable"), out.str(p.executable), out.raw(",\n    ");
+    out.key("host"), out.str(p.host), out.raw(",\n    ");
+    out.key("start_time_ns"), out.u64(p.start_time_ns), out.raw(",\n    ");
+    out.key("dump_time_ns"), out.u64(p.dump_time_ns), out.raw(",\n    ");
+    out.key("driver_version"), out.i64(p.driver_version), out.raw(",\n    ");
+    out.key("reason"), out.str(p.reason), out.raw(",\n    ");
+    out.key("vramtrace_version"), out.str(p.vramtrace_version), out.raw(",\n    ");
+    out.key("stack_depth"), out.u64(p.stack_depth), out.raw(",\n    ");
+    out.key("dump_monotonic_ns"), out.u64(p.dump_monotonic_ns), out.raw(",\n    ");
+    out.key("rank"), out.str(p.rank), out.raw(",\n    ");
+    out.key("symbolized"), out.boolean(p.symbolized);
+    if (!p.signal.empty()) out.raw(",\n    "), out.key("signal"), out.str(p.signal);
+    if (!p.python.empty()) out.raw(",\n    "), out.key("python"), out.str(p.python);
+    out.raw("\n  },\n");
+}
+
+// `, "name": value` for an optional number, nothing when absent.
+void optional_u64(JsonOut &out, std::string_view name, const std::optional<uint64_t> &v) {
+    if (!v) return;
+    out.raw(", ");
+    out.key(name), out.u64(*v);
+}
+
+void write_event(JsonOut &out, const Event &e) {
+    out.key("type"), out.str(e.type), out.raw(", ");
+    out.key("time_ns"), out.u64(e.time_ns), out.raw(", ");
+    out.key("thread_id"), out.u64(e.thread_id);
+    if (e.type == "mark") {
+        out.raw(", ");
+        out.key("label"), out.str(e.label);
+        return;
+    }
+    out.raw(", ");
+    out.key("device"), out.i64(e.device), out.raw(", ");
+    if (e.type != "oom") {
+        out.key("address"), out.hex(e.address), out.raw(", ");
+        out.key("kind"), out.str(e.kind), out.raw(", ");
+    }
+    out.key("size"), out.u64(e.size), out.raw(", ");
+    out.key("api"), out.str(e.api), out.raw(", ");
+    out.key("stack"), out.u64(e.stack);
+    if (!e.freed_by.empty()) out.raw(", "), out.key("freed_by"), out.str(e.freed_by);
+}
+
+// `"sites": [{"stack": S, "bytes": B, "count": N}, ...]` (peaks and teardowns).
+void write_sites(JsonOut &out, const std::vector<PeakSite> &sites) {
+    out.key("sites"), out.ch('[');
+    for (size_t i = 0; i < sites.size(); ++i) {
+        if (i) out.raw(", ");
+        out.ch('{');
+        out.key("stack"), out.u64(sites[i].stack), out.raw(", ");
+        out.key("bytes"), out.u64(sites[i].bytes), out.raw(", ");
+        out.key("count"), out.u64(sites[i].count), out.ch('}');
+    }
+    out.ch(']');
+}
+
+// `  "name": [` + one record per line + `  ]`, or `  "name": []` when empty.
+template <class T, class Fn>
+void write_array(JsonOut &out, std::string_view name, const std::vector<T> &items, Fn &&record,
+                 bool last) {
+    out.raw("  ");
+    out.key(name);
+    if (items.empty()) {
+        out.raw("[]");
+    } else {
+        out.raw("[\n");
+        for (size_t i = 0; i < items.size() && !out.failed(); ++i) {
+            out.raw("    {");
+            record(items[i]);
+            out.raw(i + 1 < items.size() ? "},\n" : "}\n");
+        }
+        out.raw("  ]");
+    }
+    out.raw(last ? "\n" : ",\n");
+}
+
+void write_document(JsonOut &out, const Snapshot &s) {
+    out.raw("{\n  ");
+    out.key("format"), out.str(kFormatName), out.raw(",\n  ");
+    out.key("schema_version"), out.i64(s.schema_version), out.raw(",\n");
+    write_process(out, s.process);
+    write_array(out, "devices", s.devices, [&](const DeviceTotals &d) {
+        out.key("device"), out.i64(d.device), out.raw(", ");
+        out.key("current_bytes"), out.u64(d.current_bytes), out.raw(", ");
+        out.key("peak_bytes"), out.u64(d.peak_bytes), out.raw(", ");
+        out.key("allocation_count"), out.u64(d.allocation_count), out.raw(", ");
+        out.key("free_count"), out.u64(d.free_count), out.raw(", ");
+        out.key("total_allocated_bytes"), out.u64(d.total_allocated_bytes), out.raw(", ");
+        out.key("total_freed_bytes"), out.u64(d.total_freed_bytes);
+        if (!d.uuid.empty()) out.raw(", "), out.key("uuid"), out.str(d.uuid);
+        if (!d.pci_bus_id.empty()) out.raw(", "), out.key("pci_bus_id"), out.str(d.pci_bus_id);
+        optional_u64(out, "total_memory_bytes", d.total_memory_bytes);
+        optional_u64(out, "process_used_bytes", d.process_used_bytes);
+        optional_u64(out, "graph_reserved_bytes", d.graph_reserved_bytes);
+        optional_u64(out, "graph_used_bytes", d.graph_used_bytes);
+        optional_u64(out, "graph_reserved_high_bytes", d.graph_reserved_high_bytes);
+        optional_u64(out, "graph_used_high_bytes", d.graph_used_high_bytes);
+    }, false);
+    out.raw("  ");
+    out.key("dropped"), out.ch('{');
+    out.key("allocations"), out.u64(s.dropped_allocations), out.raw(", ");
+    out.key("stacks"), out.u64(s.dropped_stacks), out.raw(", ");
+    out.key("peak_sites"), out.u64(s.dropped_peak_sites), out.raw("},\n  ");
+    out.key("oom_count"), out.u64(s.oom_count), out.raw(",\n");
+    write_array(out, "peaks", s.peaks, [&](const DevicePeak &p) {
+        out.key("device"), out.i64(p.device), out.raw(", ");
+        out.key("peak_bytes"), out.u64(p.peak_bytes), out.raw(", ");
+        out.key("time_ns"), out.u64(p.time_ns), out.raw(", ");
+        write_sites(out, p.sites);
+    }, false);
+    write_array(out, "ooms", s.ooms, [&](const OomEvent &o) {
+        out.key("time_ns"), out.u64(o.time_ns), out.raw(", ");
+        out.key("device"), out.i64(o.device), out.raw(", ");
+        out.key("requested_bytes"), out.u64(o.requested_bytes), out.raw(", ");
+        out.key("api"), out.str(o.api), out.raw(", ");
+        out.key("stream"), out.hex(o.stream), out.raw(", ");
+        out.key("stack"), out.u64(o.stack), out.raw(", ");
+        out.key("thread_id"), out.u64(o.thread_id), out.raw(", ");
+        out.key("result"), out.i64(o.result), out.raw(", ");
+        out.key("tracked_bytes"), out.u64(o.tracked_bytes);
+        optional_u64(out, "device_free_bytes", o.device_free_bytes);
+        optional_u64(out, "device_total_bytes", o.device_total_bytes);
+    }, false);
+    write_array(out, "pools", s.pools, [&](const Pool &p) {
+        out.key("handle"), out.hex(p.handle), out.raw(", ");
+        out.key("device"), out.i64(p.device), out.raw(", ");
+        out.key("is_default"), out.boolean(p.is_default), out.raw(", ");
+        out.key("reserved_bytes"), out.u64(p.reserved_bytes), out.raw(", ");
+        out.key("used_bytes"), out.u64(p.used_bytes), out.raw(", ");
+        out.key("reserved_high_bytes"), out.u64(p.reserved_high_bytes), out.raw(", ");
+        out.key("used_high_bytes"), out.u64(p.used_high_bytes);
+    }, false);
+    if (!s.teardowns.empty() || s.teardown_count != 0) {
+        out.raw("  ");
+        out.key("teardown_count"), out.u64(s.teardown_count), out.raw(",\n");
+        write_array(out, "teardowns", s.teardowns, [&](const Teardown &td) {
+            out.key("time_ns"), out.u64(td.time_ns), out.raw(", ");
+            out.key("api"), out.str(td.api), out.raw(", ");
+            out.key("cause"), out.str(td.cause), out.raw(", ");
+            out.key("device"), out.i64(td.device), out.raw(", ");
+            out.key("context"), out.u64(td.context), out.raw(", ");
+            out.key("ended_count"), out.u64(td.ended_count), out.raw(", ");
+            out.key("ended_bytes"), out.u64(td.ended_bytes), out.raw(", ");
+            out.key("ended_host_bytes"), out.u64(td.ended_host_bytes), out.raw(", ");
+            write_sites(out, td.sites);
+            out.raw(", ");
+            out.key("other_bytes"), out.u64(td.other_bytes), out.raw(", ");
+            out.key("other_count"), out.u64(td.other_count);
+        }, false);
+    }
+    out.raw("  ");
+    out.key("event_history"), out.ch('{');
+    out.key("capacity"), out.u64(s.events.capacity), out.raw(", ");
+    out.key("recorded"), out.u64(s.events.recorded), out.raw(", ");
+    out.key("wrapped"), out.boolean(s.events.wrapped), out.raw(", ");
+    out.key("complete_from_ns"), out.u64(s.events.complete_from_ns), out.raw("},\n");
+    write_array(out, "modules", s.modules, [&](const Module &m) {
+        out.key("path"), out.str(m.path), out.raw(", ");
+        out.key("base"), out.hex(m.base), out.raw(", ");
+        out.key("build_id"), out.str(m.build_id);
+    }, false);
+    write_array(out, "frames", s.frames, [&](const Frame &f) {
+        out.key("address"), out.hex(f.address), out.raw(", ");
+        out.key("module"), out.i64(f.module), out.raw(", ");
+        out.key("module_offset"), out.hex(f.module_offset), out.raw(", ");
+        out.key("function"), out.str(f.function), out.raw(", ");
+        out.key("file"), out.str(f.file), out.raw(", ");
+        out.key("line"), out.u64(f.line);
+        if (f.python) out.raw(", "), out.key("python"), out.boolean(true);
+        if (f.inlined.empty()) return;
+        out.raw(", ");
+        out.key("inlined"), out.ch('[');
+        for (size_t i = 0; i < f.inlined.size(); ++i) {
+            if (i) out.raw(", ");
+            out.ch('{');
+            out.key("function"), out.str(f.inlined[i].function), out.raw(", ");
+            out.key("file"), out.str(f.inlined[i].file), out.raw(", ");
+            out.key("line"), out.u64(f.inlined[i].line), out.ch('}');
+        }
+        out.ch(']');
+    }, false);
+    write_array(out, "stacks", s.stacks, [&](const Stack &st) {
+        out.key("id"), out.u64(st.id), out.raw(", ");
+        out.key("frames"), out.ch('[');
+        for (size_t i = 0; i < st.frames.size(); ++i) {
+            if (i) out.raw(", ");
+            out.u64(st.frames[i]);
+        }
+        out.raw("], ");
+        out.key("call_site"), out.i64(st.call_site);
+    }, false);
+    write_array(out, "allocations", s.allocations, [&](const Allocation &a) {
+        out.key("address"), out.hex(a.address), out.raw(", ");
+        out.key("size"), out.u64(a.size), out.raw(", ");
+        out.key("kind"), out.str(a.kind), out.raw(", ");
+        out.key("device"), out.i64(a.device), out.raw(", ");
+        out.key("api"), out.str(a.api), out.raw(", ");
+        out.key("stream"), out.hex(a.stream), out.raw(", ");
+        out.key("thread_id"), out.u64(a.thread_id), out.raw(", ");
+        out.key("time_ns"), out.u64(a.time_ns), out.raw(", ");
+        out.key("stack"), out.u64(a.stack);
+        if (a.size_is_estimate) out.raw(", "), out.key("size_is_estimate"), out.boolean(true);
+        if (a.context != 0) out.raw(", "), out.key("context"), out.u64(a.context);
+    }, false);
+    write_array(out, "events", s.events.events, [&](const Event &e) { write_event(out, e); }, true);
+    out.raw("}\n");
+    out.flush();
+}
+
+} // namespace
+
+bool write_snapshot_json(const Snapshot &snapshot, int fd, std::string *error) {
+    if (fd < 0) {
+        set_error(error, "write failed: invalid file descriptor", 0);
+        return false;
+    }
+    SigpipeGuard sigpipe;
+    JsonOut out(fd);
+    if (out.failed()) {
+        set_error(error, "cannot allocate the write buffer", out.error_number());
+        return false;
+    }
+    write_document(out, snapshot);
+    if (out.failed()) {
+        if (out.error_number() == EPIPE) sigpipe.saw_epipe();
+        set_error(error, "write failed", out.error_number());
+        return false;
+    }
+    return true;
+}
+
+} // namespace vramtrace::report

@@ -1,0 +1,52 @@
+// The library's constructor and destructor: start tracking as soon as we are loaded, and write the
+// exit report as late as possible. Preloaded libraries are finalized after the program's own
+// destructors and atexit handlers, so memory those free is not reported as leaked.
+//
+// The triggers (lib/triggers/) start later, at the first intercepted allocation: a process that
+// never uses CUDA gets no reporter thread and no signal handler. At exit, what the triggers still
+// have pending (an OOM snapshot captured just before exit) is written before the exit report.
+#include <pthread.h>
+
+#include "core/log.h"
+#include "core/tracker.h"
+#include "cupti/backend.h"
+#include "interception/self_test.h"
+#include "dump/dumper.h"
+#include "tracking/stack_capture.h"
+#include "triggers/crash_handler.h"
+#include "triggers/reporter.h"
+#include "triggers/trigger_config.h"
+
+namespace {
+
+__attribute__((constructor(101))) void vramtrace_library_start() {
+    vramtrace::initialize();
+    vramtrace::triggers::load_trigger_config(); // VRAMTRACE_SIGNAL, _WARN_BYTES, _PERIOD, _PROMETHEUS_*, _OOM_*
+    vramtrace::cupti::select_backend_at_start();
+    // Loaded by the driver through CUDA_INJECTION64_PATH only: no preload layer is expected to work.
+    if (!vramtrace::cupti::loaded_by_injection_only()) vramtrace::self_test_at_start();
+    // Fatal signals (docs/crash-dumps.md): installed at start, so that a crash before the first
+    // allocation's triggers still finds them; the handler writes only when CUDA was used.
+    vramtrace::crash::install_crash_handlers();
+    // Registered after the tracker's own handlers (initialize), so a child's tracker is rebuilt first:
+    // a fork waits for a dump in progress; the child gets an unlocked dumper, then fresh triggers.
+    pthread_atfork(&vramtrace::dumper_before_fork, &vramtrace::dumper_after_fork_in_parent,
+                   &vramtrace::dumper_after_fork_in_child);
+    pthread_atfork(nullptr, nullptr, &vramtrace::triggers::triggers_after_fork_in_child);
+}
+
+__attribute__((destructor(101))) void vramtrace_library_end() {
+    vramtrace::triggers::triggers_before_exit_dump();
+    vramtrace::dump_at_exit();
+    vramtrace::triggers::triggers_after_exit_dump();
+    // How often stack capture left the cached walk for libunwind's (about 10 us each instead of
+    // 0.1): the first thing to look at when tracing costs more than docs/performance.md says.
+    if (vramtrace::cuda_seen()) {
+        vramtrace::StackCaptureStats st = vramtrace::stack_capture_stats();
+        vramtrace::log_debug("stack capture: %llu unwind rules derived, %llu captures fell back to libunwind's walk",
+                             static_cast<unsigned long long>(st.rules_derived),
+                             static_cast<unsigned long long>(st.fallbacks));
+    }
+}
+
+} // namespace

@@ -1,0 +1,49 @@
+// The exported vramtrace_* C API (include/vramtrace/vramtrace.h).
+#define VRAMTRACE_BUILDING_LIBRARY
+#include "vramtrace/vramtrace.h"
+
+#include "core/tracker.h"
+#include "dump/dumper.h"
+#include "tracking/event_ring.h"
+
+static_assert(VRAMTRACE_MARK_LABEL_MAX == vramtrace::EventRecord::kLabelMax, "documented label bound");
+
+#define VT_EXPORT __attribute__((visibility("default")))
+
+using namespace vramtrace;
+
+extern "C" {
+
+VT_EXPORT int vramtrace_dump(const char *path) {
+    if (path != nullptr && *path == 0) return VRAMTRACE_ERROR_INVALID;
+    return dump_snapshot(path, "api", false);
+}
+
+VT_EXPORT int vramtrace_stats(vramtrace_device_stats *out, int capacity) {
+    if (capacity < 0 || (capacity > 0 && out == nullptr)) return VRAMTRACE_ERROR_INVALID;
+    Tracker *t = tracker();
+    if (t == nullptr) return VRAMTRACE_ERROR_DISABLED;
+    int count = 0;
+    t->counters.for_each_seen([&](const DeviceTotalsView &d) {
+        if (count < capacity) {
+            vramtrace_device_stats &s = out[count];
+            s.device = d.device;
+            s.reserved_ = 0;
+            s.current_bytes = d.current_bytes;
+            s.peak_bytes = d.peak_bytes;
+            s.allocation_count = d.allocation_count;
+            s.free_count = d.free_count;
+            s.total_allocated_bytes = d.total_allocated_bytes;
+            s.total_freed_bytes = d.total_freed_bytes;
+        }
+        ++count;
+    });
+    return count;
+}
+
+VT_EXPORT int vramtrace_mark(const char *label) {
+    if (label == nullptr) return VRAMTRACE_ERROR_INVALID;
+    return record_mark(label);
+}
+
+} // extern "C"
