@@ -1,0 +1,78 @@
+#include "report/summary_lines.h"
+
+#include <algorithm>
+
+namespace vramtrace::report::summary {
+
+__extension__ typedef unsigned __int128 u128; // exact products of two 64-bit values
+
+std::string dec(uint64_t v) { return std::to_string(v); }
+
+std::string plural(uint64_t n, std::string_view word) {
+    std::string out = dec(n);
+    out += ' ';
+    out += word;
+    if (n != 1) out += 's';
+    return out;
+}
+
+// Snapshot text made safe for one line: control characters become C escapes.
+std::string one_line(std::string_view text) {
+    static constexpr char kHex[] = "0123456789abcdef";
+    std::string out;
+    out.reserve(text.size());
+    for (char c : text) {
+        auto u = static_cast<unsigned char>(c);
+        if (u >= 0x20 && u != 0x7f) {
+            out += c;
+        } else if (c == '\n') {
+            out += "\\n";
+        } else if (c == '\t') {
+            out += "\\t";
+        } else if (c == '\r') {
+            out += "\\r";
+        } else {
+            out += "\\x";
+            out += kHex[u >> 4];
+            out += kHex[u & 15];
+        }
+    }
+    return out;
+}
+
+// A command line as a shell would need it typed: arguments with special characters single-quoted.
+std::string shell_words(const std::vector<std::string> &args) {
+    std::string out;
+    for (const std::string &arg : args) {
+        if (!out.empty()) out += ' ';
+        bool plain = !arg.empty() && std::all_of(arg.begin(), arg.end(), [](char c) {
+            return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                   std::string_view("_@%+=:,./-").find(c) != std::string_view::npos;
+        });
+        if (plain) {
+            out += arg;
+            continue;
+        }
+        out += '\'';
+        for (char c : arg) {
+            if (c == '\'') out += "'\\''";
+            else out += c;
+        }
+        out += '\'';
+    }
+    return out;
+}
+
+// Share of total in percent with one decimal, rounded half up: "56.0%".
+std::string percent(uint64_t part, uint64_t total) {
+    if (total == 0) return "-";
+    auto permille = uint64_t((static_cast<u128>(part) * 1000 + total / 2) / total);
+    return dec(permille / 10) + "." + dec(permille % 10) + "%";
+}
+
+std::string driver_text(int version) {
+    return dec(uint64_t(version / 1000)) + "." + dec(uint64_t(version % 1000 / 10));
+}
+
+
+} // namespace vramtrace::report::summary
