@@ -6,37 +6,74 @@ namespace vramtrace {
 
 namespace {
 
-std::string_view basename_of(std::string_view path) {
-    size_t slash = path.rfind('/');
-    return slash == std::string_view::npos ? path : path.substr(slash + 1);
+const std::string kNoModule;
+
+const std::string &module_path(const report::Snapshot &snapshot, const report::Frame &frame) {
+    if (frame.module >= 0 && static_cast<size_t>(frame.module) < snapshot.modules.size())
+        return snapshot.modules[static_cast<size_t>(frame.module)].path;
+    return kNoModule;
 }
 
-bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
+bool is_cuda_layer(const FrameRule *rule) {
+    return rule != nullptr && (rule->group == "vramtrace" || rule->group == "cuda_runtime" || rule->group == "cuda_driver");
+}
 
-bool upper(char c) { return c >= 'A' && c <= 'Z'; }
+// A C++ function name without its parameter list (and without a trailing " const").
+std::string_view without_parameters(std::string_view name) {
+    int depth = 0;
+    for (size_t i = 0; i < name.size(); ++i) {
+        char c = name[i];
+        if (c == '<') ++depth;
+        else if (c == '>' && depth > 0) --depth;
+        else if (c == '(' && depth == 0 && i > 0) return name.substr(0, i);
+    }
+    return name;
+}
 
-// "prefix" followed by an upper-case letter: cudaMalloc, cuMemAlloc_v2.
-bool prefix_then_upper(std::string_view s, std::string_view prefix) {
-    return s.size() > prefix.size() && starts_with(s, prefix) && upper(s[prefix.size()]);
+// The components of a qualified C++ name at depth 0 of template brackets.
+std::vector<std::string_view> name_components(std::string_view name) {
+    std::vector<std::string_view> out;
+    int depth = 0;
+    size_t start = 0;
+    for (size_t i = 0; i + 1 < name.size(); ++i) {
+        char c = name[i];
+        if (c == '<') ++depth;
+        else if (c == '>' && depth > 0) --depth;
+        else if (c == ':' && name[i + 1] == ':' && depth == 0) {
+            out.push_back(name.substr(start, i - start));
+            start = i + 2;
+            ++i;
+        }
+    }
+    out.push_back(name.substr(start));
+    return out;
+}
+
+// "…/site-packages/torch/optim/adamw.py" -> "torch.optim.adamw"; "" when the path is not under a
+// package directory.
+std::string python_module_of(std::string_view file) {
+    for (std::string_view dir : {"/site-packages/", "/dist-packages/"}) {
+        size_t at = file.rfind(dir);
+        if (at == std::string_view::npos) continue;
+        std::string_view rest = file.substr(at + dir.size());
+        if (rest.size() > 3 && rest.substr(rest.size() - 3) == ".py") rest.remove_suffix(3);
+        if (rest.size() > 9 && rest.substr(rest.size() - 9) == "/__init__") rest.remove_suffix(9);
+        std::string out(rest);
+        for (char &c : out)
+            if (c == '/') c = '.';
+        return out;
+    }
+    return {};
 }
 
 } // namespace
 
 FrameOwner classify_frame(const report::Snapshot &snapshot, const report::Frame &frame) {
-    if (frame.module >= 0 && static_cast<size_t>(frame.module) < snapshot.modules.size()) {
-        std::string_view name = basename_of(snapshot.modules[static_cast<size_t>(frame.module)].path);
-        if (starts_with(name, "libvramtrace")) return FrameOwner::Vramtrace;
-        if (starts_with(name, "libcudart")) return FrameOwner::CudaRuntime;
-        if (starts_with(name, "libcuda.")) return FrameOwner::CudaDriver;
-        if (starts_with(name, "libcupti")) return FrameOwner::CudaDriver; // the CUPTI backend's callbacks
-    }
-    std::string_view fn = frame.function;
-    // NVIDIA's libcudart_static.a names its internal functions libcudart_static_<hash> (seen with
-    // CUDA 13.0 on the GPU machine).
-    if (starts_with(fn, "cudart::") || starts_with(fn, "__cudart") || starts_with(fn, "libcudart_static_") ||
-        prefix_then_upper(fn, "cuda"))
-        return FrameOwner::CudaRuntime;
-    if (prefix_then_upper(fn, "cu")) return FrameOwner::CudaDriver;
+    const FrameRule *rule = FrameRules::from_environment().judge(frame, module_path(snapshot, frame)).placement;
+    if (rule == nullptr) return FrameOwner::User;
+    if (rule->group == "vramtrace") return FrameOwner::Vramtrace;
+    if (rule->group == "cuda_runtime") return FrameOwner::CudaRuntime;
+    if (rule->group == "cuda_driver") return FrameOwner::CudaDriver;
     return FrameOwner::User;
 }
 
@@ -46,26 +83,90 @@ bool is_library_python_file(std::string_view file) {
            file.find("/lib/python3") != std::string_view::npos;
 }
 
+Attributor::Attributor(const report::Snapshot &snapshot, const FrameRules &rules)
+    : snapshot_(snapshot), rules_(rules) {}
+
+const FrameRules::Verdict &Attributor::verdict(uint32_t frame) {
+    if (frame >= verdicts_.size()) {
+        verdicts_.resize(snapshot_.frames.size());
+        judged_.resize(snapshot_.frames.size(), 0);
+    }
+    if (!judged_[frame]) {
+        const report::Frame &f = snapshot_.frames[frame];
+        verdicts_[frame] = rules_.judge(f, module_path(snapshot_, f));
+        judged_[frame] = 1;
+    }
+    return verdicts_[frame];
+}
+
+StackAttribution Attributor::attribute(const report::Stack &stack) {
+    static const FrameRules::Verdict kUnknownFrame;
+    const size_t n = stack.frames.size();
+    std::vector<const FrameRules::Verdict *> v(n);
+    bool has_python = false;
+    for (size_t i = 0; i < n; ++i) {
+        uint32_t f = stack.frames[i];
+        v[i] = f < snapshot_.frames.size() ? &verdict(f) : &kUnknownFrame;
+        if (f < snapshot_.frames.size() && snapshot_.frames[f].python) has_python = true;
+    }
+    auto python_frame = [&](size_t i) {
+        uint32_t f = stack.frames[i];
+        return f < snapshot_.frames.size() && snapshot_.frames[f].python;
+    };
+    StackAttribution a;
+    if (has_python) {
+        int first_python = -1;
+        for (size_t i = 0; i < n && a.call_site < 0; ++i) {
+            if (!python_frame(i)) continue;
+            if (first_python < 0) first_python = static_cast<int>(i);
+            if (v[i]->placement == nullptr && !snapshot_.frames[stack.frames[i]].file.empty())
+                a.call_site = static_cast<int>(i);
+        }
+        if (a.call_site < 0) a.call_site = first_python;
+    } else {
+        for (size_t i = 0; i < n && a.call_site < 0; ++i)
+            if (v[i]->placement == nullptr) a.call_site = static_cast<int>(i);
+        for (size_t i = 0; i < n && a.call_site < 0; ++i)
+            if (v[i]->placement->action == RuleAction::Name) a.call_site = static_cast<int>(i);
+        for (size_t i = 0; i < n && a.call_site < 0; ++i)
+            if (!is_cuda_layer(v[i]->placement)) a.call_site = static_cast<int>(i);
+    }
+    for (size_t i = 0; i < n; ++i)
+        if (v[i]->category != Category::kNone) {
+            a.category = v[i]->category;
+            break;
+        }
+    // The outermost name frame inside the call site, else the outermost entry frame.
+    for (RuleAction wanted : {RuleAction::Name, RuleAction::Entry})
+        for (int i = a.call_site - 1; i >= 0 && a.via < 0; --i) {
+            const FrameRule *rule = v[static_cast<size_t>(i)]->placement;
+            if (rule != nullptr && rule->action == wanted) a.via = i;
+        }
+    return a;
+}
+
 int find_call_site(const report::Snapshot &snapshot, const report::Stack &stack) {
-    // A stack with Python frames: the program's own Python line (see call_site.h).
-    int first_python = -1;
-    for (size_t i = 0; i < stack.frames.size(); ++i) {
-        uint32_t f = stack.frames[i];
-        if (f >= snapshot.frames.size() || !snapshot.frames[f].python) continue;
-        if (first_python < 0) first_python = static_cast<int>(i);
-        if (!is_library_python_file(snapshot.frames[f].file)) return static_cast<int>(i);
-    }
-    if (first_python >= 0) return first_python;
-    for (size_t i = 0; i < stack.frames.size(); ++i) {
-        uint32_t f = stack.frames[i];
-        if (f >= snapshot.frames.size()) return static_cast<int>(i);
-        if (classify_frame(snapshot, snapshot.frames[f]) == FrameOwner::User) return static_cast<int>(i);
-    }
-    return -1;
+    return Attributor(snapshot).attribute(stack).call_site;
 }
 
 void assign_call_sites(report::Snapshot &snapshot) {
-    for (report::Stack &s : snapshot.stacks) s.call_site = find_call_site(snapshot, s);
+    Attributor attributor(snapshot);
+    for (report::Stack &s : snapshot.stacks) s.call_site = attributor.attribute(s).call_site;
+}
+
+std::string framework_frame_label(const report::Snapshot &snapshot, const report::Frame &frame,
+                                  const FrameRules &rules) {
+    if (frame.python) {
+        std::string module = python_module_of(frame.file);
+        return module.empty() ? frame.function : module + "." + frame.function;
+    }
+    std::string_view name = without_parameters(frame.function);
+    const FrameRule *rule = rules.judge(frame, module_path(snapshot, frame)).placement;
+    if (rule != nullptr && rule->show_class) {
+        std::vector<std::string_view> parts = name_components(name);
+        if (parts.size() >= 2) return std::string(parts[parts.size() - 2]);
+    }
+    return std::string(name);
 }
 
 } // namespace vramtrace

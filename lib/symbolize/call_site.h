@@ -1,41 +1,41 @@
-// The call site of an allocation: the frame a report shows first, i.e. the user's code that asked
-// for the memory, as opposed to the layers it went through to get it.
-//
-// Rule (applied to a stack's frames leaf first; the first frame owned by none of these is the call
-// site):
-//   - vramtrace itself:  the frame's module basename starts with "libvramtrace";
-//   - the CUDA runtime:  module basename starts with "libcudart", or, for a cudart linked
-//                        statically into the program, the function name starts with "cudart::",
-//                        "__cudart" or "libcudart_static_" (NVIDIA's static archive names its
-//                        internals so), or is "cuda" followed by an upper-case letter (cudaMalloc,
-//                        cudaMallocAsync, ...);
-//   - the CUDA driver:   module basename starts with "libcuda." (libcuda.so.1), or the function name
-//                        is "cu" followed by an upper-case letter (cuMemAlloc_v2, cuMemCreate, ...).
-// A stack with Python frames (Frame::python, docs/python-frames.md) has a Python call site instead:
-// the innermost Python frame whose file is not part of a Python installation (is_library_python_file),
-// else the innermost Python frame. A stack whose call site is a native frame therefore has no Python
-// part. Otherwise:
-// Function names are the demangled ones, matched from their first character. A frame with no known
-// module and no name belongs to none of these, so it can be the call site. find_call_site returns
-// the index into stack.frames (not into Snapshot::frames), or -1 when every frame belongs to one of
-// the layers above (or the stack is empty).
+// The call site of an allocation: the frame a report shows first, i.e. the code that asked for the
+// memory, as opposed to the layers it went through to get it; the framework entry it went through
+// ("via"), and the category of memory the stack makes. All from the frame rules (frame_rules.h,
+// docs/attribution.md), applied to a stack's frames leaf first:
+//   - a stack with Python frames (Frame::python, docs/python-frames.md) has a Python call site: the
+//     innermost Python frame no placement rule matches (the shipped rules skip a Python
+//     installation's files: the standard library, site-packages, dist-packages, "<frozen ...>") and
+//     that has a file, else the innermost Python frame;
+//   - otherwise the innermost frame no placement rule matches (vramtrace, the CUDA runtime and
+//     driver, framework allocators and dispatchers are skipped); else the innermost frame a `name`
+//     rule matches (an autograd node, a library's handle call); else the innermost frame outside
+//     vramtrace and the CUDA layers; else none (-1).
+//   - via: the outermost frame inside the call site (between it and the leaf) that a name rule
+//     matches (a library's handle call), else the outermost one an entry rule matches; -1: none;
+//   - category: of the innermost frame whose rule names one; Other when none does.
+// A frame index outside snapshot.frames counts as an unknown frame, which no rule matches.
 #pragma once
 
+#include <cstdint>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "snapshot/report_model.h"
+#include "symbolize/frame_rules.h"
 
 namespace vramtrace {
 
 enum class FrameOwner {
-    User,        // anything else: the program, its libraries, unknown frames
+    User,        // anything else: the program, its libraries, frameworks, unknown frames
     Vramtrace,
     CudaRuntime,
     CudaDriver,
 };
 
-// Which layer a frame belongs to, by the rule above. frame.module indexes snapshot.modules; an index
-// out of range counts as no module.
+// Which CUDA layer a frame belongs to: the group of the placement rule that matches it
+// (vramtrace, cuda_runtime, cuda_driver). frame.module indexes snapshot.modules; an index out of
+// range counts as no module.
 FrameOwner classify_frame(const report::Snapshot &snapshot, const report::Frame &frame);
 
 // Python code of a Python installation rather than of the program: a file under
@@ -43,11 +43,36 @@ FrameOwner classify_frame(const report::Snapshot &snapshot, const report::Frame 
 // dist-packages, a pseudo-file such as "<frozen importlib._bootstrap>", or no file at all.
 bool is_library_python_file(std::string_view file);
 
-// Index into stack.frames of the first User frame, -1 when none. A frame index outside
-// snapshot.frames counts as an unknown (User) frame.
+struct StackAttribution {
+    int call_site = -1;                  // index into stack.frames, -1: none
+    int via = -1;                        // index into stack.frames, -1: none
+    Category category = Category::Other;
+};
+
+// The rules applied to the stacks of one snapshot, each distinct frame judged once.
+class Attributor {
+public:
+    explicit Attributor(const report::Snapshot &snapshot, const FrameRules &rules = FrameRules::from_environment());
+    StackAttribution attribute(const report::Stack &stack);
+
+private:
+    const FrameRules::Verdict &verdict(uint32_t frame);
+    const report::Snapshot &snapshot_;
+    const FrameRules &rules_;
+    std::vector<FrameRules::Verdict> verdicts_; // by Snapshot::frames index
+    std::vector<uint8_t> judged_;
+};
+
+// Index into stack.frames of the call site, -1 when none (Attributor::attribute's call_site).
 int find_call_site(const report::Snapshot &snapshot, const report::Stack &stack);
 
 // Sets call_site of every stack in the snapshot.
 void assign_call_sites(report::Snapshot &snapshot);
+
+// How a report names a frame that is a "via" or a name rule's call site: a Python frame as its
+// module's dotted name and qualified name (torch.optim.adamw.AdamW.step), a native frame as its
+// function without parameters, or the class component for a show=class rule (AddmmBackward0).
+std::string framework_frame_label(const report::Snapshot &snapshot, const report::Frame &frame,
+                                  const FrameRules &rules = FrameRules::from_environment());
 
 } // namespace vramtrace
