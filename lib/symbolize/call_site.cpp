@@ -66,6 +66,28 @@ std::string python_module_of(std::string_view file) {
     return {};
 }
 
+// Cython's C names of Python-visible functions, "__pyx_pw_4cupy_4cuda_5cufft_6Plan1d_1__init__", as
+// the dotted name "cupy.cuda.cufft.Plan1d.__init__": components start after "_<digits>", and their
+// leading digits (a length or Cython's counter) are dropped. "" when `name` is not such a name.
+std::string cython_name(std::string_view name) {
+    std::string_view rest;
+    for (std::string_view prefix : {"__pyx_pw_", "__pyx_pf_", "__pyx_f_"})
+        if (name.substr(0, prefix.size()) == prefix) rest = name.substr(prefix.size());
+    if (rest.empty() || rest[0] < '0' || rest[0] > '9') return {};
+    std::string out;
+    size_t i = 0;
+    while (i < rest.size()) {
+        while (i < rest.size() && rest[i] >= '0' && rest[i] <= '9') ++i;
+        size_t end = i;
+        while (end < rest.size() && !(rest[end] == '_' && end + 1 < rest.size() && rest[end + 1] >= '0' && rest[end + 1] <= '9'))
+            ++end;
+        if (!out.empty()) out += '.';
+        out.append(rest.substr(i, end - i));
+        i = end + 1;
+    }
+    return out;
+}
+
 } // namespace
 
 FrameOwner classify_frame(const report::Snapshot &snapshot, const report::Frame &frame) {
@@ -161,6 +183,7 @@ std::string framework_frame_label(const report::Snapshot &snapshot, const report
         return module.empty() ? frame.function : module + "." + frame.function;
     }
     std::string_view name = without_parameters(frame.function);
+    if (std::string cython = cython_name(name); !cython.empty()) return cython;
     const FrameRule *rule = rules.judge(frame, module_path(snapshot, frame)).placement;
     if (rule != nullptr && rule->show_class) {
         std::vector<std::string_view> parts = name_components(name);

@@ -71,7 +71,8 @@ void assign_call_sites(report::Snapshot &snapshot);
 
 // How a report names a frame that is a "via" or a name rule's call site: a Python frame as its
 // module's dotted name and qualified name (torch.optim.adamw.AdamW.step), a native frame as its
-// function without parameters, or the class component for a show=class rule (AddmmBackward0).
+// function without parameters, or the class component for a show=class rule (AddmmBackward0);
+// Cython's C names of Python functions as the dotted Python name (cupy.cuda.cufft.Plan1d.__init__).
 std::string framework_frame_label(const report::Snapshot &snapshot, const report::Frame &frame,
                                   const FrameRules &rules = FrameRules::from_environment());
 
