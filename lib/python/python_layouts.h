@@ -1,4 +1,4 @@
-// Where CPython's structs keep the fields vramtrace's struct reader follows (python_runtime.cpp),
+// Where CPython's structs keep the fields vramtrace's struct reader follows (python_struct_reader.h),
 // one table per minor version. Facts from each version's headers; no code of CPython's.
 #pragma once
 

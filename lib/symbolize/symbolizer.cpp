@@ -1,26 +1,20 @@
 #include "symbolize/symbolizer.h"
 
 #include "symbolize/debug_files.h"
+#include "symbolize/dwarf_lookup.h"
 #include "symbolize/elf_symbols.h"
-#include "symbolize/libdw_index.h"
 
 #include <algorithm>
-#include <climits>
 #include <cstdlib>
-#include <cstring>
 #include <mutex>
-#include <new>
 #include <unordered_map>
 #include <utility>
 
 #include <cxxabi.h>
 #include <dlfcn.h>
 #include <elf.h>
-#include <fcntl.h>
 #include <link.h>
 #include <sys/auxv.h>
-#include <unistd.h>
-
 
 namespace vramtrace::symbolize {
 
@@ -50,39 +44,25 @@ namespace {
 // ---------------------------------------------------------------------------------------------
 // Per-module state
 
-struct ModuleState {
-    bool elf_tried = false;
+// The module's file and its symbol table, read once at the first look-up in the module.
+struct ElfModule {
+    bool tried = false;
     bool file_usable = false; // the file on disk is the one loaded (build ids agree or unknown)
     MappedFile file;
     MappedFile debug_file;
     SymbolTable symbols;
     std::unordered_map<int, std::string> names; // symbol index -> demangled
-
-#if VT_HAVE_LIBDW_HEADERS
-    bool dwfl_tried = false;
-    Dwfl *dwfl = nullptr;
-    Dwfl_Module *dwfl_module = nullptr;
-    std::unordered_map<uint64_t, std::unique_ptr<CuIndex>> units; // by compile unit DIE offset
-    const LibdwApi *api = nullptr;
-#endif
-
-    ModuleState() = default;
-    ModuleState(const ModuleState &) = delete;
-    ModuleState &operator=(const ModuleState &) = delete;
-    ~ModuleState() {
-#if VT_HAVE_LIBDW_HEADERS
-        units.clear();
-        if (dwfl && api) api->end(dwfl);
-#endif
-    }
 };
 
-struct CacheEntry {
+// What is known of one module. Members go in reverse order: the libdw session ends first, then
+// the module's files are unmapped.
+struct ModuleState {
+    ElfModule elf;
+    DwarfModule dwarf;
+};
+
+struct CacheEntry : FrameNames {
     int module = -1;
-    std::string function;
-    std::string file;
-    uint32_t line = 0;
-    std::vector<report::Frame::Inlined> inlined; // innermost first (see SymbolizedAddress)
 };
 
 // dl_iterate_phdr's add/sub counters: they change whenever an object is loaded or unloaded.
@@ -120,14 +100,7 @@ struct Symbolizer::Impl {
     SymbolizerOptions options;
     bool live = true;
 
-    LibdwState libdw_state = LibdwState::NotTried;
-    std::string libdw_message;
-    bool notice_sent = false;
-#if VT_HAVE_LIBDW_HEADERS
-    LibdwApi api; // declared before `states`, whose destructors still call dwfl_end through it
-    bool inline_ok = false;
-    bool call_sites_ok = false; // DW_AT_call_file/line readable: frames get their chain of inlined calls
-#endif
+    DwarfLookup dwarf; // declared before `states`, whose destructors still call dwfl_end through it
 
     std::vector<LoadedModule> modules;
     std::vector<std::unique_ptr<ModuleState>> states; // parallel to modules
@@ -187,94 +160,6 @@ struct Symbolizer::Impl {
         set_modules(with_unloaded(read_loaded_modules()));
     }
 
-    void notice(const std::string &message) {
-        if (notice_sent || !options.notice) return;
-        notice_sent = true;
-        options.notice(options.notice_context, message.c_str());
-    }
-
-    void load_libdw() {
-        if (libdw_state != LibdwState::NotTried) return;
-        if (!options.use_libdw) {
-            libdw_state = LibdwState::Disabled;
-            libdw_message = "libdw disabled by option";
-            return;
-        }
-#if !VT_HAVE_LIBDW_HEADERS
-        libdw_state = LibdwState::NotCompiled;
-        libdw_message = "built without libdw support; frames get function names from ELF symbol "
-                        "tables but no file:line";
-        notice(libdw_message);
-        return;
-#else
-        std::vector<std::string> candidates;
-        const char *env = secure_getenv("VRAMTRACE_LIBDW");
-        if (!options.libdw_path.empty()) {
-            candidates.push_back(options.libdw_path);
-        } else if (env && *env) {
-            candidates.push_back(env);
-        } else {
-            std::string own = own_object_path();
-            if (!own.empty()) candidates.push_back(directory_of(own) + "/libdw.so.1");
-            candidates.push_back("libdw.so.1");
-        }
-        std::string errors;
-        for (const std::string &c : candidates) {
-            api.handle = dlopen(c.c_str(), RTLD_LOCAL | RTLD_LAZY);
-            if (api.handle) {
-                libdw_message = c;
-                break;
-            }
-            const char *e = dlerror();
-            if (!errors.empty()) errors += "; ";
-            errors += e ? e : c + ": cannot be loaded";
-        }
-        if (!api.handle) {
-            libdw_state = LibdwState::NotFound;
-            libdw_message = std::string(options.libdw_path.empty() && env && *env ? "VRAMTRACE_LIBDW: " : "") + "libdw not loaded (" + errors +
-                            "); frames get function names from ELF symbol tables but no file:line";
-            notice(libdw_message);
-            return;
-        }
-        const char *missing = nullptr;
-        auto need = [&](const char *name, auto &slot) {
-            if (!bind_symbol(api.handle, name, slot) && !missing) missing = name;
-        };
-        need("dwfl_begin", api.begin);
-        need("dwfl_end", api.end);
-        need("dwfl_report_begin", api.report_begin);
-        need("dwfl_report_elf", api.report_elf);
-        need("dwfl_report_end", api.report_end);
-        need("dwfl_module_getsrc", api.module_getsrc);
-        need("dwfl_lineinfo", api.lineinfo);
-        if (missing) {
-            // The handle stays open: unloading a library at dump time (maybe at exit) gains nothing.
-            api = LibdwApi{};
-            libdw_state = LibdwState::Unusable;
-            libdw_message = "libdw at " + libdw_message + " lacks " + missing +
-                            "; frames get function names from ELF symbol tables but no file:line";
-            notice(libdw_message);
-            return;
-        }
-        bind_symbol(api.handle, "dwfl_module_addrdie", api.module_addrdie);
-        bind_symbol(api.handle, "dwarf_child", api.child);
-        bind_symbol(api.handle, "dwarf_siblingof", api.siblingof);
-        bind_symbol(api.handle, "dwarf_tag", api.tag);
-        bind_symbol(api.handle, "dwarf_ranges", api.ranges);
-        bind_symbol(api.handle, "dwarf_attr_integrate", api.attr_integrate);
-        bind_symbol(api.handle, "dwarf_formstring", api.formstring);
-        bind_symbol(api.handle, "dwarf_dieoffset", api.dieoffset);
-        bind_symbol(api.handle, "dwarf_attr", api.attr);
-        bind_symbol(api.handle, "dwarf_formudata", api.formudata);
-        bind_symbol(api.handle, "dwarf_getsrcfiles", api.getsrcfiles);
-        bind_symbol(api.handle, "dwarf_filesrc", api.filesrc);
-        bind_symbol(api.handle, "dwarf_formref_die", api.formref_die);
-        inline_ok = options.inline_frames && api.has_inline_api();
-        call_sites_ok = inline_ok && api.has_call_site_api();
-        libdw_state = LibdwState::Loaded;
-#endif
-    }
-
     // The path to open for module i (the running executable through /proc/self/exe, which works
     // even when the file was deleted or replaced since).
     std::string open_path(const LoadedModule &m) const {
@@ -282,9 +167,9 @@ struct Symbolizer::Impl {
         return m.path;
     }
 
-    void ensure_elf(const LoadedModule &m, ModuleState &s) {
-        if (s.elf_tried) return;
-        s.elf_tried = true;
+    void ensure_elf(const LoadedModule &m, ElfModule &s) {
+        if (s.tried) return;
+        s.tried = true;
         const uint8_t *data = nullptr;
         size_t size = 0;
         if (m.vdso) {
@@ -319,117 +204,6 @@ struct Symbolizer::Impl {
         s.symbols.load(data, size, SHT_DYNSYM);
     }
 
-#if VT_HAVE_LIBDW_HEADERS
-    void ensure_dwfl(const LoadedModule &m, ModuleState &s) {
-        if (s.dwfl_tried) return;
-        s.dwfl_tried = true;
-        if (libdw_state != LibdwState::Loaded || m.vdso || !s.file_usable) return;
-        s.api = &api;
-        s.dwfl = api.begin(&kDwflCallbacks);
-        if (!s.dwfl) return;
-        std::string path = m.path;
-        // The running executable's path may be gone or hold another build by now.
-        if (live && m.main_executable && (!readable(path) || (!m.build_id.empty() &&
-                                                               read_build_id_from_file(path) != m.build_id)))
-            path = "/proc/self/exe";
-        std::string name = path.substr(path.rfind('/') + 1);
-        api.report_begin(s.dwfl);
-        s.dwfl_module = api.report_elf(s.dwfl, name.c_str(), path.c_str(), -1, m.base, true);
-        api.report_end(s.dwfl, nullptr, nullptr);
-        if (!s.dwfl_module) {
-            api.end(s.dwfl);
-            s.dwfl = nullptr;
-        }
-    }
-
-    // The function DIEs at pc, innermost first (inlined subroutines, then the subprogram they were
-    // inlined into), as indices into the returned unit; nullptr when the unit has none there.
-    CuIndex *functions_at(ModuleState &s, uint64_t pc, std::vector<uint32_t> &chain) {
-        chain.clear();
-        Dwarf_Addr bias = 0;
-        Dwarf_Die *cu = api.module_addrdie(s.dwfl_module, pc, &bias);
-        if (!cu) return nullptr;
-        uint64_t key = api.dieoffset(cu);
-        auto &slot = s.units[key];
-        if (!slot) {
-            slot = std::make_unique<CuIndex>();
-            slot->cu = *cu;
-            std::vector<Interval> intervals;
-            collect_functions(api, cu, 0, *slot, intervals);
-            build_segments(intervals, *slot);
-        }
-        CuIndex &unit = *slot;
-        int die = unit.find(pc - bias);
-        // Bounded: collect_functions stops descending at depth 512.
-        for (uint32_t d = die < 0 ? CuIndex::kNoParent : static_cast<uint32_t>(die);
-             d != CuIndex::kNoParent && chain.size() <= 512; d = unit.parent[d])
-            chain.push_back(d);
-        return chain.empty() ? nullptr : &unit;
-    }
-
-    const std::string &die_name_cached(CuIndex &unit, uint32_t die) {
-        auto it = unit.names.find(die);
-        if (it == unit.names.end()) it = unit.names.emplace(die, die_name(api, unit, &unit.dies[die])).first;
-        return it->second;
-    }
-
-    // DW_AT_call_file / DW_AT_call_line of an inlined subroutine: where its caller calls it.
-    void call_position(CuIndex &unit, uint32_t die, std::string &file, uint32_t &line) {
-        file.clear();
-        line = 0;
-        Dwarf_Attribute attr;
-        Dwarf_Word value = 0;
-        if (api.attr(&unit.dies[die], DW_AT_call_line, &attr) && api.formudata(&attr, &value) == 0 &&
-            value <= UINT32_MAX)
-            line = static_cast<uint32_t>(value);
-        if (!api.attr(&unit.dies[die], DW_AT_call_file, &attr) || api.formudata(&attr, &value) != 0) return;
-        if (!unit.files_loaded) {
-            unit.files_loaded = true;
-            if (api.getsrcfiles(&unit.cu, &unit.files, &unit.file_count) != 0) {
-                unit.files = nullptr;
-                unit.file_count = 0;
-            }
-        }
-        if (unit.files && value < unit.file_count)
-            if (const char *name = api.filesrc(unit.files, static_cast<size_t>(value), nullptr, nullptr))
-                file = name;
-    }
-
-    // Names the frame from DWARF. `e` holds the symbol table's name and the line table's file:line
-    // (the position in the innermost function). With the call-site attributes, the inlined
-    // functions go to e.inlined, innermost first, each with the position in it, and e.file/e.line
-    // become the position in the real (outermost) function, where the outermost inlined call is.
-    // Without them, the innermost inlined function names the frame (the older behaviour).
-    void name_from_dwarf(ModuleState &s, uint64_t pc, CacheEntry &e) {
-        std::vector<uint32_t> chain;
-        CuIndex *unit = functions_at(s, pc, chain);
-        if (!unit) return;
-        size_t inlined = 0; // leading inlined subroutines in the chain
-        while (inlined < chain.size() && unit->inlined[chain[inlined]]) ++inlined;
-        if (inlined == 0 || !call_sites_ok) {
-            // A DWARF subprogram name is used only where the symbol tables had none (symbol names
-            // keep clone suffixes).
-            const std::string &name = die_name_cached(*unit, chain[0]);
-            if (!name.empty() && (inlined != 0 || e.function.empty())) e.function = name;
-            return;
-        }
-        std::string file = std::move(e.file);
-        uint32_t line = e.line;
-        e.inlined.reserve(inlined);
-        for (size_t i = 0; i < inlined; ++i) {
-            report::Frame::Inlined call;
-            call.function = die_name_cached(*unit, chain[i]);
-            call.file = std::move(file);
-            call.line = line;
-            e.inlined.push_back(std::move(call));
-            call_position(*unit, chain[i], file, line); // where chain[i + 1] calls it
-        }
-        e.file = std::move(file);
-        e.line = line;
-        if (e.function.empty() && inlined < chain.size()) e.function = die_name_cached(*unit, chain[inlined]);
-    }
-#endif
-
     const CacheEntry &resolve(uint64_t pc) {
         auto found = cache.find(pc);
         if (found != cache.end()) return found->second;
@@ -447,34 +221,19 @@ struct Symbolizer::Impl {
         if (mi >= 0) {
             const LoadedModule &m = modules[static_cast<size_t>(mi)];
             ModuleState &s = *states[static_cast<size_t>(mi)];
-            ensure_elf(m, s);
+            ElfModule &elf = s.elf;
+            ensure_elf(m, elf);
             uint64_t vaddr = pc - m.base;
-            if (s.file_usable) {
-                int sym = s.symbols.find(vaddr);
+            if (elf.file_usable) {
+                int sym = elf.symbols.find(vaddr);
                 if (sym >= 0) {
-                    auto it = s.names.find(sym);
-                    if (it == s.names.end()) it = s.names.emplace(sym, demangle(s.symbols.name(sym))).first;
+                    auto it = elf.names.find(sym);
+                    if (it == elf.names.end()) it = elf.names.emplace(sym, demangle(elf.symbols.name(sym))).first;
                     e.function = it->second;
                 }
             }
-            if (options.use_libdw) load_libdw();
-#if VT_HAVE_LIBDW_HEADERS
-            if (libdw_state == LibdwState::Loaded) {
-                ensure_dwfl(m, s);
-                if (s.dwfl_module) {
-                    if (Dwfl_Line *line = api.module_getsrc(s.dwfl_module, pc)) {
-                        int lineno = 0, column = 0;
-                        Dwarf_Addr at = 0;
-                        const char *file = api.lineinfo(line, &at, &lineno, &column, nullptr, nullptr);
-                        if (file && lineno > 0) {
-                            e.file = file;
-                            e.line = static_cast<uint32_t>(lineno);
-                        }
-                    }
-                    if (inline_ok) name_from_dwarf(s, pc, e);
-                }
-            }
-#endif
+            if (options.use_libdw) dwarf.load(options);
+            dwarf.describe(m, live, elf.file_usable, s.dwarf, pc, e);
         }
         if (e.function.empty() && live && (mi < 0 || !modules[static_cast<size_t>(mi)].unloaded)) {
             Dl_info info{};
@@ -599,13 +358,13 @@ const std::vector<LoadedModule> &Symbolizer::modules() const { return impl_->mod
 
 LibdwState Symbolizer::libdw_state() {
     try {
-        impl_->load_libdw();
+        impl_->dwarf.load(impl_->options);
     } catch (...) {
     }
-    return impl_->libdw_state;
+    return impl_->dwarf.state();
 }
 
-const std::string &Symbolizer::libdw_message() const { return impl_->libdw_message; }
+const std::string &Symbolizer::libdw_message() const { return impl_->dwarf.message(); }
 
 } // namespace vramtrace::symbolize
 
