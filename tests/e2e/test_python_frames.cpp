@@ -21,7 +21,7 @@ namespace {
 const std::string kScript = VT_PYTHON_DIR "/python_frames_program.py";
 
 // VT_E2E_PYTHON: another interpreter to run the same tests with (each struct layout of
-// lib/python/python_runtime.cpp: CPython 3.10 to 3.13, docs/python-frames.md); else the build's.
+// lib/python/python_layouts.h: CPython 3.10 to 3.13, docs/python-frames.md); else the build's.
 std::string python3() {
     const char *other = getenv("VT_E2E_PYTHON");
     std::string p = other != nullptr && *other != 0 ? other : VT_PYTHON3;
