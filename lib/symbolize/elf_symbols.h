@@ -105,6 +105,20 @@ public:
         return -1;
     }
 
+    // Index of the nearest symbol at or below vaddr in the executable section that holds vaddr
+    // (for an address find() places in no function: stripped code between exported symbols), -1
+    // when none.
+    int nearest_below(uint64_t vaddr) const {
+        auto it = std::upper_bound(syms_.begin(), syms_.end(), vaddr,
+                                   [](uint64_t v, const Sym &s) { return v < s.start; });
+        if (it == syms_.begin()) return -1;
+        const Sym &s = *(it - 1);
+        if (s.section >= exec_sections_.size()) return -1;
+        auto [lo, hi] = exec_sections_[s.section];
+        return vaddr >= lo && vaddr < hi ? static_cast<int>(it - syms_.begin() - 1) : -1;
+    }
+    uint64_t start(int i) const { return syms_[static_cast<size_t>(i)].start; }
+
     const char *name(int i) const { return strtab_ + syms_[static_cast<size_t>(i)].name; }
     bool empty() const { return syms_.empty(); }
 

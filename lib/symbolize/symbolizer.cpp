@@ -5,6 +5,7 @@
 #include "symbolize/elf_symbols.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <mutex>
 #include <unordered_map>
@@ -37,6 +38,16 @@ std::string demangle(const char *name) {
     }
     return plain;
 }
+
+namespace {
+
+std::string near_symbol(std::string name, uint64_t offset) {
+    char hex[24];
+    snprintf(hex, sizeof hex, "+0x%llx", static_cast<unsigned long long>(offset));
+    return name + hex;
+}
+
+} // namespace
 
 namespace {
 
@@ -235,10 +246,25 @@ struct Symbolizer::Impl {
             if (options.use_libdw) dwarf.load(options);
             dwarf.describe(m, live, elf.file_usable, s.dwarf, pc, e);
         }
+        if (e.function.empty() && mi >= 0) {
+            // Code no symbol covers (a stripped library's internal function): the nearest symbol
+            // below it and the distance, "PyObject_Vectorcall+0x4f", rather than no name at all.
+            const LoadedModule &m = modules[static_cast<size_t>(mi)];
+            ElfModule &elf = states[static_cast<size_t>(mi)]->elf;
+            uint64_t vaddr = pc - m.base;
+            int near = elf.file_usable ? elf.symbols.nearest_below(vaddr) : -1;
+            if (near >= 0) e.function = near_symbol(demangle(elf.symbols.name(near)), vaddr - elf.symbols.start(near));
+        }
         if (e.function.empty() && live && (mi < 0 || !modules[static_cast<size_t>(mi)].unloaded)) {
             Dl_info info{};
-            if (dladdr(reinterpret_cast<void *>(pc), &info) && info.dli_sname && info.dli_saddr)
-                e.function = demangle(info.dli_sname);
+            void *entry = nullptr; // the ElfW(Sym) of the symbol found
+            if (dladdr1(reinterpret_cast<void *>(pc), &info, &entry, RTLD_DL_SYMENT) &&
+                info.dli_sname && info.dli_saddr) {
+                uint64_t offset = pc - reinterpret_cast<uint64_t>(info.dli_saddr);
+                const auto *sym = static_cast<const ElfW(Sym) *>(entry);
+                bool inside = sym != nullptr && offset < sym->st_size;
+                e.function = inside ? demangle(info.dli_sname) : near_symbol(demangle(info.dli_sname), offset);
+            }
         }
         return cache.emplace(pc, std::move(e)).first->second;
     }

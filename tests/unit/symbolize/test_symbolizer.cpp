@@ -565,3 +565,24 @@ TEST_CASE("symbolizer: 100k distinct addresses", "[.perf]") {
                     std::chrono::duration<double>(t1 - t0).count(), named, lines);
     }
 }
+
+TEST_CASE("symbolizer: code no symbol covers is named by the nearest exported symbol below it", "[symbolizer]") {
+    const std::string kLib = fixture_path("VT_SYMBOLIZE_STRIPPED_LIB", VT_SYMBOLIZE_STRIPPED_LIB);
+    void *lib = dlopen(kLib.c_str(), RTLD_NOW | RTLD_LOCAL);
+    REQUIRE(lib != nullptr);
+    using CallFn = void *(*)(void *(*)());
+    auto call = reinterpret_cast<CallFn>(dlsym(lib, "vt_stripped_call_internal"));
+    auto anchor = reinterpret_cast<uint64_t>(dlsym(lib, "vt_stripped_anchor"));
+    REQUIRE(call);
+    REQUIRE(anchor);
+    void *ra = call(&vt_symbolize_test::capture_return_address);
+    auto pc = reinterpret_cast<uint64_t>(ra) - 1; // what lookup() looks up for a return address
+    REQUIRE(pc > anchor);
+    char expected[64];
+    snprintf(expected, sizeof expected, "vt_stripped_anchor+0x%llx", static_cast<unsigned long long>(pc - anchor));
+    Symbolizer sym(without_libdw());
+    SymbolizedAddress r = sym.lookup(reinterpret_cast<uint64_t>(ra));
+    REQUIRE(r.module >= 0);
+    CHECK(r.function == expected);
+    dlclose(lib);
+}
