@@ -335,11 +335,13 @@ void Merger::spool_allocation(const report::Allocation &a, uint32_t merged_stack
         return it->second;
     };
     std::string line = spooled_ == 0 ? "    " : ",\n    ";
-    line += "{\"address\": \"" + report::hex_u64(a.address) + "\", \"size\": " + std::to_string(a.size) +
-            ", \"kind\": " + escaped(a.kind) + ", \"device\": " + std::to_string(a.device) +
-            ", \"api\": " + escaped(a.api) + ", \"stream\": \"" + report::hex_u64(a.stream) +
-            "\", \"thread_id\": " + std::to_string(a.thread_id) + ", \"time_ns\": " + std::to_string(a.time_ns) +
-            ", \"stack\": " + std::to_string(merged_stack) + (a.size_is_estimate ? ", \"size_is_estimate\": true}" : "}");
+    namespace f = report::member::allocations;
+    line += "{" + json_key(f::address) + "\"" + report::hex_u64(a.address) + "\", " + json_key(f::size) +
+            std::to_string(a.size) + ", " + json_key(f::kind) + escaped(a.kind) + ", " + json_key(f::device) +
+            std::to_string(a.device) + ", " + json_key(f::api) + escaped(a.api) + ", " + json_key(f::stream) + "\"" +
+            report::hex_u64(a.stream) + "\", " + json_key(f::thread_id) + std::to_string(a.thread_id) + ", " +
+            json_key(f::time_ns) + std::to_string(a.time_ns) + ", " + json_key(f::stack) + std::to_string(merged_stack) +
+            (a.size_is_estimate ? ", " + json_key(f::size_is_estimate) + "true}" : "}");
     if (std::fwrite(line.data(), 1, line.size(), spool_) != line.size()) {
         spool_failed_ = true;
         spool_errno_ = errno;
