@@ -38,18 +38,19 @@ fi
 [ -n "$cxx" ] || { echo "run_fuzz: no clang++ (apt-get install clang)"; exit 2; }
 
 t="$repo/tools"
-r="$repo/lib/reporting"
-reader_sources=("$t/snapshot_reader.cpp" "$t/snapshot_files.cpp" "$t/snapshot_references.cpp" "$r/report_model.cpp"
+# The layers of lib/ that the CLI shares (docs/design.md, "Layers").
+s="$repo/lib/snapshot" r="$repo/lib/report" y="$repo/lib/symbolize"
+reader_sources=("$t/snapshot_reader.cpp" "$t/snapshot_files.cpp" "$t/snapshot_references.cpp" "$s/report_model.cpp"
   "$r/text_safety.cpp")
 # What the commands link, less main.cpp and the cmd_*.cpp argument handling.
 command_sources=("${reader_sources[@]}" "$t/call_sites.cpp" "$t/diff_core.cpp" "$t/merge_core.cpp" "$t/merge_write.cpp" "$t/merge_text.cpp"
   "$t/text_table.cpp" "$t/snapshot_input.cpp" "$t/offline_symbolize.cpp" "$t/cli_common.cpp"
-  "$r/summary_format.cpp" "$r/snapshot_writer.cpp" "$r/module_map.cpp" "$r/symbolizer.cpp" "$r/elf_symbols.cpp"
-  "$r/debug_files.cpp" "$r/libdw_index.cpp" "$r/call_site.cpp"
+  "$r/summary_format.cpp" "$s/snapshot_writer.cpp" "$y/module_map.cpp" "$y/symbolizer.cpp" "$y/elf_symbols.cpp"
+  "$y/debug_files.cpp" "$y/libdw_index.cpp" "$y/call_site.cpp"
   "$t"/export/*.cpp)
 
 # The exporter targets share their objects, compiled once (export_objs/).
-export_sources=("$t"/export/*.cpp "$r/report_model.cpp" "$r/summary_format.cpp" "$r/text_safety.cpp")
+export_sources=("$t"/export/*.cpp "$s/report_model.cpp" "$r/summary_format.cpp" "$r/text_safety.cpp")
 flags=(-std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
   -DSPDLOG_FMT_EXTERNAL -DVRAMTRACE_VERSION='"fuzz"' -I"$repo/lib" -I"$t")
 export_objects() {
@@ -58,7 +59,7 @@ export_objects() {
   export_objs=()
   for src in "${export_sources[@]}"; do
     obj="$objdir/$(basename "$src" .cpp).o"
-    if [ ! -e "$obj" ] || [ -n "$(find "$src" "$t/export" "$r" -newer "$obj" \( -name '*.cpp' -o -name '*.h' \) -print -quit)" ]; then
+    if [ ! -e "$obj" ] || [ -n "$(find "$src" "$t/export" "$s" "$r" -newer "$obj" \( -name '*.cpp' -o -name '*.h' \) -print -quit)" ]; then
       "$cxx" "${flags[@]}" -fsanitize=fuzzer-no-link -c "$src" -o "$obj"
     fi
     export_objs+=("$obj")
@@ -83,7 +84,7 @@ for target in "${targets[@]}"; do
   exe="$dir/${target}_fuzz"
   start=$(date +%s)
   # Rebuilt only when a source or header it may use is newer than the executable.
-  if [ -x "$exe" ] && [ -z "$(find "$repo/fuzz" "$t" "$repo/lib/reporting" -newer "$exe" \( -name '*.cpp' -o -name '*.h' \) -print -quit)" ]; then
+  if [ -x "$exe" ] && [ -z "$(find "$repo/fuzz" "$t" "$repo/lib" -newer "$exe" \( -name '*.cpp' -o -name '*.h' \) -print -quit)" ]; then
     echo "== $target: up to date"
   else
   echo "== $target: building"

@@ -20,15 +20,18 @@
 #include <nlohmann/json.hpp>
 
 #include "snapshot/report_model.h"
+#include "snapshot/snapshot_fields.h"
 #include "json_text.h"
 
 namespace vramtrace::cli {
 
 namespace {
 
+namespace top = report::member::top;
+
 void append_bytes(std::string &key, const void *p, size_t n) { key.append(static_cast<const char *>(p), n); }
 
-std::string idx(const char *array, size_t i) { return std::string(array) + "[" + std::to_string(i) + "]"; }
+std::string idx(std::string_view array, size_t i) { return std::string(array) + "[" + std::to_string(i) + "]"; }
 
 // process.rank as a number (-1: none, or not a number).
 int64_t rank_number(const std::string &rank) {
@@ -92,18 +95,18 @@ struct Merger::FileState {
         for (size_t i = 0; i < frames.size(); ++i) {
             int m = frames[i].module;
             if (m < -1 || (m >= 0 && size_t(m) >= modules.size()))
-                return idx("frames", i) + ".module: " + std::to_string(m) + " is not an index into modules (" +
+                return idx(top::frames, i) + ".module: " + std::to_string(m) + " is not an index into modules (" +
                        std::to_string(modules.size()) + " entries)";
         }
         for (size_t i = 0; i < stacks.size(); ++i) {
             const report::Stack &st = stacks[i];
-            if (st.id == 0) return idx("stacks", i) + ".id: 0 is reserved for \"no stack\"";
+            if (st.id == 0) return idx(top::stacks, i) + ".id: 0 is reserved for \"no stack\"";
             for (size_t k = 0; k < st.frames.size(); ++k)
                 if (st.frames[k] >= frames.size())
-                    return idx("stacks", i) + ".frames[" + std::to_string(k) + "]: " + std::to_string(st.frames[k]) +
+                    return idx(top::stacks, i) + ".frames[" + std::to_string(k) + "]: " + std::to_string(st.frames[k]) +
                            " is not an index into frames (" + std::to_string(frames.size()) + " entries)";
             if (st.call_site < -1 || (st.call_site >= 0 && size_t(st.call_site) >= st.frames.size()))
-                return idx("stacks", i) + ".call_site: " + std::to_string(st.call_site) +
+                return idx(top::stacks, i) + ".call_site: " + std::to_string(st.call_site) +
                        " is not an index into this stack's frames (" + std::to_string(st.frames.size()) + " entries)";
         }
         return duplicate_stack;
@@ -332,11 +335,13 @@ void Merger::spool_allocation(const report::Allocation &a, uint32_t merged_stack
         return it->second;
     };
     std::string line = spooled_ == 0 ? "    " : ",\n    ";
-    line += "{\"address\": \"" + report::hex_u64(a.address) + "\", \"size\": " + std::to_string(a.size) +
-            ", \"kind\": " + escaped(a.kind) + ", \"device\": " + std::to_string(a.device) +
-            ", \"api\": " + escaped(a.api) + ", \"stream\": \"" + report::hex_u64(a.stream) +
-            "\", \"thread_id\": " + std::to_string(a.thread_id) + ", \"time_ns\": " + std::to_string(a.time_ns) +
-            ", \"stack\": " + std::to_string(merged_stack) + (a.size_is_estimate ? ", \"size_is_estimate\": true}" : "}");
+    namespace f = report::member::allocations;
+    line += "{" + json_key(f::address) + "\"" + report::hex_u64(a.address) + "\", " + json_key(f::size) +
+            std::to_string(a.size) + ", " + json_key(f::kind) + escaped(a.kind) + ", " + json_key(f::device) +
+            std::to_string(a.device) + ", " + json_key(f::api) + escaped(a.api) + ", " + json_key(f::stream) + "\"" +
+            report::hex_u64(a.stream) + "\", " + json_key(f::thread_id) + std::to_string(a.thread_id) + ", " +
+            json_key(f::time_ns) + std::to_string(a.time_ns) + ", " + json_key(f::stack) + std::to_string(merged_stack) +
+            (a.size_is_estimate ? ", " + json_key(f::size_is_estimate) + "true}" : "}");
     if (std::fwrite(line.data(), 1, line.size(), spool_) != line.size()) {
         spool_failed_ = true;
         spool_errno_ = errno;
@@ -435,7 +440,7 @@ bool Merger::commit(FileState &state, const std::string &name, std::string *erro
     };
     if (std::string problem = state.check(); !problem.empty()) return fail(problem);
     if (state.dangling)
-        return fail(idx("allocations", state.dangling_index) + ".stack: " + std::to_string(state.dangling_id) +
+        return fail(idx(top::allocations, state.dangling_index) + ".stack: " + std::to_string(state.dangling_id) +
                     " is not the id of an entry in stacks");
     // Peaks, OOM records and events name stacks too (0: none), as read_snapshot_file checks.
     auto local_stack = [&](uint32_t id) -> std::optional<size_t> {
@@ -446,14 +451,14 @@ bool Merger::commit(FileState &state, const std::string &name, std::string *erro
     for (size_t i = 0; i < state.peaks.size(); ++i)
         for (size_t k = 0; k < state.peaks[i].sites.size(); ++k)
             if (uint32_t id = state.peaks[i].sites[k].stack; id != 0 && !local_stack(id))
-                return fail(idx("peaks", i) + idx(".sites", k) + not_a_stack(id));
+                return fail(idx(top::peaks, i) + idx(".sites", k) + not_a_stack(id));
     for (size_t i = 0; i < state.ooms.size(); ++i)
-        if (uint32_t id = state.ooms[i].stack; id != 0 && !local_stack(id)) return fail(idx("ooms", i) + not_a_stack(id));
+        if (uint32_t id = state.ooms[i].stack; id != 0 && !local_stack(id)) return fail(idx(top::ooms, i) + not_a_stack(id));
     {
         const std::pair<const uint32_t, size_t> *first = nullptr;
         for (const auto &ref : state.event_stacks)
             if (!local_stack(ref.first) && (!first || ref.second < first->second)) first = &ref;
-        if (first) return fail(idx("events", first->second) + not_a_stack(first->first));
+        if (first) return fail(idx(top::events, first->second) + not_a_stack(first->first));
     }
     if (spool_failed_) return fail(std::string("cannot write the temporary file: ") + std::strerror(spool_errno_));
 
@@ -465,7 +470,7 @@ bool Merger::commit(FileState &state, const std::string &name, std::string *erro
             MergedProcess p = state.merged_processes[i];
             uint32_t row = uint32_t(processes_.size());
             if (!renumber.emplace(p.input, row).second)
-                return fail(idx("merged_processes", i) + ".input: " + std::to_string(p.input) + " appears more than once");
+                return fail(idx(top::merged_processes, i) + ".input: " + std::to_string(p.input) + " appears more than once");
             p.input = row;
             process_hosts_.push_back(p.host);
             processes_.push_back(std::move(p));
@@ -476,7 +481,7 @@ bool Merger::commit(FileState &state, const std::string &name, std::string *erro
             if (found == renumber.end()) {
                 processes_.resize(first_row);
                 process_hosts_.resize(first_row);
-                return fail(idx("merged_devices", i) + ".input: " + std::to_string(d.input) +
+                return fail(idx(top::merged_devices, i) + ".input: " + std::to_string(d.input) +
                             " is not the input of an entry in merged_processes");
             }
             d.input = found->second;

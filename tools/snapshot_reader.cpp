@@ -470,12 +470,13 @@ private:
         case Top::Unknown: return true;
         case Top::Format:
             if (v.kind != Scalar::String) {
-                error_ = std::string("not a vramtrace snapshot (\"format\" is ") + kind_name(v.kind) + ")";
+                error_ = "not a vramtrace snapshot (\"" + std::string(member::top::format) + "\" is " +
+                         kind_name(v.kind) + ")";
                 return false;
             }
             if (*v.s != report::kFormatName) {
-                error_ = "not a vramtrace snapshot (\"format\" is \"" + printable(*v.s) + "\", expected \"" +
-                         report::kFormatName + "\")";
+                error_ = "not a vramtrace snapshot (\"" + std::string(member::top::format) + "\" is \"" +
+                         printable(*v.s) + "\", expected \"" + report::kFormatName + "\")";
                 return false;
             }
             format_ok_ = true;
@@ -488,7 +489,7 @@ private:
         case Top::OomCount: {
             uint64_t count = 0;
             std::string why;
-            if (!convert(v, count, &why)) return fail("oom_count: " + why);
+            if (!convert(v, count, &why)) return fail(std::string(top_name()) + ": " + why);
             mark_top();
             if (!ignoring_) sink_.on_oom_count(count);
             return true;
@@ -496,7 +497,7 @@ private:
         case Top::TeardownCount: {
             uint64_t count = 0;
             std::string why;
-            if (!convert(v, count, &why)) return fail("teardown_count: " + why);
+            if (!convert(v, count, &why)) return fail(std::string(top_name()) + ": " + why);
             mark_top();
             if (!ignoring_) sink_.on_teardown_count(count);
             return true;
@@ -504,7 +505,7 @@ private:
         case Top::SchemaVersion: {
             int version = 0;
             std::string why;
-            if (!convert(v, version, &why)) return fail("schema_version: " + why);
+            if (!convert(v, version, &why)) return fail(std::string(top_name()) + ": " + why);
             if (version > report::kSchemaVersion)
                 return fail("schema_version " + std::to_string(version) + " is newer than this vramtrace reads (" +
                             std::to_string(report::kSchemaVersion) + "); use a newer vramtrace");
@@ -566,7 +567,8 @@ private:
 
     void check_complete() {
         if (!format_ok_) {
-            error_ = "not a vramtrace snapshot (no \"format\": \"" + std::string(report::kFormatName) + "\" member)";
+            error_ = "not a vramtrace snapshot (no \"" + std::string(member::top::format) + "\": \"" +
+                     std::string(report::kFormatName) + "\" member)";
             return;
         }
         if (!root_closed_) {

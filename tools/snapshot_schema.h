@@ -1,6 +1,7 @@
 // The snapshot schema as the streaming reader (snapshot_reader.cpp) applies it: the fields of each
-// record type (name, member, hex, optional), the top-level members, and the conversions of a JSON
-// scalar into a field with their one-line messages. Internal to the reader.
+// record type (a member of snapshot/snapshot_fields.h and the model's member it is read into), the
+// top-level members, and the conversions of a JSON scalar into a field with their one-line
+// messages. Internal to the reader.
 #pragma once
 
 #include <array>
@@ -16,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "snapshot/device_range.h"
+#include "snapshot/snapshot_fields.h"
 #include "snapshot_reader.h"
 
 namespace vramtrace::cli::schema {
@@ -33,6 +35,7 @@ using report::Frame;
 using report::Module;
 using report::ProcessInfo;
 using report::Stack;
+namespace member = report::member;
 
 // Text from the input, made printable on one line and bounded in length.
 inline std::string printable(std::string_view text, size_t limit = 60) {
@@ -134,21 +137,22 @@ inline bool convert_hex(const Scalar &v, uint64_t &out, std::string *why) {
     return ok;
 }
 
-// The fields of one record type: name, member, whether a uint64_t is written as a hex string, and
-// whether the field may be absent (fields added within schema 1 are: older files lack them).
-// A std::vector<Sub> member whose Sub has a Schema is a list of nested records (frames[].inlined,
-// peaks[].sites); other vectors are lists of scalars.
+// The fields of one record type: the member of the format (snapshot/snapshot_fields.h: its name,
+// whether a uint64_t is written as a hex string, whether it may be absent) and the model's member it
+// is read into. A std::vector<Sub> member whose Sub has a Schema is a list of nested records
+// (frames[].inlined, peaks[].sites); other vectors are lists of scalars.
 template <class R> struct Field {
     using Member = std::variant<int64_t R::*, uint64_t R::*, int R::*, uint32_t R::*, std::string R::*,
                                 std::vector<std::string> R::*, std::vector<uint32_t> R::*, bool R::*,
                                 std::optional<uint64_t> R::*, std::vector<Frame::Inlined> R::*,
                                 std::vector<PeakSite> R::*>;
+    Field(const report::member::Field &field, Member m)
+        : name(field.name), member(m), hex(field.type == report::member::Json::hex), optional(field.optional) {}
     std::string_view name;
     Member member;
     bool hex = false;
     bool optional = false;
 };
-constexpr bool kHex = true, kOptional = true;
 
 struct Dropped {
     uint64_t allocations = 0;
@@ -158,225 +162,225 @@ struct Dropped {
 
 template <class R> struct Schema;
 template <> struct Schema<ProcessInfo> {
-    static constexpr std::string_view where = "process";
+    static constexpr std::string_view where = member::top::process.name;
     static inline const std::array<Field<ProcessInfo>, 16> fields{{
-        {"pid", &ProcessInfo::pid},
-        {"ppid", &ProcessInfo::ppid},
-        {"command_line", &ProcessInfo::command_line},
-        {"executable", &ProcessInfo::executable},
-        {"host", &ProcessInfo::host},
-        {"start_time_ns", &ProcessInfo::start_time_ns},
-        {"dump_time_ns", &ProcessInfo::dump_time_ns},
-        {"driver_version", &ProcessInfo::driver_version},
-        {"reason", &ProcessInfo::reason},
-        {"vramtrace_version", &ProcessInfo::vramtrace_version},
-        {"stack_depth", &ProcessInfo::stack_depth},
-        {"dump_monotonic_ns", &ProcessInfo::dump_monotonic_ns, false, kOptional},
-        {"rank", &ProcessInfo::rank, false, kOptional},
-        {"symbolized", &ProcessInfo::symbolized, false, kOptional},
-        {"signal", &ProcessInfo::signal, false, kOptional},
-        {"python", &ProcessInfo::python, false, kOptional},
+        {member::process::pid, &ProcessInfo::pid},
+        {member::process::ppid, &ProcessInfo::ppid},
+        {member::process::command_line, &ProcessInfo::command_line},
+        {member::process::executable, &ProcessInfo::executable},
+        {member::process::host, &ProcessInfo::host},
+        {member::process::start_time_ns, &ProcessInfo::start_time_ns},
+        {member::process::dump_time_ns, &ProcessInfo::dump_time_ns},
+        {member::process::driver_version, &ProcessInfo::driver_version},
+        {member::process::reason, &ProcessInfo::reason},
+        {member::process::vramtrace_version, &ProcessInfo::vramtrace_version},
+        {member::process::stack_depth, &ProcessInfo::stack_depth},
+        {member::process::dump_monotonic_ns, &ProcessInfo::dump_monotonic_ns},
+        {member::process::rank, &ProcessInfo::rank},
+        {member::process::symbolized, &ProcessInfo::symbolized},
+        {member::process::signal, &ProcessInfo::signal},
+        {member::process::python, &ProcessInfo::python},
     }};
 };
 template <> struct Schema<Dropped> {
-    static constexpr std::string_view where = "dropped";
+    static constexpr std::string_view where = member::top::dropped.name;
     static inline const std::array<Field<Dropped>, 3> fields{{
-        {"allocations", &Dropped::allocations},
-        {"stacks", &Dropped::stacks},
-        {"peak_sites", &Dropped::peak_sites, false, kOptional},
+        {member::dropped::allocations, &Dropped::allocations},
+        {member::dropped::stacks, &Dropped::stacks},
+        {member::dropped::peak_sites, &Dropped::peak_sites},
     }};
 };
 template <> struct Schema<DeviceTotals> {
-    static constexpr std::string_view where = "devices";
+    static constexpr std::string_view where = member::top::devices.name;
     static inline const std::array<Field<DeviceTotals>, 15> fields{{
-        {"device", &DeviceTotals::device},
-        {"current_bytes", &DeviceTotals::current_bytes},
-        {"peak_bytes", &DeviceTotals::peak_bytes},
-        {"allocation_count", &DeviceTotals::allocation_count},
-        {"free_count", &DeviceTotals::free_count},
-        {"total_allocated_bytes", &DeviceTotals::total_allocated_bytes},
-        {"total_freed_bytes", &DeviceTotals::total_freed_bytes},
-        {"uuid", &DeviceTotals::uuid, false, kOptional},
-        {"pci_bus_id", &DeviceTotals::pci_bus_id, false, kOptional},
-        {"total_memory_bytes", &DeviceTotals::total_memory_bytes, false, kOptional},
-        {"process_used_bytes", &DeviceTotals::process_used_bytes, false, kOptional},
-        {"graph_reserved_bytes", &DeviceTotals::graph_reserved_bytes, false, kOptional},
-        {"graph_used_bytes", &DeviceTotals::graph_used_bytes, false, kOptional},
-        {"graph_reserved_high_bytes", &DeviceTotals::graph_reserved_high_bytes, false, kOptional},
-        {"graph_used_high_bytes", &DeviceTotals::graph_used_high_bytes, false, kOptional},
+        {member::devices::device, &DeviceTotals::device},
+        {member::devices::current_bytes, &DeviceTotals::current_bytes},
+        {member::devices::peak_bytes, &DeviceTotals::peak_bytes},
+        {member::devices::allocation_count, &DeviceTotals::allocation_count},
+        {member::devices::free_count, &DeviceTotals::free_count},
+        {member::devices::total_allocated_bytes, &DeviceTotals::total_allocated_bytes},
+        {member::devices::total_freed_bytes, &DeviceTotals::total_freed_bytes},
+        {member::devices::uuid, &DeviceTotals::uuid},
+        {member::devices::pci_bus_id, &DeviceTotals::pci_bus_id},
+        {member::devices::total_memory_bytes, &DeviceTotals::total_memory_bytes},
+        {member::devices::process_used_bytes, &DeviceTotals::process_used_bytes},
+        {member::devices::graph_reserved_bytes, &DeviceTotals::graph_reserved_bytes},
+        {member::devices::graph_used_bytes, &DeviceTotals::graph_used_bytes},
+        {member::devices::graph_reserved_high_bytes, &DeviceTotals::graph_reserved_high_bytes},
+        {member::devices::graph_used_high_bytes, &DeviceTotals::graph_used_high_bytes},
     }};
 };
 template <> struct Schema<Module> {
-    static constexpr std::string_view where = "modules";
+    static constexpr std::string_view where = member::top::modules.name;
     static inline const std::array<Field<Module>, 3> fields{{
-        {"path", &Module::path},
-        {"base", &Module::base, true},
-        {"build_id", &Module::build_id},
+        {member::modules::path, &Module::path},
+        {member::modules::base, &Module::base},
+        {member::modules::build_id, &Module::build_id},
     }};
 };
 template <> struct Schema<Frame> {
-    static constexpr std::string_view where = "frames";
+    static constexpr std::string_view where = member::top::frames.name;
     static inline const std::array<Field<Frame>, 8> fields{{
-        {"address", &Frame::address, true},
-        {"module", &Frame::module},
-        {"module_offset", &Frame::module_offset, true},
-        {"function", &Frame::function},
-        {"file", &Frame::file},
-        {"line", &Frame::line},
-        {"inlined", &Frame::inlined, false, kOptional},
-        {"python", &Frame::python, false, kOptional},
+        {member::frames::address, &Frame::address},
+        {member::frames::module, &Frame::module},
+        {member::frames::module_offset, &Frame::module_offset},
+        {member::frames::function, &Frame::function},
+        {member::frames::file, &Frame::file},
+        {member::frames::line, &Frame::line},
+        {member::frames::inlined, &Frame::inlined},
+        {member::frames::python, &Frame::python},
     }};
 };
 template <> struct Schema<Frame::Inlined> {
-    static constexpr std::string_view where = "inlined";
+    static constexpr std::string_view where = member::frames::inlined.name;
     static inline const std::array<Field<Frame::Inlined>, 3> fields{{
-        {"function", &Frame::Inlined::function},
-        {"file", &Frame::Inlined::file},
-        {"line", &Frame::Inlined::line},
+        {member::inlined::function, &Frame::Inlined::function},
+        {member::inlined::file, &Frame::Inlined::file},
+        {member::inlined::line, &Frame::Inlined::line},
     }};
 };
 template <> struct Schema<Stack> {
-    static constexpr std::string_view where = "stacks";
+    static constexpr std::string_view where = member::top::stacks.name;
     static inline const std::array<Field<Stack>, 3> fields{{
-        {"id", &Stack::id},
-        {"frames", &Stack::frames},
-        {"call_site", &Stack::call_site},
+        {member::stacks::id, &Stack::id},
+        {member::stacks::frames, &Stack::frames},
+        {member::stacks::call_site, &Stack::call_site},
     }};
 };
 template <> struct Schema<Allocation> {
-    static constexpr std::string_view where = "allocations";
+    static constexpr std::string_view where = member::top::allocations.name;
     static inline const std::array<Field<Allocation>, 11> fields{{
-        {"address", &Allocation::address, true},
-        {"size", &Allocation::size},
-        {"kind", &Allocation::kind},
-        {"device", &Allocation::device},
-        {"api", &Allocation::api},
-        {"stream", &Allocation::stream, true},
-        {"thread_id", &Allocation::thread_id},
-        {"time_ns", &Allocation::time_ns},
-        {"stack", &Allocation::stack},
-        {"size_is_estimate", &Allocation::size_is_estimate, false, kOptional},
-        {"context", &Allocation::context, false, kOptional},
+        {member::allocations::address, &Allocation::address},
+        {member::allocations::size, &Allocation::size},
+        {member::allocations::kind, &Allocation::kind},
+        {member::allocations::device, &Allocation::device},
+        {member::allocations::api, &Allocation::api},
+        {member::allocations::stream, &Allocation::stream},
+        {member::allocations::thread_id, &Allocation::thread_id},
+        {member::allocations::time_ns, &Allocation::time_ns},
+        {member::allocations::stack, &Allocation::stack},
+        {member::allocations::size_is_estimate, &Allocation::size_is_estimate},
+        {member::allocations::context, &Allocation::context},
     }};
 };
 template <> struct Schema<PeakSite> {
-    static constexpr std::string_view where = "sites";
+    static constexpr std::string_view where = member::peaks::sites.name;
     static inline const std::array<Field<PeakSite>, 3> fields{{
-        {"stack", &PeakSite::stack},
-        {"bytes", &PeakSite::bytes},
-        {"count", &PeakSite::count},
+        {member::sites::stack, &PeakSite::stack},
+        {member::sites::bytes, &PeakSite::bytes},
+        {member::sites::count, &PeakSite::count},
     }};
 };
 template <> struct Schema<DevicePeak> {
-    static constexpr std::string_view where = "peaks";
+    static constexpr std::string_view where = member::top::peaks.name;
     static inline const std::array<Field<DevicePeak>, 4> fields{{
-        {"device", &DevicePeak::device},
-        {"peak_bytes", &DevicePeak::peak_bytes},
-        {"time_ns", &DevicePeak::time_ns},
-        {"sites", &DevicePeak::sites},
+        {member::peaks::device, &DevicePeak::device},
+        {member::peaks::peak_bytes, &DevicePeak::peak_bytes},
+        {member::peaks::time_ns, &DevicePeak::time_ns},
+        {member::peaks::sites, &DevicePeak::sites},
     }};
 };
 template <> struct Schema<OomEvent> {
-    static constexpr std::string_view where = "ooms";
+    static constexpr std::string_view where = member::top::ooms.name;
     static inline const std::array<Field<OomEvent>, 11> fields{{
-        {"time_ns", &OomEvent::time_ns},
-        {"device", &OomEvent::device},
-        {"requested_bytes", &OomEvent::requested_bytes},
-        {"api", &OomEvent::api},
-        {"stream", &OomEvent::stream, kHex},
-        {"stack", &OomEvent::stack},
-        {"thread_id", &OomEvent::thread_id},
-        {"result", &OomEvent::result},
-        {"tracked_bytes", &OomEvent::tracked_bytes},
-        {"device_free_bytes", &OomEvent::device_free_bytes, false, kOptional},
-        {"device_total_bytes", &OomEvent::device_total_bytes, false, kOptional},
+        {member::ooms::time_ns, &OomEvent::time_ns},
+        {member::ooms::device, &OomEvent::device},
+        {member::ooms::requested_bytes, &OomEvent::requested_bytes},
+        {member::ooms::api, &OomEvent::api},
+        {member::ooms::stream, &OomEvent::stream},
+        {member::ooms::stack, &OomEvent::stack},
+        {member::ooms::thread_id, &OomEvent::thread_id},
+        {member::ooms::result, &OomEvent::result},
+        {member::ooms::tracked_bytes, &OomEvent::tracked_bytes},
+        {member::ooms::device_free_bytes, &OomEvent::device_free_bytes},
+        {member::ooms::device_total_bytes, &OomEvent::device_total_bytes},
     }};
 };
 template <> struct Schema<Pool> {
-    static constexpr std::string_view where = "pools";
+    static constexpr std::string_view where = member::top::pools.name;
     static inline const std::array<Field<Pool>, 8> fields{{
-        {"handle", &Pool::handle, kHex},
-        {"device", &Pool::device},
-        {"is_default", &Pool::is_default},
-        {"reserved_bytes", &Pool::reserved_bytes},
-        {"used_bytes", &Pool::used_bytes},
-        {"reserved_high_bytes", &Pool::reserved_high_bytes},
-        {"used_high_bytes", &Pool::used_high_bytes},
-        {"is_graph_memory", &Pool::is_graph_memory, false, kOptional},
+        {member::pools::handle, &Pool::handle},
+        {member::pools::device, &Pool::device},
+        {member::pools::is_default, &Pool::is_default},
+        {member::pools::reserved_bytes, &Pool::reserved_bytes},
+        {member::pools::used_bytes, &Pool::used_bytes},
+        {member::pools::reserved_high_bytes, &Pool::reserved_high_bytes},
+        {member::pools::used_high_bytes, &Pool::used_high_bytes},
+        {member::pools::is_graph_memory, &Pool::is_graph_memory},
     }};
 };
 template <> struct Schema<EventHistory> {
-    static constexpr std::string_view where = "event_history";
+    static constexpr std::string_view where = member::top::event_history.name;
     static inline const std::array<Field<EventHistory>, 4> fields{{
-        {"capacity", &EventHistory::capacity},
-        {"recorded", &EventHistory::recorded},
-        {"wrapped", &EventHistory::wrapped},
-        {"complete_from_ns", &EventHistory::complete_from_ns},
+        {member::event_history::capacity, &EventHistory::capacity},
+        {member::event_history::recorded, &EventHistory::recorded},
+        {member::event_history::wrapped, &EventHistory::wrapped},
+        {member::event_history::complete_from_ns, &EventHistory::complete_from_ns},
     }};
 };
 // Marks carry no device/address/kind/size/api/stack, oom events no address/kind, marks alone a label.
 template <> struct Schema<Event> {
-    static constexpr std::string_view where = "events";
+    static constexpr std::string_view where = member::top::events.name;
     static inline const std::array<Field<Event>, 11> fields{{
-        {"type", &Event::type},
-        {"time_ns", &Event::time_ns},
-        {"thread_id", &Event::thread_id},
-        {"device", &Event::device, false, kOptional},
-        {"address", &Event::address, kHex, kOptional},
-        {"kind", &Event::kind, false, kOptional},
-        {"size", &Event::size, false, kOptional},
-        {"api", &Event::api, false, kOptional},
-        {"stack", &Event::stack, false, kOptional},
-        {"label", &Event::label, false, kOptional},
-        {"freed_by", &Event::freed_by, false, kOptional},
+        {member::events::type, &Event::type},
+        {member::events::time_ns, &Event::time_ns},
+        {member::events::thread_id, &Event::thread_id},
+        {member::events::device, &Event::device},
+        {member::events::address, &Event::address},
+        {member::events::kind, &Event::kind},
+        {member::events::size, &Event::size},
+        {member::events::api, &Event::api},
+        {member::events::stack, &Event::stack},
+        {member::events::label, &Event::label},
+        {member::events::freed_by, &Event::freed_by},
     }};
 };
 template <> struct Schema<Teardown> {
-    static constexpr std::string_view where = "teardowns";
+    static constexpr std::string_view where = member::top::teardowns.name;
     static inline const std::array<Field<Teardown>, 11> fields{{
-        {"time_ns", &Teardown::time_ns},
-        {"api", &Teardown::api},
-        {"cause", &Teardown::cause},
-        {"device", &Teardown::device},
-        {"context", &Teardown::context},
-        {"ended_count", &Teardown::ended_count},
-        {"ended_bytes", &Teardown::ended_bytes},
-        {"ended_host_bytes", &Teardown::ended_host_bytes},
-        {"sites", &Teardown::sites},
-        {"other_bytes", &Teardown::other_bytes},
-        {"other_count", &Teardown::other_count},
+        {member::teardowns::time_ns, &Teardown::time_ns},
+        {member::teardowns::api, &Teardown::api},
+        {member::teardowns::cause, &Teardown::cause},
+        {member::teardowns::device, &Teardown::device},
+        {member::teardowns::context, &Teardown::context},
+        {member::teardowns::ended_count, &Teardown::ended_count},
+        {member::teardowns::ended_bytes, &Teardown::ended_bytes},
+        {member::teardowns::ended_host_bytes, &Teardown::ended_host_bytes},
+        {member::teardowns::sites, &Teardown::sites},
+        {member::teardowns::other_bytes, &Teardown::other_bytes},
+        {member::teardowns::other_count, &Teardown::other_count},
     }};
 };
 
 template <> struct Schema<MergedProcess> {
-    static constexpr std::string_view where = "merged_processes";
+    static constexpr std::string_view where = member::top::merged_processes.name;
     static inline const std::array<Field<MergedProcess>, 12> fields{{
-        {"input", &MergedProcess::input},
-        {"file", &MergedProcess::file},
-        {"pid", &MergedProcess::pid},
-        {"host", &MergedProcess::host},
-        {"command_line", &MergedProcess::command_line},
-        {"reason", &MergedProcess::reason},
-        {"rank", &MergedProcess::rank},
-        {"live_bytes", &MergedProcess::live_bytes},
-        {"live_allocations", &MergedProcess::live_allocations},
-        {"dropped_allocations", &MergedProcess::dropped_allocations},
-        {"dropped_stacks", &MergedProcess::dropped_stacks},
-        {"oom_count", &MergedProcess::oom_count, false, kOptional},
+        {member::merged_processes::input, &MergedProcess::input},
+        {member::merged_processes::file, &MergedProcess::file},
+        {member::merged_processes::pid, &MergedProcess::pid},
+        {member::merged_processes::host, &MergedProcess::host},
+        {member::merged_processes::command_line, &MergedProcess::command_line},
+        {member::merged_processes::reason, &MergedProcess::reason},
+        {member::merged_processes::rank, &MergedProcess::rank},
+        {member::merged_processes::live_bytes, &MergedProcess::live_bytes},
+        {member::merged_processes::live_allocations, &MergedProcess::live_allocations},
+        {member::merged_processes::dropped_allocations, &MergedProcess::dropped_allocations},
+        {member::merged_processes::dropped_stacks, &MergedProcess::dropped_stacks},
+        {member::merged_processes::oom_count, &MergedProcess::oom_count},
     }};
 };
 template <> struct Schema<MergedDevice> {
-    static constexpr std::string_view where = "merged_devices";
+    static constexpr std::string_view where = member::top::merged_devices.name;
     static inline const std::array<Field<MergedDevice>, 9> fields{{
-        {"input", &MergedDevice::input},
-        {"device", &MergedDevice::device},
-        {"uuid", &MergedDevice::uuid},
-        {"current_bytes", &MergedDevice::current_bytes},
-        {"peak_bytes", &MergedDevice::peak_bytes},
-        {"allocation_count", &MergedDevice::allocation_count},
-        {"free_count", &MergedDevice::free_count},
-        {"total_allocated_bytes", &MergedDevice::total_allocated_bytes},
-        {"total_freed_bytes", &MergedDevice::total_freed_bytes},
+        {member::merged_devices::input, &MergedDevice::input},
+        {member::merged_devices::device, &MergedDevice::device},
+        {member::merged_devices::uuid, &MergedDevice::uuid},
+        {member::merged_devices::current_bytes, &MergedDevice::current_bytes},
+        {member::merged_devices::peak_bytes, &MergedDevice::peak_bytes},
+        {member::merged_devices::allocation_count, &MergedDevice::allocation_count},
+        {member::merged_devices::free_count, &MergedDevice::free_count},
+        {member::merged_devices::total_allocated_bytes, &MergedDevice::total_allocated_bytes},
+        {member::merged_devices::total_freed_bytes, &MergedDevice::total_freed_bytes},
     }};
 };
 
@@ -388,16 +392,17 @@ template <class R> constexpr bool is_sub_list<std::vector<Frame::Inlined> R::*> 
 template <class R> constexpr bool is_sub_list<std::vector<PeakSite> R::*> = true;
 
 // Top-level members: the kRequiredTop required ones in the order the library's writer emits them,
-// then the optional ones that `vramtrace merge` adds (snapshot_reader.h: MergedProcess), then the
+// then the optional ones that `vramtrace merge` adds (report_model.h: MergedProcess), then the
 // ones added within schema 1 (optional: older files lack them).
 enum class Top { Format, SchemaVersion, Process, Devices, Dropped, Modules, Frames, Stacks, Allocations,
                  MergedProcesses, MergedDevices, OomCount, Peaks, Ooms, Pools, EventHistory, Events, TeardownCount,
                  Teardowns, Unknown };
-constexpr std::array<std::string_view, 19> kTopNames = {"format", "schema_version", "process", "devices", "dropped",
-                                                        "modules", "frames", "stacks", "allocations",
-                                                        "merged_processes", "merged_devices", "oom_count", "peaks",
-                                                        "ooms", "pools", "event_history", "events", "teardown_count",
-                                                        "teardowns"};
+constexpr std::array<std::string_view, 19> kTopNames = {
+    member::top::format, member::top::schema_version, member::top::process, member::top::devices,
+    member::top::dropped, member::top::modules, member::top::frames, member::top::stacks, member::top::allocations,
+    member::top::merged_processes, member::top::merged_devices, member::top::oom_count, member::top::peaks,
+    member::top::ooms, member::top::pools, member::top::event_history, member::top::events,
+    member::top::teardown_count, member::top::teardowns};
 constexpr size_t kRequiredTop = 9;
 
 

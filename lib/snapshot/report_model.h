@@ -227,6 +227,42 @@ struct Teardown {
     bool operator==(const Teardown &) const = default;
 };
 
+// Optional top-level members written by `vramtrace merge` (docs/cli.md): one record per process
+// that went into a merged snapshot, and one per device of such a process, so that merging merged
+// snapshots still lists every process. Plain snapshots have neither; within schema 1 both are
+// optional (a reader that does not know them skips them).
+struct MergedProcess {
+    uint32_t input = 0;                    // row number in the merged snapshot, from 0
+    std::string file;                      // the snapshot file the process wrote
+    int64_t pid = 0;
+    std::string host;
+    std::vector<std::string> command_line;
+    std::string reason;                    // process.reason of that snapshot
+    int64_t rank = -1;                     // process.rank when it is a number; -1: not known
+    uint64_t live_bytes = 0;               // bytes and number of its live allocations at the dump
+    uint64_t live_allocations = 0;
+    uint64_t dropped_allocations = 0;
+    uint64_t dropped_stacks = 0;
+    // Optional member "oom_count" (left out when not known): the process's out-of-memory failures
+    // since start (its snapshot's oom_count); nullopt for a snapshot of before OOM recording.
+    std::optional<uint64_t> oom_count;
+
+    bool operator==(const MergedProcess &) const = default;
+};
+struct MergedDevice {
+    uint32_t input = 0;                    // MergedProcess::input of the process
+    int device = 0;                        // ordinal as that process saw it (-1 host-pinned)
+    std::string uuid;                      // devices[].uuid of that process; "" when not known
+    uint64_t current_bytes = 0;
+    uint64_t peak_bytes = 0;
+    uint64_t allocation_count = 0;
+    uint64_t free_count = 0;
+    uint64_t total_allocated_bytes = 0;
+    uint64_t total_freed_bytes = 0;
+
+    bool operator==(const MergedDevice &) const = default;
+};
+
 struct Snapshot {
     int schema_version = kSchemaVersion;
     ProcessInfo process;

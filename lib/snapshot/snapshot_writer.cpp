@@ -1,5 +1,6 @@
 // Streams a Snapshot as JSON to a file descriptor through one fixed buffer. Layout, field order and
-// units: docs/snapshot-format.md (a unit test compares this output with the example there).
+// units: docs/snapshot-format.md (a unit test compares this output with the example there); the
+// member names: snapshot_fields.h.
 #include "snapshot/snapshot_writer.h"
 
 #include <algorithm>
@@ -16,6 +17,8 @@
 #include <poll.h>
 #include <pthread.h>
 #include <unistd.h>
+
+#include "snapshot/snapshot_fields.h"
 
 namespace vramtrace::report {
 
@@ -219,28 +222,28 @@ private:
 };
 
 void write_process(JsonOut &out, const ProcessInfo &p) {
-    out.raw("  \"process\": {\n    ");
-    out.key("pid"), out.i64(p.pid), out.raw(",\n    ");
-    out.key("ppid"), out.i64(p.ppid), out.raw(",\n    ");
-    out.key("command_line"), out.ch('[');
+    out.raw("  "), out.key(member::top::process), out.raw("{\n    ");
+    out.key(member::process::pid), out.i64(p.pid), out.raw(",\n    ");
+    out.key(member::process::ppid), out.i64(p.ppid), out.raw(",\n    ");
+    out.key(member::process::command_line), out.ch('[');
     for (size_t i = 0; i < p.command_line.size(); ++i) {
         if (i) out.raw(", ");
         out.str(p.command_line[i]);
     }
     out.raw("],\n    ");
-    out.key("executable"), out.str(p.executable), out.raw(",\n    ");
-    out.key("host"), out.str(p.host), out.raw(",\n    ");
-    out.key("start_time_ns"), out.u64(p.start_time_ns), out.raw(",\n    ");
-    out.key("dump_time_ns"), out.u64(p.dump_time_ns), out.raw(",\n    ");
-    out.key("driver_version"), out.i64(p.driver_version), out.raw(",\n    ");
-    out.key("reason"), out.str(p.reason), out.raw(",\n    ");
-    out.key("vramtrace_version"), out.str(p.vramtrace_version), out.raw(",\n    ");
-    out.key("stack_depth"), out.u64(p.stack_depth), out.raw(",\n    ");
-    out.key("dump_monotonic_ns"), out.u64(p.dump_monotonic_ns), out.raw(",\n    ");
-    out.key("rank"), out.str(p.rank), out.raw(",\n    ");
-    out.key("symbolized"), out.boolean(p.symbolized);
-    if (!p.signal.empty()) out.raw(",\n    "), out.key("signal"), out.str(p.signal);
-    if (!p.python.empty()) out.raw(",\n    "), out.key("python"), out.str(p.python);
+    out.key(member::process::executable), out.str(p.executable), out.raw(",\n    ");
+    out.key(member::process::host), out.str(p.host), out.raw(",\n    ");
+    out.key(member::process::start_time_ns), out.u64(p.start_time_ns), out.raw(",\n    ");
+    out.key(member::process::dump_time_ns), out.u64(p.dump_time_ns), out.raw(",\n    ");
+    out.key(member::process::driver_version), out.i64(p.driver_version), out.raw(",\n    ");
+    out.key(member::process::reason), out.str(p.reason), out.raw(",\n    ");
+    out.key(member::process::vramtrace_version), out.str(p.vramtrace_version), out.raw(",\n    ");
+    out.key(member::process::stack_depth), out.u64(p.stack_depth), out.raw(",\n    ");
+    out.key(member::process::dump_monotonic_ns), out.u64(p.dump_monotonic_ns), out.raw(",\n    ");
+    out.key(member::process::rank), out.str(p.rank), out.raw(",\n    ");
+    out.key(member::process::symbolized), out.boolean(p.symbolized);
+    if (!p.signal.empty()) out.raw(",\n    "), out.key(member::process::signal), out.str(p.signal);
+    if (!p.python.empty()) out.raw(",\n    "), out.key(member::process::python), out.str(p.python);
     out.raw("\n  },\n");
 }
 
@@ -252,35 +255,35 @@ void optional_u64(JsonOut &out, std::string_view name, const std::optional<uint6
 }
 
 void write_event(JsonOut &out, const Event &e) {
-    out.key("type"), out.str(e.type), out.raw(", ");
-    out.key("time_ns"), out.u64(e.time_ns), out.raw(", ");
-    out.key("thread_id"), out.u64(e.thread_id);
+    out.key(member::events::type), out.str(e.type), out.raw(", ");
+    out.key(member::events::time_ns), out.u64(e.time_ns), out.raw(", ");
+    out.key(member::events::thread_id), out.u64(e.thread_id);
     if (e.type == "mark") {
         out.raw(", ");
-        out.key("label"), out.str(e.label);
+        out.key(member::events::label), out.str(e.label);
         return;
     }
     out.raw(", ");
-    out.key("device"), out.i64(e.device), out.raw(", ");
+    out.key(member::events::device), out.i64(e.device), out.raw(", ");
     if (e.type != "oom") {
-        out.key("address"), out.hex(e.address), out.raw(", ");
-        out.key("kind"), out.str(e.kind), out.raw(", ");
+        out.key(member::events::address), out.hex(e.address), out.raw(", ");
+        out.key(member::events::kind), out.str(e.kind), out.raw(", ");
     }
-    out.key("size"), out.u64(e.size), out.raw(", ");
-    out.key("api"), out.str(e.api), out.raw(", ");
-    out.key("stack"), out.u64(e.stack);
-    if (!e.freed_by.empty()) out.raw(", "), out.key("freed_by"), out.str(e.freed_by);
+    out.key(member::events::size), out.u64(e.size), out.raw(", ");
+    out.key(member::events::api), out.str(e.api), out.raw(", ");
+    out.key(member::events::stack), out.u64(e.stack);
+    if (!e.freed_by.empty()) out.raw(", "), out.key(member::events::freed_by), out.str(e.freed_by);
 }
 
 // `"sites": [{"stack": S, "bytes": B, "count": N}, ...]` (peaks and teardowns).
-void write_sites(JsonOut &out, const std::vector<PeakSite> &sites) {
-    out.key("sites"), out.ch('[');
+void write_sites(JsonOut &out, const member::Field &name, const std::vector<PeakSite> &sites) {
+    out.key(name), out.ch('[');
     for (size_t i = 0; i < sites.size(); ++i) {
         if (i) out.raw(", ");
         out.ch('{');
-        out.key("stack"), out.u64(sites[i].stack), out.raw(", ");
-        out.key("bytes"), out.u64(sites[i].bytes), out.raw(", ");
-        out.key("count"), out.u64(sites[i].count), out.ch('}');
+        out.key(member::sites::stack), out.u64(sites[i].stack), out.raw(", ");
+        out.key(member::sites::bytes), out.u64(sites[i].bytes), out.raw(", ");
+        out.key(member::sites::count), out.u64(sites[i].count), out.ch('}');
     }
     out.ch(']');
 }
@@ -307,133 +310,133 @@ void write_array(JsonOut &out, std::string_view name, const std::vector<T> &item
 
 void write_document(JsonOut &out, const Snapshot &s) {
     out.raw("{\n  ");
-    out.key("format"), out.str(kFormatName), out.raw(",\n  ");
-    out.key("schema_version"), out.i64(s.schema_version), out.raw(",\n");
+    out.key(member::top::format), out.str(kFormatName), out.raw(",\n  ");
+    out.key(member::top::schema_version), out.i64(s.schema_version), out.raw(",\n");
     write_process(out, s.process);
-    write_array(out, "devices", s.devices, [&](const DeviceTotals &d) {
-        out.key("device"), out.i64(d.device), out.raw(", ");
-        out.key("current_bytes"), out.u64(d.current_bytes), out.raw(", ");
-        out.key("peak_bytes"), out.u64(d.peak_bytes), out.raw(", ");
-        out.key("allocation_count"), out.u64(d.allocation_count), out.raw(", ");
-        out.key("free_count"), out.u64(d.free_count), out.raw(", ");
-        out.key("total_allocated_bytes"), out.u64(d.total_allocated_bytes), out.raw(", ");
-        out.key("total_freed_bytes"), out.u64(d.total_freed_bytes);
-        if (!d.uuid.empty()) out.raw(", "), out.key("uuid"), out.str(d.uuid);
-        if (!d.pci_bus_id.empty()) out.raw(", "), out.key("pci_bus_id"), out.str(d.pci_bus_id);
-        optional_u64(out, "total_memory_bytes", d.total_memory_bytes);
-        optional_u64(out, "process_used_bytes", d.process_used_bytes);
-        optional_u64(out, "graph_reserved_bytes", d.graph_reserved_bytes);
-        optional_u64(out, "graph_used_bytes", d.graph_used_bytes);
-        optional_u64(out, "graph_reserved_high_bytes", d.graph_reserved_high_bytes);
-        optional_u64(out, "graph_used_high_bytes", d.graph_used_high_bytes);
+    write_array(out, member::top::devices, s.devices, [&](const DeviceTotals &d) {
+        out.key(member::devices::device), out.i64(d.device), out.raw(", ");
+        out.key(member::devices::current_bytes), out.u64(d.current_bytes), out.raw(", ");
+        out.key(member::devices::peak_bytes), out.u64(d.peak_bytes), out.raw(", ");
+        out.key(member::devices::allocation_count), out.u64(d.allocation_count), out.raw(", ");
+        out.key(member::devices::free_count), out.u64(d.free_count), out.raw(", ");
+        out.key(member::devices::total_allocated_bytes), out.u64(d.total_allocated_bytes), out.raw(", ");
+        out.key(member::devices::total_freed_bytes), out.u64(d.total_freed_bytes);
+        if (!d.uuid.empty()) out.raw(", "), out.key(member::devices::uuid), out.str(d.uuid);
+        if (!d.pci_bus_id.empty()) out.raw(", "), out.key(member::devices::pci_bus_id), out.str(d.pci_bus_id);
+        optional_u64(out, member::devices::total_memory_bytes, d.total_memory_bytes);
+        optional_u64(out, member::devices::process_used_bytes, d.process_used_bytes);
+        optional_u64(out, member::devices::graph_reserved_bytes, d.graph_reserved_bytes);
+        optional_u64(out, member::devices::graph_used_bytes, d.graph_used_bytes);
+        optional_u64(out, member::devices::graph_reserved_high_bytes, d.graph_reserved_high_bytes);
+        optional_u64(out, member::devices::graph_used_high_bytes, d.graph_used_high_bytes);
     }, false);
     out.raw("  ");
-    out.key("dropped"), out.ch('{');
-    out.key("allocations"), out.u64(s.dropped_allocations), out.raw(", ");
-    out.key("stacks"), out.u64(s.dropped_stacks), out.raw(", ");
-    out.key("peak_sites"), out.u64(s.dropped_peak_sites), out.raw("},\n  ");
-    out.key("oom_count"), out.u64(s.oom_count), out.raw(",\n");
-    write_array(out, "peaks", s.peaks, [&](const DevicePeak &p) {
-        out.key("device"), out.i64(p.device), out.raw(", ");
-        out.key("peak_bytes"), out.u64(p.peak_bytes), out.raw(", ");
-        out.key("time_ns"), out.u64(p.time_ns), out.raw(", ");
-        write_sites(out, p.sites);
+    out.key(member::top::dropped), out.ch('{');
+    out.key(member::dropped::allocations), out.u64(s.dropped_allocations), out.raw(", ");
+    out.key(member::dropped::stacks), out.u64(s.dropped_stacks), out.raw(", ");
+    out.key(member::dropped::peak_sites), out.u64(s.dropped_peak_sites), out.raw("},\n  ");
+    out.key(member::top::oom_count), out.u64(s.oom_count), out.raw(",\n");
+    write_array(out, member::top::peaks, s.peaks, [&](const DevicePeak &p) {
+        out.key(member::peaks::device), out.i64(p.device), out.raw(", ");
+        out.key(member::peaks::peak_bytes), out.u64(p.peak_bytes), out.raw(", ");
+        out.key(member::peaks::time_ns), out.u64(p.time_ns), out.raw(", ");
+        write_sites(out, member::peaks::sites, p.sites);
     }, false);
-    write_array(out, "ooms", s.ooms, [&](const OomEvent &o) {
-        out.key("time_ns"), out.u64(o.time_ns), out.raw(", ");
-        out.key("device"), out.i64(o.device), out.raw(", ");
-        out.key("requested_bytes"), out.u64(o.requested_bytes), out.raw(", ");
-        out.key("api"), out.str(o.api), out.raw(", ");
-        out.key("stream"), out.hex(o.stream), out.raw(", ");
-        out.key("stack"), out.u64(o.stack), out.raw(", ");
-        out.key("thread_id"), out.u64(o.thread_id), out.raw(", ");
-        out.key("result"), out.i64(o.result), out.raw(", ");
-        out.key("tracked_bytes"), out.u64(o.tracked_bytes);
-        optional_u64(out, "device_free_bytes", o.device_free_bytes);
-        optional_u64(out, "device_total_bytes", o.device_total_bytes);
+    write_array(out, member::top::ooms, s.ooms, [&](const OomEvent &o) {
+        out.key(member::ooms::time_ns), out.u64(o.time_ns), out.raw(", ");
+        out.key(member::ooms::device), out.i64(o.device), out.raw(", ");
+        out.key(member::ooms::requested_bytes), out.u64(o.requested_bytes), out.raw(", ");
+        out.key(member::ooms::api), out.str(o.api), out.raw(", ");
+        out.key(member::ooms::stream), out.hex(o.stream), out.raw(", ");
+        out.key(member::ooms::stack), out.u64(o.stack), out.raw(", ");
+        out.key(member::ooms::thread_id), out.u64(o.thread_id), out.raw(", ");
+        out.key(member::ooms::result), out.i64(o.result), out.raw(", ");
+        out.key(member::ooms::tracked_bytes), out.u64(o.tracked_bytes);
+        optional_u64(out, member::ooms::device_free_bytes, o.device_free_bytes);
+        optional_u64(out, member::ooms::device_total_bytes, o.device_total_bytes);
     }, false);
-    write_array(out, "pools", s.pools, [&](const Pool &p) {
-        out.key("handle"), out.hex(p.handle), out.raw(", ");
-        out.key("device"), out.i64(p.device), out.raw(", ");
-        out.key("is_default"), out.boolean(p.is_default), out.raw(", ");
-        out.key("reserved_bytes"), out.u64(p.reserved_bytes), out.raw(", ");
-        out.key("used_bytes"), out.u64(p.used_bytes), out.raw(", ");
-        out.key("reserved_high_bytes"), out.u64(p.reserved_high_bytes), out.raw(", ");
-        out.key("used_high_bytes"), out.u64(p.used_high_bytes);
+    write_array(out, member::top::pools, s.pools, [&](const Pool &p) {
+        out.key(member::pools::handle), out.hex(p.handle), out.raw(", ");
+        out.key(member::pools::device), out.i64(p.device), out.raw(", ");
+        out.key(member::pools::is_default), out.boolean(p.is_default), out.raw(", ");
+        out.key(member::pools::reserved_bytes), out.u64(p.reserved_bytes), out.raw(", ");
+        out.key(member::pools::used_bytes), out.u64(p.used_bytes), out.raw(", ");
+        out.key(member::pools::reserved_high_bytes), out.u64(p.reserved_high_bytes), out.raw(", ");
+        out.key(member::pools::used_high_bytes), out.u64(p.used_high_bytes);
     }, false);
     if (!s.teardowns.empty() || s.teardown_count != 0) {
         out.raw("  ");
-        out.key("teardown_count"), out.u64(s.teardown_count), out.raw(",\n");
-        write_array(out, "teardowns", s.teardowns, [&](const Teardown &td) {
-            out.key("time_ns"), out.u64(td.time_ns), out.raw(", ");
-            out.key("api"), out.str(td.api), out.raw(", ");
-            out.key("cause"), out.str(td.cause), out.raw(", ");
-            out.key("device"), out.i64(td.device), out.raw(", ");
-            out.key("context"), out.u64(td.context), out.raw(", ");
-            out.key("ended_count"), out.u64(td.ended_count), out.raw(", ");
-            out.key("ended_bytes"), out.u64(td.ended_bytes), out.raw(", ");
-            out.key("ended_host_bytes"), out.u64(td.ended_host_bytes), out.raw(", ");
-            write_sites(out, td.sites);
+        out.key(member::top::teardown_count), out.u64(s.teardown_count), out.raw(",\n");
+        write_array(out, member::top::teardowns, s.teardowns, [&](const Teardown &td) {
+            out.key(member::teardowns::time_ns), out.u64(td.time_ns), out.raw(", ");
+            out.key(member::teardowns::api), out.str(td.api), out.raw(", ");
+            out.key(member::teardowns::cause), out.str(td.cause), out.raw(", ");
+            out.key(member::teardowns::device), out.i64(td.device), out.raw(", ");
+            out.key(member::teardowns::context), out.u64(td.context), out.raw(", ");
+            out.key(member::teardowns::ended_count), out.u64(td.ended_count), out.raw(", ");
+            out.key(member::teardowns::ended_bytes), out.u64(td.ended_bytes), out.raw(", ");
+            out.key(member::teardowns::ended_host_bytes), out.u64(td.ended_host_bytes), out.raw(", ");
+            write_sites(out, member::teardowns::sites, td.sites);
             out.raw(", ");
-            out.key("other_bytes"), out.u64(td.other_bytes), out.raw(", ");
-            out.key("other_count"), out.u64(td.other_count);
+            out.key(member::teardowns::other_bytes), out.u64(td.other_bytes), out.raw(", ");
+            out.key(member::teardowns::other_count), out.u64(td.other_count);
         }, false);
     }
     out.raw("  ");
-    out.key("event_history"), out.ch('{');
-    out.key("capacity"), out.u64(s.events.capacity), out.raw(", ");
-    out.key("recorded"), out.u64(s.events.recorded), out.raw(", ");
-    out.key("wrapped"), out.boolean(s.events.wrapped), out.raw(", ");
-    out.key("complete_from_ns"), out.u64(s.events.complete_from_ns), out.raw("},\n");
-    write_array(out, "modules", s.modules, [&](const Module &m) {
-        out.key("path"), out.str(m.path), out.raw(", ");
-        out.key("base"), out.hex(m.base), out.raw(", ");
-        out.key("build_id"), out.str(m.build_id);
+    out.key(member::top::event_history), out.ch('{');
+    out.key(member::event_history::capacity), out.u64(s.events.capacity), out.raw(", ");
+    out.key(member::event_history::recorded), out.u64(s.events.recorded), out.raw(", ");
+    out.key(member::event_history::wrapped), out.boolean(s.events.wrapped), out.raw(", ");
+    out.key(member::event_history::complete_from_ns), out.u64(s.events.complete_from_ns), out.raw("},\n");
+    write_array(out, member::top::modules, s.modules, [&](const Module &m) {
+        out.key(member::modules::path), out.str(m.path), out.raw(", ");
+        out.key(member::modules::base), out.hex(m.base), out.raw(", ");
+        out.key(member::modules::build_id), out.str(m.build_id);
     }, false);
-    write_array(out, "frames", s.frames, [&](const Frame &f) {
-        out.key("address"), out.hex(f.address), out.raw(", ");
-        out.key("module"), out.i64(f.module), out.raw(", ");
-        out.key("module_offset"), out.hex(f.module_offset), out.raw(", ");
-        out.key("function"), out.str(f.function), out.raw(", ");
-        out.key("file"), out.str(f.file), out.raw(", ");
-        out.key("line"), out.u64(f.line);
-        if (f.python) out.raw(", "), out.key("python"), out.boolean(true);
+    write_array(out, member::top::frames, s.frames, [&](const Frame &f) {
+        out.key(member::frames::address), out.hex(f.address), out.raw(", ");
+        out.key(member::frames::module), out.i64(f.module), out.raw(", ");
+        out.key(member::frames::module_offset), out.hex(f.module_offset), out.raw(", ");
+        out.key(member::frames::function), out.str(f.function), out.raw(", ");
+        out.key(member::frames::file), out.str(f.file), out.raw(", ");
+        out.key(member::frames::line), out.u64(f.line);
+        if (f.python) out.raw(", "), out.key(member::frames::python), out.boolean(true);
         if (f.inlined.empty()) return;
         out.raw(", ");
-        out.key("inlined"), out.ch('[');
+        out.key(member::frames::inlined), out.ch('[');
         for (size_t i = 0; i < f.inlined.size(); ++i) {
             if (i) out.raw(", ");
             out.ch('{');
-            out.key("function"), out.str(f.inlined[i].function), out.raw(", ");
-            out.key("file"), out.str(f.inlined[i].file), out.raw(", ");
-            out.key("line"), out.u64(f.inlined[i].line), out.ch('}');
+            out.key(member::inlined::function), out.str(f.inlined[i].function), out.raw(", ");
+            out.key(member::inlined::file), out.str(f.inlined[i].file), out.raw(", ");
+            out.key(member::inlined::line), out.u64(f.inlined[i].line), out.ch('}');
         }
         out.ch(']');
     }, false);
-    write_array(out, "stacks", s.stacks, [&](const Stack &st) {
-        out.key("id"), out.u64(st.id), out.raw(", ");
-        out.key("frames"), out.ch('[');
+    write_array(out, member::top::stacks, s.stacks, [&](const Stack &st) {
+        out.key(member::stacks::id), out.u64(st.id), out.raw(", ");
+        out.key(member::stacks::frames), out.ch('[');
         for (size_t i = 0; i < st.frames.size(); ++i) {
             if (i) out.raw(", ");
             out.u64(st.frames[i]);
         }
         out.raw("], ");
-        out.key("call_site"), out.i64(st.call_site);
+        out.key(member::stacks::call_site), out.i64(st.call_site);
     }, false);
-    write_array(out, "allocations", s.allocations, [&](const Allocation &a) {
-        out.key("address"), out.hex(a.address), out.raw(", ");
-        out.key("size"), out.u64(a.size), out.raw(", ");
-        out.key("kind"), out.str(a.kind), out.raw(", ");
-        out.key("device"), out.i64(a.device), out.raw(", ");
-        out.key("api"), out.str(a.api), out.raw(", ");
-        out.key("stream"), out.hex(a.stream), out.raw(", ");
-        out.key("thread_id"), out.u64(a.thread_id), out.raw(", ");
-        out.key("time_ns"), out.u64(a.time_ns), out.raw(", ");
-        out.key("stack"), out.u64(a.stack);
-        if (a.size_is_estimate) out.raw(", "), out.key("size_is_estimate"), out.boolean(true);
-        if (a.context != 0) out.raw(", "), out.key("context"), out.u64(a.context);
+    write_array(out, member::top::allocations, s.allocations, [&](const Allocation &a) {
+        out.key(member::allocations::address), out.hex(a.address), out.raw(", ");
+        out.key(member::allocations::size), out.u64(a.size), out.raw(", ");
+        out.key(member::allocations::kind), out.str(a.kind), out.raw(", ");
+        out.key(member::allocations::device), out.i64(a.device), out.raw(", ");
+        out.key(member::allocations::api), out.str(a.api), out.raw(", ");
+        out.key(member::allocations::stream), out.hex(a.stream), out.raw(", ");
+        out.key(member::allocations::thread_id), out.u64(a.thread_id), out.raw(", ");
+        out.key(member::allocations::time_ns), out.u64(a.time_ns), out.raw(", ");
+        out.key(member::allocations::stack), out.u64(a.stack);
+        if (a.size_is_estimate) out.raw(", "), out.key(member::allocations::size_is_estimate), out.boolean(true);
+        if (a.context != 0) out.raw(", "), out.key(member::allocations::context), out.u64(a.context);
     }, false);
-    write_array(out, "events", s.events.events, [&](const Event &e) { write_event(out, e); }, true);
+    write_array(out, member::top::events, s.events.events, [&](const Event &e) { write_event(out, e); }, true);
     out.raw("}\n");
     out.flush();
 }

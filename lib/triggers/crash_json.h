@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
 #include <unistd.h>
 
 namespace vramtrace::crash {
@@ -69,10 +70,10 @@ public:
         tmp[--i] = '"';
         raw(tmp + i, sizeof tmp - i);
     }
-    // `"name": `
-    void key(const char *name) {
+    // `"name": ` (a member name of snapshot/snapshot_fields.h: nothing to escape).
+    void key(std::string_view name) {
         ch('"');
-        raw(name);
+        raw(name.data(), name.size());
         raw("\": ");
     }
     // A quoted, escaped string of n bytes.

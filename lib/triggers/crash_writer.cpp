@@ -1,5 +1,6 @@
 // The crash snapshot writer (see crash_writer.h): walks the tracker's lock-free structures and
-// streams the schema-1 JSON through a fixed buffer, all inside one mmap'd working area.
+// streams the schema-1 JSON through a fixed buffer, all inside one mmap'd working area. The member
+// names are the constants of snapshot/snapshot_fields.h (string literals: nothing runs to make them).
 #include "triggers/crash_writer.h"
 
 #include <algorithm>
@@ -14,11 +15,15 @@
 #include "device/real_functions.h"
 #include "python/python_frame_table.h"
 #include "python/python_runtime.h"
+#include "snapshot/report_model.h"
+#include "snapshot/snapshot_fields.h"
 #include "triggers/crash_json.h"
 #include "triggers/crash_modules.h"
 
 namespace vramtrace::crash {
 namespace {
+
+namespace member = report::member;
 
 constexpr size_t kOutBuffer = 16 * 1024;
 constexpr size_t kMapsScratch = 64 * 1024;
@@ -147,10 +152,10 @@ void select_stacks(Work &w, const StackDepot &depot) {
 }
 
 void write_process(SignalSafeJson &out, Work &w, const Tracker &t, const CrashProcess &p, const char *signal_name) {
-    out.raw("  \"process\": {\n    ");
-    out.key("pid"), out.i64(::getpid()), out.raw(",\n    ");
-    out.key("ppid"), out.i64(::getppid()), out.raw(",\n    ");
-    out.key("command_line"), out.ch('[');
+    out.raw("  "), out.key(member::top::process), out.raw("{\n    ");
+    out.key(member::process::pid), out.i64(::getpid()), out.raw(",\n    ");
+    out.key(member::process::ppid), out.i64(::getppid()), out.raw(",\n    ");
+    out.key(member::process::command_line), out.ch('[');
     size_t n = read_small_file("/proc/self/cmdline", w.command_line, kCommandLineBytes);
     if (n == kCommandLineBytes) // cut: drop the argument that did not fit whole
         while (n > 0 && w.command_line[n - 1] != 0) --n;
@@ -162,64 +167,64 @@ void write_process(SignalSafeJson &out, Work &w, const Tracker &t, const CrashPr
     }
     out.raw("],\n    ");
     ssize_t exe = ::readlink("/proc/self/exe", w.exe_path, kExePathBytes);
-    out.key("executable"), out.str(w.exe_path, exe > 0 ? size_t(exe) : 0), out.raw(",\n    ");
-    out.key("host"), out.str(p.host), out.raw(",\n    ");
-    out.key("start_time_ns"), out.u64(t.start_wall_ns), out.raw(",\n    ");
-    out.key("dump_time_ns"), out.u64(wall_ns()), out.raw(",\n    ");
-    out.key("driver_version"), out.i64(cached_driver_version()), out.raw(",\n    ");
-    out.key("reason"), out.str("crash"), out.raw(",\n    ");
-    out.key("vramtrace_version"), out.str(VRAMTRACE_VERSION), out.raw(",\n    ");
-    out.key("stack_depth"), out.u64(p.stack_depth), out.raw(",\n    ");
-    out.key("dump_monotonic_ns"), out.u64(monotonic_ns()), out.raw(",\n    ");
-    out.key("rank"), out.str(p.rank), out.raw(",\n    ");
-    out.key("symbolized"), out.raw("false"), out.raw(",\n    ");
-    out.key("signal"), out.str(signal_name);
+    out.key(member::process::executable), out.str(w.exe_path, exe > 0 ? size_t(exe) : 0), out.raw(",\n    ");
+    out.key(member::process::host), out.str(p.host), out.raw(",\n    ");
+    out.key(member::process::start_time_ns), out.u64(t.start_wall_ns), out.raw(",\n    ");
+    out.key(member::process::dump_time_ns), out.u64(wall_ns()), out.raw(",\n    ");
+    out.key(member::process::driver_version), out.i64(cached_driver_version()), out.raw(",\n    ");
+    out.key(member::process::reason), out.str("crash"), out.raw(",\n    ");
+    out.key(member::process::vramtrace_version), out.str(VRAMTRACE_VERSION), out.raw(",\n    ");
+    out.key(member::process::stack_depth), out.u64(p.stack_depth), out.raw(",\n    ");
+    out.key(member::process::dump_monotonic_ns), out.u64(monotonic_ns()), out.raw(",\n    ");
+    out.key(member::process::rank), out.str(p.rank), out.raw(",\n    ");
+    out.key(member::process::symbolized), out.raw("false"), out.raw(",\n    ");
+    out.key(member::process::signal), out.str(signal_name);
     const char *python = python::interpreter_version(); // static storage, no lock
-    if (*python) out.raw(",\n    "), out.key("python"), out.str(python);
+    if (*python) out.raw(",\n    "), out.key(member::process::python), out.str(python);
     out.raw("\n  },\n");
 }
 
 void write_document(SignalSafeJson &out, Work &w, const Tracker &t, const CrashProcess &p, const char *signal_name) {
     out.raw("{\n  ");
-    out.key("format"), out.str("vramtrace-snapshot"), out.raw(",\n  ");
-    out.key("schema_version"), out.raw("1"), out.raw(",\n");
+    out.key(member::top::format), out.str(report::kFormatName), out.raw(",\n  ");
+    out.key(member::top::schema_version), out.i64(report::kSchemaVersion), out.raw(",\n");
     write_process(out, w, t, p, signal_name);
 
     out.raw("  ");
-    out.key("devices"), out.ch('[');
+    out.key(member::top::devices), out.ch('[');
     bool first = true;
     t.counters.for_each_seen([&](const DeviceTotalsView &d) {
         out.raw(first ? "\n    {" : ",\n    {");
         first = false;
-        out.key("device"), out.i64(d.device), out.raw(", ");
-        out.key("current_bytes"), out.u64(d.current_bytes), out.raw(", ");
-        out.key("peak_bytes"), out.u64(d.peak_bytes), out.raw(", ");
-        out.key("allocation_count"), out.u64(d.allocation_count), out.raw(", ");
-        out.key("free_count"), out.u64(d.free_count), out.raw(", ");
-        out.key("total_allocated_bytes"), out.u64(d.total_allocated_bytes), out.raw(", ");
-        out.key("total_freed_bytes"), out.u64(d.total_freed_bytes), out.ch('}');
+        out.key(member::devices::device), out.i64(d.device), out.raw(", ");
+        out.key(member::devices::current_bytes), out.u64(d.current_bytes), out.raw(", ");
+        out.key(member::devices::peak_bytes), out.u64(d.peak_bytes), out.raw(", ");
+        out.key(member::devices::allocation_count), out.u64(d.allocation_count), out.raw(", ");
+        out.key(member::devices::free_count), out.u64(d.free_count), out.raw(", ");
+        out.key(member::devices::total_allocated_bytes), out.u64(d.total_allocated_bytes), out.raw(", ");
+        out.key(member::devices::total_freed_bytes), out.u64(d.total_freed_bytes), out.ch('}');
     });
     out.raw(first ? "],\n" : "\n  ],\n");
 
     out.raw("  ");
-    out.key("dropped"), out.ch('{');
-    out.key("allocations"), out.u64(t.table.dropped() + w.records_over_cap), out.raw(", ");
-    out.key("stacks"), out.u64(t.depot.dropped() + w.stacks_over_cap), out.raw("},\n");
+    out.key(member::top::dropped), out.ch('{');
+    out.key(member::dropped::allocations), out.u64(t.table.dropped() + w.records_over_cap), out.raw(", ");
+    out.key(member::dropped::stacks), out.u64(t.depot.dropped() + w.stacks_over_cap), out.raw("},\n");
 
     // Only the modules that frames point into, in address order.
     int32_t referenced = 0;
     for (uint32_t i = 0; i < w.frame_count; ++i)
         if (w.frames[i].module >= 0) w.modules.modules[w.frames[i].module].output_index = 0;
     out.raw("  ");
-    out.key("modules"), out.ch('[');
+    out.key(member::top::modules), out.ch('[');
     for (uint32_t i = 0; i < w.modules.count; ++i) {
         CrashModule &m = w.modules.modules[i];
         if (m.output_index < 0) continue;
         m.output_index = referenced++;
         out.raw(m.output_index == 0 ? "\n    {" : ",\n    {");
-        out.key("path"), out.str(w.modules.paths + m.path_offset, m.path_length), out.raw(", ");
-        out.key("base"), out.hex(m.base), out.raw(", ");
-        out.key("build_id"), out.ch('"');
+        out.key(member::modules::path), out.str(w.modules.paths + m.path_offset, m.path_length), out.raw(", ");
+        out.key(member::modules::base), out.hex(m.base), out.raw(", ");
+        out.key(member::modules::build_id), out.ch('"');
         static const char kDigits[] = "0123456789abcdef";
         for (uint8_t b = 0; b < m.build_id_length; ++b) {
             out.ch(kDigits[m.build_id[b] >> 4]);
@@ -230,34 +235,37 @@ void write_document(SignalSafeJson &out, Work &w, const Tracker &t, const CrashP
     out.raw(referenced == 0 ? "],\n" : "\n  ],\n");
 
     out.raw("  ");
-    out.key("frames"), out.ch('[');
+    out.key(member::top::frames), out.ch('[');
     for (uint32_t i = 0; i < w.frame_count; ++i) {
         const CrashFrame &f = w.frames[i];
         const CrashModule *m = f.module >= 0 ? &w.modules.modules[f.module] : nullptr;
         out.raw(i == 0 ? "\n    {" : ",\n    {");
-        out.key("address"), out.hex(f.address), out.raw(", ");
-        out.key("module"), out.i64(m ? m->output_index : -1), out.raw(", ");
-        out.key("module_offset"), out.hex(m ? f.address - m->base : 0), out.raw(", ");
+        out.key(member::frames::address), out.hex(f.address), out.raw(", ");
+        out.key(member::frames::module), out.i64(m ? m->output_index : -1), out.raw(", ");
+        out.key(member::frames::module_offset), out.hex(m ? f.address - m->base : 0), out.raw(", ");
         python::FrameEntryView py{};
         if (python::is_python_frame(f.address))
             py = python::entry_view(t.python_frames, python::python_frame_id(f.address));
         if (py.valid) { // Python frames are named already: the table is read without a lock
-            out.key("function"), out.str(py.function, py.function_len), out.raw(", ");
-            out.key("file"), out.str(py.file, py.file_len), out.raw(", ");
-            out.key("line"), out.u64(py.line), out.raw(", \"python\": true}");
+            out.key(member::frames::function), out.str(py.function, py.function_len), out.raw(", ");
+            out.key(member::frames::file), out.str(py.file, py.file_len), out.raw(", ");
+            out.key(member::frames::line), out.u64(py.line), out.raw(", ");
+            out.key(member::frames::python), out.raw("true}");
         } else {
-            out.raw("\"function\": \"\", \"file\": \"\", \"line\": 0}");
+            out.key(member::frames::function), out.raw("\"\", ");
+            out.key(member::frames::file), out.raw("\"\", ");
+            out.key(member::frames::line), out.raw("0}");
         }
     }
     out.raw(w.frame_count == 0 ? "],\n" : "\n  ],\n");
 
     out.raw("  ");
-    out.key("stacks"), out.ch('[');
+    out.key(member::top::stacks), out.ch('[');
     for (uint32_t s = 0; s < w.stack_count; ++s) {
         StackView view = t.depot.get(w.stack_ids[s]);
         out.raw(s == 0 ? "\n    {" : ",\n    {");
-        out.key("id"), out.u64(w.stack_ids[s]), out.raw(", ");
-        out.key("frames"), out.ch('[');
+        out.key(member::stacks::id), out.u64(w.stack_ids[s]), out.raw(", ");
+        out.key(member::stacks::frames), out.ch('[');
         int call_site = -1;
         for (uint32_t d = 0; d < view.depth; ++d) {
             uint32_t index = find_frame(w, view.frames[d]) - 1; // every frame was added
@@ -266,29 +274,29 @@ void write_document(SignalSafeJson &out, Work &w, const Tracker &t, const CrashP
             if (call_site < 0 && !is_cuda_or_vramtrace(w.modules, w.frames[index].module)) call_site = int(d);
         }
         out.raw("], ");
-        out.key("call_site"), out.i64(call_site), out.ch('}');
+        out.key(member::stacks::call_site), out.i64(call_site), out.ch('}');
     }
     out.raw(w.stack_count == 0 ? "],\n" : "\n  ],\n");
 
     out.raw("  ");
-    out.key("allocations"), out.ch('[');
+    out.key(member::top::allocations), out.ch('[');
     for (uint32_t i = 0; i < w.record_count; ++i) {
         const AllocationRecord &r = w.records[i];
         uint32_t slot = r.stack_id <= w.max_stack_id ? w.stack_slot[r.stack_id] : kDroppedStack;
         out.raw(i == 0 ? "\n    {" : ",\n    {");
         // As the snapshot writer: a reservation's key is its address with the tag bit set.
-        out.key("address"), out.hex(r.kind == MemoryKind::VaReservation ? reservation_address(r.address) : r.address),
-            out.raw(", ");
-        out.key("size"), out.u64(r.size), out.raw(", ");
+        out.key(member::allocations::address);
+        out.hex(r.kind == MemoryKind::VaReservation ? reservation_address(r.address) : r.address), out.raw(", ");
+        out.key(member::allocations::size), out.u64(r.size), out.raw(", ");
         // As the snapshot writer: an array's size is computed from its descriptor.
-        if (r.kind == MemoryKind::Array) out.key("size_is_estimate"), out.raw("true, ");
-        out.key("kind"), out.str(memory_kind_name(r.kind)), out.raw(", ");
-        out.key("device"), out.i64(r.device), out.raw(", ");
-        out.key("api"), out.str(api_name(r.api)), out.raw(", ");
-        out.key("stream"), out.hex(r.stream), out.raw(", ");
-        out.key("thread_id"), out.u64(r.thread_id), out.raw(", ");
-        out.key("time_ns"), out.u64(r.time_ns), out.raw(", ");
-        out.key("stack"), out.u64(slot != 0 && slot != kDroppedStack ? r.stack_id : 0), out.ch('}');
+        if (r.kind == MemoryKind::Array) out.key(member::allocations::size_is_estimate), out.raw("true, ");
+        out.key(member::allocations::kind), out.str(memory_kind_name(r.kind)), out.raw(", ");
+        out.key(member::allocations::device), out.i64(r.device), out.raw(", ");
+        out.key(member::allocations::api), out.str(api_name(r.api)), out.raw(", ");
+        out.key(member::allocations::stream), out.hex(r.stream), out.raw(", ");
+        out.key(member::allocations::thread_id), out.u64(r.thread_id), out.raw(", ");
+        out.key(member::allocations::time_ns), out.u64(r.time_ns), out.raw(", ");
+        out.key(member::allocations::stack), out.u64(slot != 0 && slot != kDroppedStack ? r.stack_id : 0), out.ch('}');
     }
     out.raw(w.record_count == 0 ? "]\n" : "\n  ]\n");
     out.raw("}\n");
