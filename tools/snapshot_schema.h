@@ -241,10 +241,12 @@ template <> struct Schema<Frame::Inlined> {
 };
 template <> struct Schema<Stack> {
     static constexpr std::string_view where = member::top::stacks.name;
-    static inline const std::array<Field<Stack>, 3> fields{{
+    static inline const std::array<Field<Stack>, 5> fields{{
         {member::stacks::id, &Stack::id},
         {member::stacks::frames, &Stack::frames},
         {member::stacks::call_site, &Stack::call_site},
+        {member::stacks::via, &Stack::via},
+        {member::stacks::category, &Stack::category},
     }};
 };
 template <> struct Schema<Allocation> {

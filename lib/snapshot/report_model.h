@@ -108,8 +108,14 @@ struct Frame {
 struct Stack {
     uint32_t id = 0;              // id shared with Allocation::stack
     std::vector<uint32_t> frames; // indices into Snapshot::frames, leaf first
-    int call_site = -1;           // index into this->frames: first frame outside vramtrace, the CUDA
-                                  // runtime and the driver; -1 when every frame is inside them
+    int call_site = -1;           // index into this->frames of the frame that asked (the frame rules,
+                                  // docs/attribution.md); -1 when there is none
+    // Optional: index into this->frames of the framework entry the call site went through, -1
+    // (left out) when none; and the stack's memory category ("parameter", "optimizer_state",
+    // "activation", "backward", "library_workspace", "communication", "other"), "" (left out)
+    // when the rules were not applied (files written before them).
+    int via = -1;
+    std::string category;
 
     bool operator==(const Stack &) const = default;
 };

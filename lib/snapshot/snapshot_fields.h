@@ -203,6 +203,8 @@ namespace stacks {
 inline constexpr Field id{"id", Json::uint64, kRequired};
 inline constexpr Field frames{"frames", Json::array, kRequired};
 inline constexpr Field call_site{"call_site", Json::int64, kRequired};
+inline constexpr Field via{"via", Json::int64, kOptional};
+inline constexpr Field category{"category", Json::string, kOptional};
 } // namespace stacks
 
 namespace allocations {

@@ -422,6 +422,8 @@ void write_document(JsonOut &out, const Snapshot &s) {
         }
         out.raw("], ");
         out.key(member::stacks::call_site), out.i64(st.call_site);
+        if (st.via >= 0) out.raw(", "), out.key(member::stacks::via), out.i64(st.via);
+        if (!st.category.empty()) out.raw(", "), out.key(member::stacks::category), out.str(st.category);
     }, false);
     write_array(out, member::top::allocations, s.allocations, [&](const Allocation &a) {
         out.key(member::allocations::address), out.hex(a.address), out.raw(", ");

@@ -173,7 +173,12 @@ int find_call_site(const report::Snapshot &snapshot, const report::Stack &stack)
 
 void assign_call_sites(report::Snapshot &snapshot) {
     Attributor attributor(snapshot);
-    for (report::Stack &s : snapshot.stacks) s.call_site = attributor.attribute(s).call_site;
+    for (report::Stack &s : snapshot.stacks) {
+        StackAttribution a = attributor.attribute(s);
+        s.call_site = a.call_site;
+        s.via = a.via;
+        s.category = category_name(a.category);
+    }
 }
 
 std::string framework_frame_label(const report::Snapshot &snapshot, const report::Frame &frame,

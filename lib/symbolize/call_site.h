@@ -66,7 +66,7 @@ private:
 // Index into stack.frames of the call site, -1 when none (Attributor::attribute's call_site).
 int find_call_site(const report::Snapshot &snapshot, const report::Stack &stack);
 
-// Sets call_site of every stack in the snapshot.
+// Sets call_site, via and category of every stack in the snapshot.
 void assign_call_sites(report::Snapshot &snapshot);
 
 // How a report names a frame that is a "via" or a name rule's call site: a Python frame as its
