@@ -10,7 +10,7 @@
 #include "reporting/report_model.h"
 #include "reporting/snapshot_writer.h"
 #include "reporting/summary_format.h"
-#include "../../../tools/snapshot_reader.h"
+#include "snapshot_reader.h"
 
 using namespace vramtrace;
 

@@ -2,7 +2,7 @@
 # Hostile-input and file-safety tests of the files vramtrace writes (docs/reliability.md, "Files
 # vramtrace writes"): cli_security_test.sh CASE. Environment (set by CMake): VT (the built
 # vramtrace), VT_PRELOAD (libvramtrace.so), VT_BIN (build/bin: leaky_pipeline and the stand-in
-# programs), VT_CLI_DATA (tools/tests/data), VT_WORK (a scratch directory for this case).
+# programs), VT_CLI_DATA (tests/cli/data), VT_WORK (a scratch directory for this case).
 #
 # Every device node, FIFO, socket and symlink is made inside VT_WORK; no case names a real system
 # path as an output. The device nodes (mknod) and the attacker cases (setpriv to uid 65534) need
@@ -37,7 +37,7 @@ type_of() { stat -c %F "$1"; }
 need_root() { [ "$(id -u)" -eq 0 ] || { echo "SKIP [$case_name]: needs root (mknod, setpriv)"; exit 77; }; }
 # A character device with the numbers of /dev/null (1, 3), inside VT_WORK.
 null_device() { mknod "$1" c 1 3 || fail "mknod $1"; }
-# check_pickle FILE: loads with the restricted unpickler (tools/tests/restricted_unpickle.py).
+# check_pickle FILE: loads with the restricted unpickler (tests/cli/restricted_unpickle.py).
 check_pickle() { python3 "$unpickle" "$1" >"$VT_WORK/unpickle.txt" 2>&1 || { cat "$VT_WORK/unpickle.txt"; fail "restricted unpickle of $1"; }; }
 # A socket at a path (python3 binds it and exits; the socket file stays).
 make_socket() { python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$1" || fail "socket $1"; }
@@ -178,9 +178,9 @@ text_outputs_escaped)
 pickles_restricted)
     # Every pickle the suite's fixtures give loads with the restricted unpickler: the golden file,
     # and an export of every snapshot in the test data that the reader accepts.
-    check_pickle "$(dirname "$0")/../../tests/unit/export/data/memory_snapshot.pickle"
+    check_pickle "$(dirname "$0")/export/data/memory_snapshot.pickle"
     n=0
-    for f in "$VT_CLI_DATA"/*.json "$(dirname "$0")"/../../tests/unit/report/data/*.json \
+    for f in "$VT_CLI_DATA"/*.json "$(dirname "$0")"/../unit/report/data/*.json \
              "$(dirname "$0")"/../../fuzz/corpus/snapshot_reader/*.json; do
         "$VT" export -f pickle -o "$VT_WORK/p.pickle" "$f" >/dev/null 2>&1 || continue
         check_pickle "$VT_WORK/p.pickle"

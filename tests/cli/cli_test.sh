@@ -1,8 +1,8 @@
 #!/bin/sh
 # One CLI test case: cli_test.sh CASE. Environment (set by CMake): VT (the built vramtrace),
 # VT_STUB (a copy beside a stub libvramtrace.so), VT_NOLIB (a copy with no library beside it),
-# VT_DATA (tests/unit/report/data), VT_CLI_DATA (tools/tests/data), VT_DIFF_PROG (the program of
-# the diff test, tools/tests/diff_prog.cpp), VT_WORK (a scratch directory for this case).
+# VT_DATA (tests/unit/report/data), VT_CLI_DATA (tests/cli/data), VT_DIFF_PROG (the program of
+# the diff test, tests/cli/diff_prog.cpp), VT_WORK (a scratch directory for this case).
 set -u
 case_name=$1
 rm -rf "$VT_WORK" && mkdir -p "$VT_WORK" || exit 1
@@ -147,7 +147,7 @@ run_usage)
     run 2 "$VT_STUB" run --output= -- true; stderr_is_one_line
     run 2 "$VT_STUB" run --no-summary --; stderr_is_one_line ;;
 every_command_reads_every_schema)
-    # tools/tests/data keeps a snapshot of every schema version (schema-vN.json) and what it holds
+    # tests/cli/data keeps a snapshot of every schema version (schema-vN.json) and what it holds
     # (schema-vN.expect); every command reads every one of them.
     n=0
     for f in "$VT_CLI_DATA"/schema-v*.json; do
@@ -623,8 +623,8 @@ preload_merge_runs)
     same_text "$VT_WORK/expected" "$VT_WORK/got" ;;
 export_formats)
     # The CLI reads a snapshot file (export_input.json holds the unit tests' fixture snapshot,
-    # tests/unit/export/export_fixture.h) and writes exactly the unit tests' golden files.
-    gold=$VT_CLI_DATA/../../../tests/unit/export/data; in=$VT_CLI_DATA/export_input.json
+    # tests/cli/export/export_fixture.h) and writes exactly the unit tests' golden files.
+    gold=$VT_CLI_DATA/../export/data; in=$VT_CLI_DATA/export_input.json
     run 0 "$VT" export --format chrome "$in"; stderr_empty; same_text "$out" "$gold/chrome.json"
     run 0 "$VT" export --format=folded "$in"; stderr_empty; same_text "$out" "$gold/folded_exit.txt"
     run 0 "$VT" export -f folded --at peak --device 0 "$in"; same_text "$out" "$gold/folded_peak_device0.txt"
@@ -686,7 +686,7 @@ PY
 export_pprof_protoc)
     # A real protobuf decoder reads the pprof output (protobuf-compiler; skipped without protoc).
     command -v protoc >/dev/null || { echo "protoc not installed"; exit 77; }
-    proto_dir=$VT_CLI_DATA/../../export
+    proto_dir=$VT_CLI_DATA/../../../tools/export
     run 0 "$VT" export -f pprof -o "$VT_WORK/p.pb.gz" "$VT_CLI_DATA/export_input.json"
     gzip -dc "$VT_WORK/p.pb.gz" | protoc --proto_path="$proto_dir" --decode=perftools.profiles.Profile profile.proto \
         >"$out" 2>"$err" || fail "protoc cannot decode the profile"

@@ -8,13 +8,13 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include "../../../tools/call_sites.h"
-#include "../../../tools/diff_core.h"
-#include "../../../tools/merge_core.h"
-#include "../../../tools/offline_symbolize.h"
-#include "../../../tools/snapshot_reader.h"
-#include "../../../tools/summary_input.h"
-#include "../../../tools/text_table.h"
+#include "call_sites.h"
+#include "diff_core.h"
+#include "merge_core.h"
+#include "offline_symbolize.h"
+#include "snapshot_reader.h"
+#include "summary_input.h"
+#include "text_table.h"
 #include "report_test_data.h"
 #include "reporting/snapshot_writer.h"
 #include "reporting/summary_format.h"

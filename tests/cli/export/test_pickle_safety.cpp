@@ -1,7 +1,7 @@
 // The pickle export against hostile snapshots (docs/exports.md, "pickle"): every length and index
 // checked against its opcode's width before anything is written (a string of 2^32 bytes and more is
 // cut, never declared shorter than it is), only whitelisted opcodes, device ordinals bounded, and
-// every pickle made here loaded with the restricted unpickler (tools/tests/restricted_unpickle.py).
+// every pickle made here loaded with the restricted unpickler (tests/cli/restricted_unpickle.py).
 #include <catch2/catch.hpp>
 
 #include <cstdio>
@@ -22,7 +22,7 @@ using Op = PickleWriter::Op;
 
 namespace {
 
-// Loads the pickle with tools/tests/restricted_unpickle.py (python3); returns its output line.
+// Loads the pickle with tests/cli/restricted_unpickle.py (python3); returns its output line.
 std::string restricted_load(const std::string &bytes, bool *ok) {
     char path[] = "/tmp/vt-pickle-XXXXXX";
     int fd = mkstemp(path);

@@ -1,4 +1,4 @@
-// Test program for `vramtrace diff` (tools/tests/cli_test.sh, case preload_diff_one_site): run as
+// Test program for `vramtrace diff` (tests/cli/cli_test.sh, case preload_diff_one_site): run as
 // `vt_diff_prog base` and `vt_diff_prog new` on the stand-in CUDA runtime. Both runs allocate at
 // the same five call sites and leave allocations live at four of them; "new" makes exactly one
 // site, grow_site, allocate one more block. Each run prints, from its own bookkeeping, one line per
