@@ -5,7 +5,7 @@
 #include <charconv>
 #include <map>
 
-#include "text_table.h"
+#include "common/text_table.h"
 
 namespace vramtrace::cli {
 

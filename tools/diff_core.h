@@ -1,5 +1,5 @@
 // `vramtrace diff`: the comparison of two snapshots reduced by call_sites.h, its text and JSON
-// forms, and the growth gate. No I/O here (cmd_diff.cpp reads the files and prints).
+// forms, and the growth gate. No I/O here (commands/cmd_diff.cpp reads the files and prints).
 #pragma once
 
 #include <cstdint>

@@ -19,8 +19,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/json_text.h"
 #include "reporting/report_model.h"
-#include "json_text.h"
 
 namespace vramtrace::cli {
 

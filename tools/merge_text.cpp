@@ -2,9 +2,9 @@
 #include <set>
 #include <string>
 
+#include "common/text_table.h"
 #include "merge_core.h"
 #include "reporting/report_model.h"
-#include "text_table.h"
 
 namespace vramtrace::cli {
 

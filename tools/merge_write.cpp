@@ -7,7 +7,7 @@
 
 #include <unistd.h>
 
-#include "json_text.h"
+#include "common/json_text.h"
 #include "merge_core.h"
 #include "reporting/report_model.h"
 

@@ -7,7 +7,7 @@
 
 #include <sys/stat.h>
 
-#include "cli.h"
+#include "common/cli.h"
 #include "reporting/call_site.h"
 #include "reporting/module_map.h"
 #include "reporting/symbolizer.h"

@@ -3,7 +3,7 @@
 #include <string>
 #include <string_view>
 
-#include "cli.h"
+#include "common/cli.h"
 #include "reporting/summary_format.h"
 #include "snapshot_input.h"
 #include "summary_input.h"

@@ -1,5 +1,5 @@
 // Plain-text tables. See text_table.h.
-#include "text_table.h"
+#include "common/text_table.h"
 
 #include <algorithm>
 

@@ -7,8 +7,8 @@
 namespace vramtrace::cli {
 
 // Exit codes of the vramtrace command (`vramtrace run` returns the program's own status instead,
-// see cmd_run.cpp; `vramtrace diff` uses 1 for its growth gate and 3 for bad input, see
-// cmd_diff.cpp).
+// see commands/cmd_run.cpp; `vramtrace diff` uses 1 for its growth gate and 3 for bad input, see
+// commands/cmd_diff.cpp).
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailure = 1; // bad input file, output error
 inline constexpr int kExitUsage = 2;   // unknown command or option, missing argument

@@ -9,11 +9,11 @@
 
 #include <unistd.h>
 
-#include "cli.h"
-#include "cli_options.h"
+#include "commands/cli_options.h"
+#include "common/cli.h"
+#include "common/output_file.h"
 #include "export/export.h"
 #include "offline_symbolize.h"
-#include "output_file.h"
 #include "reporting/atomic_file.h"
 #include "reporting/device_range.h"
 #include "reporting/text_safety.h"

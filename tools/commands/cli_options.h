@@ -1,12 +1,12 @@
 // Command-line option reading shared by diff and merge: "--name VALUE" and "--name=VALUE", "--" ends
-// the options, and every error is one usage line (cli.h: usage_error).
+// the options, and every error is one usage line (common/cli.h: usage_error).
 #pragma once
 
 #include <charconv>
 #include <string>
 #include <string_view>
 
-#include "cli.h"
+#include "common/cli.h"
 
 namespace vramtrace::cli {
 

@@ -16,10 +16,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "cli_options.h"
+#include "commands/cli_options.h"
+#include "common/cli.h"
+#include "common/output_file.h"
 #include "merge_core.h"
-#include "output_file.h"
 #include "reporting/atomic_file.h"
 #include "snapshot_input.h"
 

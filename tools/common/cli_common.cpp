@@ -1,5 +1,5 @@
 // Diagnostics and output helpers shared by the subcommands.
-#include "cli.h"
+#include "common/cli.h"
 
 #include <cerrno>
 #include <cstdio>

@@ -6,8 +6,8 @@
 #include <string_view>
 
 #include "call_sites.h"
-#include "cli.h"
-#include "cli_options.h"
+#include "commands/cli_options.h"
+#include "common/cli.h"
 #include "diff_core.h"
 #include "snapshot_input.h"
 
