@@ -24,8 +24,8 @@
 #include <utility>
 #include <vector>
 
+#include "input/snapshot_input.h"
 #include "reporting/report_model.h"
-#include "snapshot_input.h"
 
 namespace vramtrace::cli {
 

@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "call_sites.h"
-#include "snapshot_input.h"
+#include "input/snapshot_input.h"
 #include "snapshot_reader.h"
 
 namespace vramtrace::cli {

@@ -9,7 +9,7 @@
 #include "commands/cli_options.h"
 #include "common/cli.h"
 #include "diff_core.h"
-#include "snapshot_input.h"
+#include "input/snapshot_input.h"
 
 namespace vramtrace::cli {
 

@@ -13,7 +13,7 @@
 #include "common/cli.h"
 #include "common/output_file.h"
 #include "export/export.h"
-#include "offline_symbolize.h"
+#include "input/offline_symbolize.h"
 #include "reporting/atomic_file.h"
 #include "reporting/device_range.h"
 #include "reporting/text_safety.h"

@@ -19,9 +19,9 @@
 #include "commands/cli_options.h"
 #include "common/cli.h"
 #include "common/output_file.h"
+#include "input/snapshot_input.h"
 #include "merge_core.h"
 #include "reporting/atomic_file.h"
-#include "snapshot_input.h"
 
 #ifndef VRAMTRACE_VERSION
 #define VRAMTRACE_VERSION "unknown"

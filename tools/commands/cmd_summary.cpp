@@ -4,9 +4,9 @@
 #include <string_view>
 
 #include "common/cli.h"
+#include "input/snapshot_input.h"
+#include "input/summary_input.h"
 #include "reporting/summary_format.h"
-#include "snapshot_input.h"
-#include "summary_input.h"
 
 namespace vramtrace::cli {
 
@@ -69,8 +69,9 @@ int summary_command(int argc, char **argv) {
     }
     if (!have_path) return usage_error("summary: no snapshot file given", "summary");
 
-    // Streamed and folded (summary_input.h): memory grows with the distinct stacks and sizes, not
-    // with the number of allocations or events. A crash snapshot gets its frames named on the way.
+    // Streamed and folded (input/summary_input.h): memory grows with the distinct stacks and sizes,
+    // not with the number of allocations or events. A crash snapshot gets its frames named on the
+    // way.
     SummaryInput input;
     std::string error;
     Progress progress(Progress::enabled_for_stderr());

@@ -11,13 +11,13 @@
 #include "call_sites.h"
 #include "common/text_table.h"
 #include "diff_core.h"
+#include "input/offline_symbolize.h"
+#include "input/summary_input.h"
 #include "merge_core.h"
-#include "offline_symbolize.h"
 #include "report_test_data.h"
 #include "reporting/snapshot_writer.h"
 #include "reporting/summary_format.h"
 #include "snapshot_reader.h"
-#include "summary_input.h"
 
 using namespace vramtrace::report;
 using namespace vramtrace::cli;

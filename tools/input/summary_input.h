@@ -14,9 +14,9 @@
 #include <iosfwd>
 #include <string>
 
+#include "input/snapshot_input.h"
 #include "reporting/report_model.h"
 #include "reporting/summary_format.h"
-#include "snapshot_input.h"
 
 namespace vramtrace::cli {
 

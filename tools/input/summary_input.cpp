@@ -1,11 +1,11 @@
 // A snapshot folded for the summary while it is read. See summary_input.h.
-#include "summary_input.h"
+#include "input/summary_input.h"
 
 #include <istream>
 #include <new>
 #include <utility>
 
-#include "offline_symbolize.h"
+#include "input/offline_symbolize.h"
 #include "snapshot_reader.h"
 
 namespace vramtrace::cli {

@@ -1,5 +1,5 @@
 // Offline symbolization of unsymbolized snapshots (see offline_symbolize.h).
-#include "offline_symbolize.h"
+#include "input/offline_symbolize.h"
 
 #include <mutex>
 #include <set>

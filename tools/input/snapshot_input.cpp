@@ -1,5 +1,5 @@
 // Snapshot files read through one fixed buffer, with progress on a terminal. See snapshot_input.h.
-#include "snapshot_input.h"
+#include "input/snapshot_input.h"
 
 #include <cerrno>
 #include <cstdio>
@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "offline_symbolize.h"
+#include "input/offline_symbolize.h"
 #include "reporting/report_model.h"
 
 namespace vramtrace::cli {
