@@ -25,10 +25,10 @@
 #include <string>
 #include <vector>
 
-#include "call_sites.h"
-#include "diff_core.h"
+#include "analysis/call_sites.h"
+#include "analysis/diff_core.h"
+#include "analysis/merge_core.h"
 #include "export/export.h"
-#include "merge_core.h"
 #include "reporting/summary_format.h"
 #include "snapshot_reader.h"
 

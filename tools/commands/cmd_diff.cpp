@@ -1,14 +1,14 @@
 // `vramtrace diff [options] BASE NEW`: what changed between two snapshots, per call site, with an
-// optional growth gate for CI. The work is in call_sites.cpp and diff_core.cpp.
+// optional growth gate for CI. The work is in analysis/call_sites.cpp and analysis/diff_core.cpp.
 #include <exception>
 #include <new>
 #include <string>
 #include <string_view>
 
-#include "call_sites.h"
+#include "analysis/call_sites.h"
+#include "analysis/diff_core.h"
 #include "commands/cli_options.h"
 #include "common/cli.h"
-#include "diff_core.h"
 #include "input/snapshot_input.h"
 
 namespace vramtrace::cli {

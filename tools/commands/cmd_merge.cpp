@@ -1,5 +1,5 @@
 // `vramtrace merge [options] FILES...|DIR...`: many snapshots folded into one report (and optionally
-// one merged snapshot file). The work is in merge_core.cpp.
+// one merged snapshot file). The work is in analysis/merge_*.cpp.
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
@@ -16,11 +16,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "analysis/merge_core.h"
 #include "commands/cli_options.h"
 #include "common/cli.h"
 #include "common/output_file.h"
 #include "input/snapshot_input.h"
-#include "merge_core.h"
 #include "reporting/atomic_file.h"
 
 #ifndef VRAMTRACE_VERSION

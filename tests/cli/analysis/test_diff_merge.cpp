@@ -1,5 +1,5 @@
 // The CLI's diff and merge: call-site keys, the streaming per-site reduction, the comparison and
-// its gate, and merging (tools/call_sites.cpp, diff_core.cpp, merge_core.cpp).
+// its gate, and merging (tools/analysis/: call_sites.cpp, diff_core.cpp, merge_*.cpp).
 #include <catch2/catch.hpp>
 
 #include <cstdio>
@@ -8,12 +8,12 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include "call_sites.h"
+#include "analysis/call_sites.h"
+#include "analysis/diff_core.h"
+#include "analysis/merge_core.h"
 #include "common/text_table.h"
-#include "diff_core.h"
 #include "input/offline_symbolize.h"
 #include "input/summary_input.h"
-#include "merge_core.h"
 #include "report_test_data.h"
 #include "reporting/snapshot_writer.h"
 #include "reporting/summary_format.h"

@@ -2,8 +2,8 @@
 #include <set>
 #include <string>
 
+#include "analysis/merge_core.h"
 #include "common/text_table.h"
-#include "merge_core.h"
 #include "reporting/report_model.h"
 
 namespace vramtrace::cli {

@@ -23,7 +23,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "call_sites.h"
+#include "analysis/call_sites.h"
 #include "input/snapshot_input.h"
 #include "snapshot_reader.h"
 

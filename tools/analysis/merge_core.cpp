@@ -1,7 +1,7 @@
 // Folding many snapshots into one: reading each input, interning its modules, frames and stacks,
 // and adding it up (commit). See merge_core.h for what is kept in memory; the merged snapshot is
 // written by merge_write.cpp, the report text made by merge_text.cpp.
-#include "merge_core.h"
+#include "analysis/merge_core.h"
 
 #include <algorithm>
 #include <optional>

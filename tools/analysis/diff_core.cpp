@@ -1,5 +1,5 @@
 // The comparison behind `vramtrace diff`. See diff_core.h.
-#include "diff_core.h"
+#include "analysis/diff_core.h"
 
 #include <algorithm>
 #include <charconv>

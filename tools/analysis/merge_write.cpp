@@ -7,8 +7,8 @@
 
 #include <unistd.h>
 
+#include "analysis/merge_core.h"
 #include "common/json_text.h"
-#include "merge_core.h"
 #include "reporting/report_model.h"
 
 namespace vramtrace::cli {

@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "call_sites.h"
+#include "analysis/call_sites.h"
 
 namespace vramtrace::cli {
 

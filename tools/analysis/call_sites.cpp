@@ -1,5 +1,5 @@
 // Call-site keys and the streaming per-site reduction of a snapshot. See call_sites.h.
-#include "call_sites.h"
+#include "analysis/call_sites.h"
 
 #include "reporting/text_safety.h"
 
