@@ -110,17 +110,19 @@ private:
         size_t last_file = SIZE_MAX;
     };
 
-    // Used by the per-file reader (MergeFileReader, merge_core.cpp).
+    // The tables and the spool (merge_intern.cpp), used by the per-file reader (MergeFileReader,
+    // merge_read.cpp).
     uint32_t intern_module(const report::Module &m);
     uint32_t intern_frame(const report::Frame &f, int merged_module);
     uint32_t intern_stack(std::vector<uint32_t> frames, int call_site);
     uint32_t no_stack_site();
     void spool_allocation(const report::Allocation &a, uint32_t merged_stack);
+    bool spool_mark(long long *offset);
+    bool spool_rewind(long long offset, uint64_t count);
+    // Reading one input and adding it to the merge (merge_read.cpp).
     struct FileState;
     bool read_pass(std::istream &in, const std::string &name, FileState &state, bool second, std::string *error);
     bool commit(FileState &state, const std::string &name, std::string *error);
-    bool spool_mark(long long *offset);
-    bool spool_rewind(long long offset, uint64_t count);
 
     SiteKeyOptions keys_;
     std::FILE *spool_;

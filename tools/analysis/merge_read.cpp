@@ -1,32 +1,23 @@
-// Folding many snapshots into one: reading each input, interning its modules, frames and stacks,
-// and adding it up (commit). See merge_core.h for what is kept in memory; the merged snapshot is
-// written by merge_write.cpp, the report text made by merge_text.cpp.
+// Reading the inputs of a merge: one pass (two for a file whose allocations come before its
+// stacks) over each file with the reader's sink below, which checks what it reads and has the
+// stacks its allocations name interned (merge_intern.cpp), then adding the file to the merge
+// (commit). merge_core.h says what is kept in memory.
 #include "analysis/merge_core.h"
 
 #include <algorithm>
-#include <optional>
 #include <cerrno>
 #include <cstring>
 #include <istream>
-#include <map>
-#include <set>
-#include <sstream>
-#include <tuple>
+#include <optional>
+#include <unordered_map>
 
-#include <fcntl.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
-#include <nlohmann/json.hpp>
-
-#include "common/json_text.h"
 #include "reporting/report_model.h"
 
 namespace vramtrace::cli {
 
 namespace {
-
-void append_bytes(std::string &key, const void *p, size_t n) { key.append(static_cast<const char *>(p), n); }
 
 std::string idx(const char *array, size_t i) { return std::string(array) + "[" + std::to_string(i) + "]"; }
 
@@ -240,127 +231,6 @@ private:
     Merger::FileState &s_;
     bool second_;
 };
-
-Merger::Merger(const SiteKeyOptions &keys, std::FILE *spool) : keys_(keys), spool_(spool) {}
-
-uint32_t Merger::intern_module(const report::Module &m) {
-    std::string key = m.path;
-    key += '\0';
-    key += m.build_id;
-    auto [it, inserted] = module_index_.try_emplace(std::move(key), uint32_t(modules_.size()));
-    if (inserted) modules_.push_back(m);
-    return it->second;
-}
-
-uint32_t Merger::intern_frame(const report::Frame &f, int merged_module) {
-    // A frame in a known module is the same frame in every process that loaded that module, wherever
-    // it was loaded; elsewhere only the address can tell.
-    std::string key;
-    if (merged_module >= 0) {
-        key = "m";
-        append_bytes(key, &merged_module, sizeof merged_module);
-        append_bytes(key, &f.module_offset, sizeof f.module_offset);
-    } else {
-        key = "a";
-        append_bytes(key, &f.address, sizeof f.address);
-        append_bytes(key, &f.line, sizeof f.line);
-        key += f.function;
-        key += '\0';
-        key += f.file;
-    }
-    auto [it, inserted] = frame_index_.try_emplace(std::move(key), uint32_t(frames_.size()));
-    if (inserted) {
-        Frame k;
-        k.module = merged_module;
-        k.address = f.address;
-        k.module_offset = f.module_offset;
-        k.function = f.function;
-        k.file = f.file;
-        k.line = f.line;
-        k.inlined = f.inlined;
-        frames_.push_back(std::move(k));
-    }
-    return it->second;
-}
-
-uint32_t Merger::no_stack_site() {
-    auto [it, inserted] = site_index_.try_emplace(std::string(kNoStackKey), uint32_t(sites_.size()));
-    if (inserted) sites_.push_back(Site{std::string(kNoStackKey)});
-    return it->second;
-}
-
-uint32_t Merger::intern_stack(std::vector<uint32_t> frames, int call_site) {
-    std::string key;
-    append_bytes(key, &call_site, sizeof call_site);
-    append_bytes(key, frames.data(), frames.size() * sizeof(uint32_t));
-    auto [it, inserted] = stack_index_.try_emplace(std::move(key), uint32_t(stacks_.size() + 1));
-    if (!inserted) return it->second;
-    // Its call-site key, as call_sites.h builds it.
-    std::string site_key;
-    if (call_site < 0) {
-        site_key = kNoCallSiteKey;
-    } else {
-        unsigned taken = 0;
-        for (size_t i = size_t(call_site); i < frames.size() && taken < keys_.frames; ++i, ++taken) {
-            const Frame &k = frames_[frames[i]];
-            report::Frame f;
-            f.module = k.module;
-            f.address = k.address;
-            f.module_offset = k.module_offset;
-            f.function = k.function;
-            f.file = k.file;
-            f.line = k.line;
-            if (!site_key.empty()) site_key += kKeySeparator;
-            site_key += frame_key(k.module >= 0 ? std::string_view(modules_[size_t(k.module)].path) : "", f, keys_.lines);
-        }
-    }
-    auto [s, new_site] = site_index_.try_emplace(site_key, uint32_t(sites_.size()));
-    if (new_site) sites_.push_back(Site{std::move(site_key)});
-    Stack st;
-    st.frames = std::move(frames);
-    st.call_site = call_site;
-    st.site = s->second;
-    stacks_.push_back(std::move(st));
-    return it->second;
-}
-
-void Merger::spool_allocation(const report::Allocation &a, uint32_t merged_stack) {
-    if (!spool_ || spool_failed_) return;
-    auto escaped = [&](const std::string &s) -> const std::string & {
-        auto it = escaped_.find(s);
-        if (it == escaped_.end()) it = escaped_.emplace(s, json_string(s)).first;
-        return it->second;
-    };
-    std::string line = spooled_ == 0 ? "    " : ",\n    ";
-    line += "{\"address\": \"" + report::hex_u64(a.address) + "\", \"size\": " + std::to_string(a.size) +
-            ", \"kind\": " + escaped(a.kind) + ", \"device\": " + std::to_string(a.device) +
-            ", \"api\": " + escaped(a.api) + ", \"stream\": \"" + report::hex_u64(a.stream) +
-            "\", \"thread_id\": " + std::to_string(a.thread_id) + ", \"time_ns\": " + std::to_string(a.time_ns) +
-            ", \"stack\": " + std::to_string(merged_stack) + (a.size_is_estimate ? ", \"size_is_estimate\": true}" : "}");
-    if (std::fwrite(line.data(), 1, line.size(), spool_) != line.size()) {
-        spool_failed_ = true;
-        spool_errno_ = errno;
-        return;
-    }
-    ++spooled_;
-}
-
-bool Merger::spool_mark(long long *offset) {
-    if (!spool_) return true;
-    off_t at = ::ftello(spool_);
-    if (at < 0) return false;
-    *offset = at;
-    return true;
-}
-
-bool Merger::spool_rewind(long long offset, uint64_t count) {
-    if (!spool_) return true;
-    if (std::fflush(spool_) != 0 || ::ftruncate(::fileno(spool_), off_t(offset)) != 0 ||
-        ::fseeko(spool_, off_t(offset), SEEK_SET) != 0)
-        return false;
-    spooled_ = count;
-    return true;
-}
 
 bool Merger::read_pass(std::istream &in, const std::string &name, FileState &state, bool second, std::string *error) {
     MergeFileReader reader(*this, state, second);
@@ -635,54 +505,6 @@ bool Merger::commit(FileState &state, const std::string &name, std::string *erro
     stack_depth_ = std::max(stack_depth_, p.stack_depth);
     ++files_;
     return true;
-}
-
-std::vector<MergedDeviceRow> Merger::devices() const {
-    // One GPU has one UUID wherever it is seen (two processes of one node, each with its own
-    // CUDA_VISIBLE_DEVICES, see it under different ordinals); without one, host + ordinal is all
-    // there is. Rows matched by UUID name where they were seen.
-    std::map<std::tuple<std::string, int, std::string>, MergedDeviceRow> rows;
-    std::map<std::string, std::vector<std::string>> seen_as; // uuid -> "HOST cuda:N", first seen first
-    for (const MergedDevice &d : process_devices_) {
-        const std::string &host = d.input < process_hosts_.size() ? process_hosts_[d.input] : std::string();
-        std::string where = (host.empty() ? "?" : host) + " " + report::device_label(d.device);
-        auto key = d.uuid.empty() ? std::make_tuple(host, d.device, std::string())
-                                  : std::make_tuple(std::string(), 0, d.uuid);
-        MergedDeviceRow &r = rows[key];
-        if (r.processes == 0) {
-            r.host = d.uuid.empty() ? host : std::string();
-            r.device = d.device;
-            r.uuid = d.uuid;
-            r.identity = where;
-        }
-        if (!d.uuid.empty()) {
-            auto &list = seen_as[d.uuid];
-            if (std::find(list.begin(), list.end(), where) == list.end()) list.push_back(where);
-            std::string names;
-            for (const std::string &w : list) names += (names.empty() ? "" : ", ") + w;
-            r.identity = d.uuid + " (" + names + ")";
-        }
-        ++r.processes;
-        r.current_bytes += d.current_bytes;
-        r.peak_sum += d.peak_bytes;
-        r.peak_max = std::max(r.peak_max, d.peak_bytes);
-    }
-    std::vector<MergedDeviceRow> out;
-    out.reserve(rows.size());
-    for (auto &[key, row] : rows) out.push_back(std::move(row));
-    return out;
-}
-
-std::vector<MergedSiteRow> Merger::sites() const {
-    std::vector<MergedSiteRow> out;
-    for (const Site &s : sites_)
-        if (s.live_count > 0) out.push_back(MergedSiteRow{s.key, s.live_bytes, s.live_count, s.files});
-    std::sort(out.begin(), out.end(), [](const MergedSiteRow &a, const MergedSiteRow &b) {
-        if (a.live_bytes != b.live_bytes) return a.live_bytes > b.live_bytes;
-        if (a.live_count != b.live_count) return a.live_count > b.live_count;
-        return a.key < b.key;
-    });
-    return out;
 }
 
 } // namespace vramtrace::cli
