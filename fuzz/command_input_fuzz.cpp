@@ -7,7 +7,7 @@
 //   mode 1  export:  read_snapshot_file, then every format of tools/export, at exit and at the
 //           peak, for all devices and for device 0
 //   mode 2  diff:    collect_sites_from_file on both, compute_diff, the growth gate (1 MiB, and a
-//           percentage), the text and the JSON form (dumped as cmd_diff.cpp dumps it)
+//           percentage), the text and the JSON form (dumped as commands/cmd_diff.cpp dumps it)
 //   mode 3  merge:   Merger::add_file on both (the two-pass path of a file whose allocations come
 //           before its stacks included), format_merge_text, write_snapshot; the merged snapshot
 //           must then read back with read_snapshot_file (what merge writes, the reader accepts)
@@ -25,10 +25,10 @@
 #include <string>
 #include <vector>
 
-#include "call_sites.h"
-#include "diff_core.h"
+#include "analysis/call_sites.h"
+#include "analysis/diff_core.h"
+#include "analysis/merge_core.h"
 #include "export/export.h"
-#include "merge_core.h"
 #include "report/summary_format.h"
 #include "snapshot_reader.h"
 

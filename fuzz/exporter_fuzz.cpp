@@ -8,7 +8,7 @@
 //   folded  one "frames bytes" line per stack, no control character
 //   pickle  the restricted unpickler below: only the writer's whitelisted opcodes, every length
 //           inside the file, every string valid UTF-8, a consistent stack and memo, STOP last,
-//           and a result that is one dict (what tools/tests/restricted_unpickle.py accepts)
+//           and a result that is one dict (what tests/cli/restricted_unpickle.py accepts)
 //   chrome  parses as JSON
 //   pprof   a gzip stream
 //

@@ -38,41 +38,82 @@ fi
 [ -n "$cxx" ] || { echo "run_fuzz: no clang++ (apt-get install clang)"; exit 2; }
 
 t="$repo/tools"
-# The layers of lib/ that the CLI shares (docs/design.md, "Layers").
-s="$repo/lib/snapshot" r="$repo/lib/report" y="$repo/lib/symbolize"
-reader_sources=("$t/snapshot_reader.cpp" "$t/snapshot_files.cpp" "$t/snapshot_references.cpp" "$s/report_model.cpp"
-  "$r/text_safety.cpp")
-# What the commands link, less main.cpp and the cmd_*.cpp argument handling.
-command_sources=("${reader_sources[@]}" "$t/call_sites.cpp" "$t/diff_core.cpp" "$t/merge_core.cpp" "$t/merge_write.cpp" "$t/merge_text.cpp"
-  "$t/text_table.cpp" "$t/snapshot_input.cpp" "$t/offline_symbolize.cpp" "$t/cli_common.cpp"
-  "$r/summary_format.cpp" "$s/snapshot_writer.cpp" "$y/module_map.cpp" "$y/symbolizer.cpp" "$y/elf_symbols.cpp"
-  "$y/debug_files.cpp" "$y/libdw_index.cpp" "$y/call_site.cpp"
-  "$t"/export/*.cpp)
+# The code under test, compiled once into one static archive (objs/) that every target links: the
+# linker takes from it only what a target uses, as from CMake's static libraries. Its sources are
+# found, not listed, so that moving a file needs no edit here:
+#   - the CLI's code, what vramtrace_cli is made of (tools/CMakeLists.txt): every source under
+#     tools/ but main.cpp;
+#   - the library's code that vramtrace_cli links (vramtrace_report and vramtrace_symbolize in
+#     lib/CMakeLists.txt), and the snapshot reader, by file name wherever they are under lib/.
+lib_names=(atomic_file report_model snapshot_writer summary_format summary_body summary_lines text_safety module_map
+  symbolizer debug_files elf_symbols libdw_index dwarf_lookup call_site frame_rules snapshot_reader snapshot_files
+  snapshot_references)
+archive_sources=()
+while IFS= read -r src; do archive_sources+=("$src"); done < <(find "$t" -name '*.cpp' ! -path "$t/main.cpp" | sort)
+for name in "${lib_names[@]}"; do
+  found=$(find "$repo/lib" -name "$name.cpp" | sort)
+  if [ -z "$found" ]; then
+    # The name must then be one of the CLI's (the snapshot reader's files are in one or the other).
+    [ -n "$(find "$t" -name "$name.cpp" -print -quit)" ] || { echo "run_fuzz: no $name.cpp under lib/ or tools/"; exit 2; }
+    continue
+  fi
+  [ "$(printf '%s\n' "$found" | wc -l)" -eq 1 ] || { echo "run_fuzz: more than one $name.cpp under lib/"; exit 2; }
+  archive_sources+=("$found")
+done
 
-# The exporter targets share their objects, compiled once (export_objs/).
-export_sources=("$t"/export/*.cpp "$s/report_model.cpp" "$r/summary_format.cpp" "$r/text_safety.cpp")
+# The shipped frame rules, embedded as lib/CMakeLists.txt embeds them.
+mkdir -p "$work/objs"
+rules_cpp="$work/objs/frame_rules_text.cpp"
+{ echo 'extern const char kShippedFrameRules[];'; printf 'const char kShippedFrameRules[] = R"vtrules('
+  cat "$repo/lib/symbolize/frame_rules.txt"; echo ')vtrules";'; } >"$rules_cpp.new"
+cmp -s "$rules_cpp.new" "$rules_cpp" && rm "$rules_cpp.new" || mv "$rules_cpp.new" "$rules_cpp"
+archive_sources+=("$rules_cpp")
+
 flags=(-std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
   -DSPDLOG_FMT_EXTERNAL -DVRAMTRACE_VERSION='"fuzz"' -I"$repo/lib" -I"$t")
-export_objects() {
-  local objdir="$work/export_objs" src obj
-  mkdir -p "$objdir"
-  export_objs=()
-  for src in "${export_sources[@]}"; do
-    obj="$objdir/$(basename "$src" .cpp).o"
-    if [ ! -e "$obj" ] || [ -n "$(find "$src" "$t/export" "$s" "$r" -newer "$obj" \( -name '*.cpp' -o -name '*.h' \) -print -quit)" ]; then
-      "$cxx" "${flags[@]}" -fsanitize=fuzzer-no-link -c "$src" -o "$obj"
+archive="$work/objs/libfuzz_sources.a"
+# Compiles what changed (an object is rebuilt when any source or header under tools/ or lib/ is
+# newer than it), as many at once as there are CPUs, and rewrites the archive from the current
+# sources (an object whose source is not among them is left out).
+build_archive() {
+  local src rel obj objs=() jobs=0 failed=0 max
+  max=$(nproc 2>/dev/null || echo 2)
+  for src in "${archive_sources[@]}"; do
+    rel=${src#"$repo"/}
+    obj="$work/objs/${rel%.cpp}.o"
+    objs+=("$obj")
+    if [ ! -e "$obj" ] || [ -n "$(find "$t" "$repo/lib" -newer "$obj" \( -name '*.cpp' -o -name '*.h' \) -print -quit)" ]; then
+      mkdir -p "$(dirname "$obj")"
+      if [ $jobs -ge "$max" ]; then wait -n || failed=1; jobs=$((jobs - 1)); fi
+      "$cxx" "${flags[@]}" -fsanitize=fuzzer-no-link -c "$src" -o "$obj" &
+      jobs=$((jobs + 1))
     fi
-    export_objs+=("$obj")
   done
+  while [ $jobs -gt 0 ]; do wait -n || failed=1; jobs=$((jobs - 1)); done
+  [ $failed -eq 0 ] || { echo "run_fuzz: compiling the archive's sources failed"; exit 2; }
+  if [ ! -e "$archive" ] || [ -n "$(find "${objs[@]}" -newer "$archive" -print -quit)" ] ||
+     [ "$(cat "$archive.list" 2>/dev/null)" != "$(printf '%s\n' "${objs[@]}")" ]; then
+    rm -f "$archive"
+    # q, not r: r would replace a member by another of the same file name (lib/x/a.o, tools/y/a.o).
+    "$ar" qcs "$archive" "${objs[@]}"
+    printf '%s\n' "${objs[@]}" >"$archive.list"
+  fi
 }
+ar="${AR:-}"
+if [ -z "$ar" ]; then
+  for a in ar llvm-ar llvm-ar-14; do command -v "$a" >/dev/null && { ar=$a; break; }; done
+fi
+[ -n "$ar" ] || { echo "run_fuzz: no ar (apt-get install binutils)"; exit 2; }
+mkdir -p "$work/objs"
+archive_built=0
 
 status=0
 for target in "${targets[@]}"; do
   defines=()
   corpus_name=$target
   case "$target" in
-    snapshot_reader) sources=("${reader_sources[@]}"); libs=() ;;
-    command_input) sources=("${command_sources[@]}"); libs=(-lz -lfmt -ldl) ;;
+    snapshot_reader) libs=() ;;
+    command_input) libs=(-lz -lfmt -ldl) ;;
     export_chrome|export_folded|export_pprof|export_pickle|export_html)
       index=0
       for f in chrome folded pprof pickle html; do [ "export_$f" = "$target" ] && break; index=$((index + 1)); done
@@ -83,17 +124,18 @@ for target in "${targets[@]}"; do
   mkdir -p "$dir/corpus"
   exe="$dir/${target}_fuzz"
   start=$(date +%s)
-  # Rebuilt only when a source or header it may use is newer than the executable.
-  if [ -x "$exe" ] && [ -z "$(find "$repo/fuzz" "$t" "$repo/lib" -newer "$exe" \( -name '*.cpp' -o -name '*.h' \) -print -quit)" ]; then
+  if [ $archive_built -eq 0 ]; then
+    build_archive
+    archive_built=1
+  fi
+  # Relinked only when the archive or a source or header of fuzz/ is newer than the executable.
+  if [ -x "$exe" ] && [ ! "$archive" -nt "$exe" ] &&
+     [ -z "$(find "$repo/fuzz" -newer "$exe" \( -name '*.cpp' -o -name '*.h' \) -print -quit)" ]; then
     echo "== $target: up to date"
   else
-  echo "== $target: building"
-  if [ "$corpus_name" = exporter ]; then
-    export_objects
-    "$cxx" "${flags[@]}" "${defines[@]}" "$repo/fuzz/exporter_fuzz.cpp" "${export_objs[@]}" "${libs[@]}" -o "$exe"
-  else
-    "$cxx" "${flags[@]}" "$repo/fuzz/${target}_fuzz.cpp" "${sources[@]}" "${libs[@]}" -o "$exe"
-  fi
+    echo "== $target: building"
+    if [ "$corpus_name" = exporter ]; then harness="$repo/fuzz/exporter_fuzz.cpp"; else harness="$repo/fuzz/${target}_fuzz.cpp"; fi
+    "$cxx" "${flags[@]}" "${defines[@]}" "$harness" "$archive" "${libs[@]}" -o "$exe"
   fi
   built=$(date +%s)
 

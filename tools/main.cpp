@@ -3,7 +3,7 @@
 #include <string>
 #include <string_view>
 
-#include "cli.h"
+#include "common/cli.h"
 
 #ifndef VRAMTRACE_VERSION
 #define VRAMTRACE_VERSION "unknown"

@@ -13,7 +13,7 @@ import sys
 import traceback
 
 # The restricted unpickler every test loads vramtrace's pickles with (globals refused).
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools", "tests"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cli"))
 from restricted_unpickle import load_restricted  # noqa: E402
 
 failures = 0

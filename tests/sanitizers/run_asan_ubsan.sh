@@ -2,8 +2,8 @@
 # AddressSanitizer + UndefinedBehaviorSanitizer over the whole tree, in one build directory built
 # with -fsanitize=address,undefined (no recovery: the first report fails the run):
 #
-#  1. the unit tests (tracking, report, symbolize, export, triggers) and the fuzz replays (every
-#     seed and kept crashing input of fuzz/, through the commands' input paths);
+#  1. the unit tests (tracking, report, symbolize, analysis, export, triggers) and the fuzz
+#     replays (every seed and kept crashing input of fuzz/, through the commands' input paths);
 #  2. the end-to-end tests, with the preload library itself sanitized. The ASan runtime must be the
 #     first library of a process, so the tests preload it in front of libvramtrace.so
 #     (VT_E2E_PRELOAD_FIRST, read by tests/e2e/harness.cpp); the programs under test, the stand-in
@@ -31,8 +31,8 @@ export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1 ${UBSAN_OPTIONS:-}"
 
 start=$(date +%s)
 status=0
-units=(vramtrace_tracking_tests vramtrace_report_tests vramtrace_symbolize_tests vramtrace_export_tests
-  vramtrace_triggers_tests)
+units=(vramtrace_tracking_tests vramtrace_report_tests vramtrace_symbolize_tests vramtrace_analysis_tests
+  vramtrace_export_tests vramtrace_triggers_tests)
 
 if [ "${SKIP_BUILD:-0}" != 1 ]; then
   cmake -S "$repo" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_FLAGS="$san" -DCMAKE_CXX_FLAGS="$san" \

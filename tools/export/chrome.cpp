@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <set>
 
-#include "export.h"
-#include "export_common.h"
+#include "export/export.h"
+#include "export/export_common.h"
 
 namespace vramtrace::exporter {
 

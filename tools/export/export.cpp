@@ -1,5 +1,5 @@
 // Format names and the option checks shared by every format. See export.h.
-#include "export.h"
+#include "export/export.h"
 
 #include <algorithm>
 

@@ -1,5 +1,5 @@
 // Shared exporter helpers. See export_common.h.
-#include "export_common.h"
+#include "export/export_common.h"
 
 #include <algorithm>
 #include <charconv>

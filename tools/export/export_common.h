@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "export.h"
+#include "export/export.h"
 #include "snapshot/report_model.h"
 
 namespace vramtrace::exporter {

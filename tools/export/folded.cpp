@@ -7,8 +7,8 @@
 #include <map>
 #include <set>
 
-#include "export.h"
-#include "export_common.h"
+#include "export/export.h"
+#include "export/export_common.h"
 #include "report/text_safety.h"
 
 namespace vramtrace::exporter {

@@ -7,9 +7,9 @@
 #include <map>
 #include <unordered_map>
 
-#include "export.h"
-#include "export_common.h"
-#include "pickle_writer.h"
+#include "export/export.h"
+#include "export/export_common.h"
+#include "export/pickle_writer.h"
 #include "snapshot/device_range.h"
 
 namespace vramtrace::exporter {

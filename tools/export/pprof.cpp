@@ -9,9 +9,9 @@
 
 #include <zlib.h>
 
-#include "export.h"
-#include "export_common.h"
-#include "protobuf_writer.h"
+#include "export/export.h"
+#include "export/export_common.h"
+#include "export/protobuf_writer.h"
 
 namespace vramtrace::exporter {
 

@@ -10,7 +10,7 @@
 #include <thread>
 #include <unistd.h>
 
-#include "../../../tools/snapshot_reader.h"
+#include "snapshot_reader.h"
 #include "report_test_data.h"
 #include "snapshot/snapshot_writer.h"
 

@@ -1,0 +1,304 @@
+// Call-site keys and the streaming per-site reduction of a snapshot. See call_sites.h.
+#include "analysis/call_sites.h"
+
+#include "report/text_safety.h"
+
+#include <algorithm>
+#include <istream>
+#include <map>
+#include <unordered_map>
+
+namespace vramtrace::cli {
+
+namespace {
+
+using report::Allocation;
+using report::Frame;
+using report::Module;
+using report::Stack;
+
+template <class T> void insert_sorted_unique(std::vector<T> &list, const T &value) {
+    auto it = std::lower_bound(list.begin(), list.end(), value);
+    if (it == list.end() || *it != value) list.insert(it, value);
+}
+
+void append_part(std::string &key, const std::string &part) {
+    if (!key.empty()) key += kKeySeparator;
+    key += part;
+}
+
+// What the collector keeps of a frame: enough for frame_key.
+struct KeptFrame {
+    int module = -1;
+    uint32_t line = 0;
+    uint64_t address = 0;
+    uint64_t module_offset = 0;
+    std::string function;
+    std::string file; // base name only
+};
+
+struct KeptStack {
+    size_t position = 0;             // index in the file's stacks array, for messages
+    int call_site = -1;
+    std::vector<uint32_t> key_frames; // indices into frames of the frames that make the key
+    uint32_t max_frame = 0;          // the largest frame index of the whole stack, and where it is
+    size_t max_frame_at = 0;
+    bool has_frames = false;
+};
+
+struct RunningTotal {
+    size_t first_allocation = 0; // index of the first allocation naming this stack, for messages
+    uint64_t bytes = 0;
+    uint64_t count = 0;
+    std::vector<int> devices;
+    std::vector<std::string> apis;
+};
+
+class SiteCollector final : public SnapshotSink {
+public:
+    SiteCollector(const SiteKeyOptions &options, SnapshotSites &out) : options_(options), out_(out) {}
+
+    void on_schema_version(int version) override { out_.schema_version = version; }
+    void on_process(report::ProcessInfo &&p) override { out_.process = std::move(p); }
+    void on_device(report::DeviceTotals &&d) override { out_.devices.push_back(d); }
+    void on_dropped(uint64_t allocations, uint64_t stacks) override {
+        out_.dropped_allocations = allocations;
+        out_.dropped_stacks = stacks;
+    }
+    void on_module(Module &&m) override { modules_.emplace_back(report::path_basename(m.path)); }
+    void on_frame(Frame &&f) override {
+        KeptFrame k;
+        k.module = f.module;
+        k.line = f.line;
+        k.address = f.address;
+        k.module_offset = f.module_offset;
+        k.function = std::move(f.function);
+        k.file = std::string(report::path_basename(f.file));
+        frames_.push_back(std::move(k));
+    }
+    void on_stack(Stack &&s) override {
+        size_t position = stack_count_++;
+        if (!error_.empty()) return;
+        if (s.id == 0) {
+            error_ = "stacks[" + std::to_string(position) + "].id: 0 is reserved for \"no stack\"";
+            return;
+        }
+        if (s.call_site < -1 || (s.call_site >= 0 && size_t(s.call_site) >= s.frames.size())) {
+            error_ = "stacks[" + std::to_string(position) + "].call_site: " + std::to_string(s.call_site) +
+                     " is not an index into this stack's frames (" + std::to_string(s.frames.size()) + " entries)";
+            return;
+        }
+        KeptStack k;
+        k.position = position;
+        k.call_site = s.call_site;
+        for (size_t i = 0; i < s.frames.size(); ++i)
+            if (!k.has_frames || s.frames[i] > k.max_frame) k.max_frame = s.frames[i], k.max_frame_at = i, k.has_frames = true;
+        if (s.call_site >= 0)
+            for (size_t i = size_t(s.call_site); i < s.frames.size() && k.key_frames.size() < options_.frames; ++i)
+                k.key_frames.push_back(s.frames[i]);
+        if (!stacks_.emplace(s.id, std::move(k)).second)
+            error_ = "stacks: id " + std::to_string(s.id) + " appears more than once";
+    }
+    void on_allocation(Allocation &&a) override {
+        size_t index = allocation_count_++;
+        if (!report::counts_as_held(a)) return;
+        auto [it, inserted] = totals_.try_emplace(a.stack);
+        RunningTotal &t = it->second;
+        if (inserted) t.first_allocation = index;
+        t.bytes += a.size;
+        t.count += 1;
+        insert_sorted_unique(t.devices, a.device);
+        insert_sorted_unique(t.apis, a.api);
+    }
+    void on_merged_process(MergedProcess &&) override { ++out_.merged_processes; }
+    void on_oom_count(uint64_t count) override { out_.oom_count = count; }
+    void on_peak(report::DevicePeak &&p) override { peaks_.push_back(std::move(p)); }
+    void on_oom(report::OomEvent &&o) override { oom_stacks_.push_back(o.stack); }
+    void on_event(report::Event &&e) override {
+        if (e.stack != 0) event_stacks_.try_emplace(e.stack, event_count_);
+        ++event_count_;
+    }
+
+    // After a successful read: checks the cross references and fills out_.sites. "" or the problem.
+    std::string finish() {
+        if (!error_.empty()) return error_;
+        for (size_t i = 0; i < frames_.size(); ++i) {
+            int m = frames_[i].module;
+            if (m < -1 || (m >= 0 && size_t(m) >= modules_.size()))
+                return "frames[" + std::to_string(i) + "].module: " + std::to_string(m) +
+                       " is not an index into modules (" + std::to_string(modules_.size()) + " entries)";
+        }
+        for (const auto &[id, s] : stacks_)
+            if (s.has_frames && s.max_frame >= frames_.size())
+                return "stacks[" + std::to_string(s.position) + "].frames[" + std::to_string(s.max_frame_at) +
+                       "]: " + std::to_string(s.max_frame) + " is not an index into frames (" +
+                       std::to_string(frames_.size()) + " entries)";
+        // Stacks named but not listed: the first such record of allocations, then peaks, OOMs and
+        // events, with the messages of read_snapshot_file.
+        auto not_a_stack = [](uint32_t id) { return ".stack: " + std::to_string(id) + " is not the id of an entry in stacks"; };
+        auto missing = [&](uint32_t id) { return id != 0 && stacks_.find(id) == stacks_.end(); };
+        const std::pair<const uint32_t, RunningTotal> *first = nullptr;
+        for (const auto &entry : totals_)
+            if (missing(entry.first) && (!first || entry.second.first_allocation < first->second.first_allocation))
+                first = &entry;
+        if (first) return "allocations[" + std::to_string(first->second.first_allocation) + "]" + not_a_stack(first->first);
+        for (size_t i = 0; i < peaks_.size(); ++i)
+            for (size_t k = 0; k < peaks_[i].sites.size(); ++k)
+                if (missing(peaks_[i].sites[k].stack))
+                    return "peaks[" + std::to_string(i) + "].sites[" + std::to_string(k) + "]" +
+                           not_a_stack(peaks_[i].sites[k].stack);
+        for (size_t i = 0; i < oom_stacks_.size(); ++i)
+            if (missing(oom_stacks_[i])) return "ooms[" + std::to_string(i) + "]" + not_a_stack(oom_stacks_[i]);
+        const std::pair<const uint32_t, size_t> *first_event = nullptr;
+        for (const auto &ref : event_stacks_)
+            if (missing(ref.first) && (!first_event || ref.second < first_event->second)) first_event = &ref;
+        if (first_event) return "events[" + std::to_string(first_event->second) + "]" + not_a_stack(first_event->first);
+
+        auto key_of_stack = [&](uint32_t stack_id) {
+            return stack_id == 0 ? std::string(kNoStackKey) : key_of(stacks_.find(stack_id)->second);
+        };
+        std::map<std::string, SiteTotals> sites;
+        // What each site held at each device's peak.
+        out_.has_peak_composition = true;
+        for (const report::DeviceTotals &d : out_.devices) {
+            bool recorded = d.peak_bytes == 0;
+            for (const report::DevicePeak &p : peaks_) recorded = recorded || p.device == d.device;
+            out_.has_peak_composition = out_.has_peak_composition && recorded;
+        }
+        if (out_.has_peak_composition) {
+            std::map<std::string, std::map<int, uint64_t>> at_peak;
+            for (const report::DevicePeak &p : peaks_)
+                for (const report::PeakSite &site : p.sites)
+                    if (site.bytes != 0) at_peak[key_of_stack(site.stack)][p.device] += site.bytes;
+            for (auto &[key, per_device] : at_peak)
+                sites[key].at_peak.assign(per_device.begin(), per_device.end());
+        }
+        for (auto &[stack_id, t] : totals_) {
+            SiteTotals &site = sites[key_of_stack(stack_id)];
+            site.live_bytes += t.bytes;
+            site.live_count += t.count;
+            for (int d : t.devices) insert_sorted_unique(site.devices, d);
+            for (const std::string &api : t.apis) insert_sorted_unique(site.apis, api);
+        }
+        out_.sites.reserve(sites.size());
+        for (auto &[key, site] : sites) {
+            site.key = key;
+            out_.live_bytes += site.live_bytes;
+            out_.live_count += site.live_count;
+            out_.sites.push_back(std::move(site));
+        }
+        return {};
+    }
+
+private:
+    std::string key_of(const KeptStack &s) const {
+        if (s.call_site < 0) return std::string(kNoCallSiteKey);
+        std::string key;
+        for (uint32_t index : s.key_frames) {
+            const KeptFrame &k = frames_[index];
+            Frame f;
+            f.module = k.module;
+            f.line = k.line;
+            f.address = k.address;
+            f.module_offset = k.module_offset;
+            f.function = k.function;
+            f.file = k.file;
+            append_part(key, frame_key(k.module >= 0 ? std::string_view(modules_[size_t(k.module)]) : "", f,
+                                       options_.lines));
+        }
+        return key;
+    }
+
+    SiteKeyOptions options_;
+    SnapshotSites &out_;
+    std::vector<std::string> modules_; // base names
+    std::vector<KeptFrame> frames_;
+    std::unordered_map<uint32_t, KeptStack> stacks_;
+    std::unordered_map<uint32_t, RunningTotal> totals_; // by stack id (0: no stack)
+    std::vector<report::DevicePeak> peaks_;
+    std::vector<uint32_t> oom_stacks_;
+    StackReferences event_stacks_;
+    size_t stack_count_ = 0, allocation_count_ = 0, event_count_ = 0;
+    std::string error_;
+};
+
+bool finish_collect(SiteCollector &collector, const std::string &name, SnapshotSites *out, std::string *error) {
+    std::string problem = collector.finish();
+    if (problem.empty()) return true;
+    if (error) *error = name + ": " + problem;
+    *out = SnapshotSites{};
+    return false;
+}
+
+} // namespace
+
+std::string frame_key(std::string_view module_path, const Frame &frame, bool lines) {
+    std::string out = frame.function.empty() ? "??" : frame.function;
+    std::string_view module = report::path_basename(module_path);
+    if (!frame.file.empty()) {
+        out += " at ";
+        out += report::path_basename(frame.file);
+        if (lines && frame.line != 0) out += ":" + std::to_string(frame.line);
+        if (!module.empty()) out.append(" (").append(module).append(")");
+    } else if (!module.empty()) {
+        out.append(" (").append(module);
+        if (lines || frame.function.empty()) out += "+" + report::hex_u64(frame.module_offset);
+        out += ")";
+    } else if (lines || frame.function.empty()) {
+        out += " (" + report::hex_u64(frame.address) + ")";
+    }
+    // A key is printed one per line (diff, merge): no control character of a name, not even a
+    // line feed, reaches the output raw.
+    return report::escape_control_characters(out);
+}
+
+std::string stack_key(const report::Snapshot &snapshot, const Stack &stack, const SiteKeyOptions &options) {
+    if (stack.call_site < 0) return std::string(kNoCallSiteKey);
+    std::string key;
+    unsigned taken = 0;
+    for (size_t i = size_t(stack.call_site); i < stack.frames.size() && taken < options.frames; ++i, ++taken) {
+        if (stack.frames[i] >= snapshot.frames.size()) break;
+        const Frame &f = snapshot.frames[stack.frames[i]];
+        const Module *m = snapshot.find_module(f);
+        append_part(key, frame_key(m ? std::string_view(m->path) : "", f, options.lines));
+    }
+    return key;
+}
+
+bool collect_sites(std::istream &in, const std::string &name, const SiteKeyOptions &options, SnapshotSites *out,
+                   std::string *error) {
+    *out = SnapshotSites{};
+    out->name = name;
+    try {
+        SiteCollector collector(options, *out);
+        if (!read_snapshot_stream(in, name, collector, error)) {
+            *out = SnapshotSites{};
+            return false;
+        }
+        return finish_collect(collector, name, out, error);
+    } catch (const std::bad_alloc &) {
+        if (error) *error = name + ": out of memory while reading";
+    }
+    *out = SnapshotSites{};
+    return false;
+}
+
+bool collect_sites_from_file(const std::string &path, const SiteKeyOptions &options, Progress *progress,
+                             SnapshotSites *out, std::string *error) {
+    *out = SnapshotSites{};
+    out->name = path;
+    try {
+        SiteCollector collector(options, *out);
+        if (!stream_snapshot_file(path, collector, progress, error)) {
+            *out = SnapshotSites{};
+            return false;
+        }
+        return finish_collect(collector, path, out, error);
+    } catch (const std::bad_alloc &) {
+        if (error) *error = path + ": out of memory while reading";
+    }
+    *out = SnapshotSites{};
+    return false;
+}
+
+} // namespace vramtrace::cli

@@ -1,0 +1,169 @@
+// `vramtrace merge`: many snapshots (one per rank, process or host; merged snapshots too) folded
+// into per-process rows, per-device rows, a merged call-site view, and optionally one merged
+// snapshot file. Built for thousands of inputs: each file is streamed through the SAX reader and
+// only aggregates stay in memory:
+//   - the distinct modules, frames and stacks of all inputs (frames are matched by module +
+//     offset, so N ranks of one program cost about what one rank costs);
+//   - one input's own modules, frames, stacks, peaks, OOM records and pools while it is read, and
+//     one id per distinct stack its events name (events are checked, not kept);
+//   - one row per process (about 200 bytes plus its command line) and one per device of it;
+//   - one running total per call-site key; per ordinal, one peak entry per merged stack;
+//   - every input's OOM records (at most 16 per process, as the library keeps them) and pools.
+// The allocations themselves are never held: with an output file they are written, re-numbered,
+// to a spool file beside it (about 200 bytes each, as in the inputs) and copied into the merged
+// snapshot at the end. A file whose allocations come before its stacks (legal JSON, never what
+// the library writes) is read twice.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <map>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "analysis/call_sites.h"
+#include "input/snapshot_input.h"
+#include "snapshot_reader.h"
+
+namespace vramtrace::cli {
+
+// A device as matched across inputs: by UUID where the snapshots carry one (devices[].uuid), else
+// by host + ordinal.
+struct MergedDeviceRow {
+    std::string identity;        // "UUID (HOST cuda:N, HOST2 cuda:M, ...)" or "HOST cuda:N"
+    std::string host;            // "" for a row matched by UUID
+    int device = 0;              // the ordinal of the first process that listed it
+    std::string uuid;
+    size_t processes = 0;
+    uint64_t current_bytes = 0;  // sum over its processes
+    uint64_t peak_sum = 0;       // sum of the processes' peaks (an upper bound of the device's peak)
+    uint64_t peak_max = 0;       // the highest peak of one process
+};
+
+struct MergedSiteRow {
+    std::string key;
+    uint64_t live_bytes = 0;
+    uint64_t live_count = 0;
+    size_t files = 0;            // input files with live allocations at this site
+};
+
+class Merger {
+public:
+    // `spool`: where the allocations of the merged snapshot are written as they are read (an
+    // unlinked temporary file), or null when no snapshot is written.
+    Merger(const SiteKeyOptions &keys, std::FILE *spool);
+
+    // Reads one input. On failure returns false with *error = "PATH: what is wrong" (one line); the
+    // merge must then be abandoned.
+    bool add_file(const std::string &path, Progress *progress, std::string *error);
+    // The same from a stream (unit tests); a stream cannot be read twice, so a file whose
+    // allocations come before its stacks is refused.
+    bool add_stream(std::istream &in, const std::string &name, std::string *error);
+
+    size_t files() const { return files_; }
+    const std::vector<MergedProcess> &processes() const { return processes_; }
+    const std::vector<MergedDevice> &process_devices() const { return process_devices_; }
+    // Devices matched across inputs, in order of host, then ordinal (then UUID).
+    std::vector<MergedDeviceRow> devices() const;
+    // Call sites by live bytes (then count, then key), every one.
+    std::vector<MergedSiteRow> sites() const;
+    uint64_t live_bytes() const { return live_bytes_; }
+    uint64_t live_count() const { return live_count_; }
+    uint64_t dropped_allocations() const { return dropped_allocations_; }
+    uint64_t dropped_stacks() const { return dropped_stacks_; }
+    // Out-of-memory failures of all inputs; nullopt when an input predates OOM recording.
+    std::optional<uint64_t> oom_count() const { return oom_count_known_ ? std::optional<uint64_t>(oom_count_) : std::nullopt; }
+    // Whether every input recorded what made up its peaks (peaks[]), so the merged snapshot has them.
+    bool has_peak_composition() const { return peaks_complete_; }
+
+    // Writes the merged snapshot to fd (the spool holds its allocations). `command_line` becomes
+    // process.command_line. False with *error on a write error.
+    bool write_snapshot(int fd, const std::vector<std::string> &command_line, const std::string &version,
+                        std::string *error);
+
+private:
+    friend class MergeFileReader;
+    struct Frame {
+        int module = -1;
+        uint64_t address = 0, module_offset = 0;
+        std::string function, file;
+        uint32_t line = 0;
+        std::vector<report::Frame::Inlined> inlined;
+    };
+    // What the merged snapshot says of one ordinal's peak: the sum of the inputs' peaks there, and
+    // the bytes and allocations each merged stack held at them.
+    struct Peak {
+        uint64_t peak_bytes = 0;
+        std::map<uint32_t, std::pair<uint64_t, uint64_t>> sites; // merged stack id -> bytes, count
+    };
+    struct Stack {
+        std::vector<uint32_t> frames; // merged frame indices
+        int call_site = -1;
+        uint32_t site = 0;            // index into sites_
+    };
+    struct Site {
+        std::string key;
+        uint64_t live_bytes = 0, live_count = 0;
+        size_t files = 0;
+        size_t last_file = SIZE_MAX;
+    };
+
+    // The tables and the spool (merge_intern.cpp), used by the per-file reader (MergeFileReader,
+    // merge_read.cpp).
+    uint32_t intern_module(const report::Module &m);
+    uint32_t intern_frame(const report::Frame &f, int merged_module);
+    uint32_t intern_stack(std::vector<uint32_t> frames, int call_site);
+    uint32_t no_stack_site();
+    void spool_allocation(const report::Allocation &a, uint32_t merged_stack);
+    bool spool_mark(long long *offset);
+    bool spool_rewind(long long offset, uint64_t count);
+    // Reading one input and adding it to the merge (merge_read.cpp).
+    struct FileState;
+    bool read_pass(std::istream &in, const std::string &name, FileState &state, bool second, std::string *error);
+    bool commit(FileState &state, const std::string &name, std::string *error);
+
+    SiteKeyOptions keys_;
+    std::FILE *spool_;
+    bool spool_failed_ = false;
+    int spool_errno_ = 0;
+    uint64_t spooled_ = 0;
+    std::unordered_map<std::string, std::string> escaped_; // JSON text of kind/api strings
+
+    std::vector<report::Module> modules_;
+    std::unordered_map<std::string, uint32_t> module_index_;
+    std::vector<Frame> frames_;
+    std::unordered_map<std::string, uint32_t> frame_index_;
+    std::vector<Stack> stacks_;   // merged stack id = index + 1
+    std::unordered_map<std::string, uint32_t> stack_index_;
+    std::vector<Site> sites_;
+    std::unordered_map<std::string, uint32_t> site_index_;
+
+    size_t files_ = 0;
+    std::vector<MergedProcess> processes_;
+    std::vector<MergedDevice> process_devices_;
+    std::vector<std::string> process_hosts_; // host of each process row (for device matching)
+    std::vector<report::DeviceTotals> devices_; // per ordinal, summed, ascending
+    uint64_t live_bytes_ = 0, live_count_ = 0;
+    uint64_t dropped_allocations_ = 0, dropped_stacks_ = 0, dropped_peak_sites_ = 0;
+    // Identity of each ordinal of devices_: the inputs' uuid / PCI bus id when they all agree.
+    std::map<int, std::pair<std::string, std::string>> device_identity_;
+    std::map<int, Peak> peaks_;          // by ordinal
+    bool peaks_complete_ = true;
+    std::vector<report::OomEvent> ooms_; // every input's, re-numbered stacks, in input order
+    uint64_t oom_count_ = 0;
+    bool oom_count_known_ = true;
+    std::vector<report::Pool> pools_;    // every input's
+    // What the merged process record says.
+    bool first_ = true;
+    std::string host_, executable_;
+    int driver_version_ = 0;
+    uint64_t start_time_ns_ = 0, dump_time_ns_ = 0;
+    uint32_t stack_depth_ = 0;
+};
+
+// The text report of a merge: per-process table, devices, and the `top` call sites (0 = all).
+std::string format_merge_text(const Merger &merger, size_t top, const SiteKeyOptions &keys);
+
+} // namespace vramtrace::cli

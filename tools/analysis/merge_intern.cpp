@@ -1,0 +1,199 @@
+// The merge's own tables: the distinct modules, frames, stacks and call sites of all inputs,
+// each interned once under a key that matches it across processes; the spool of re-numbered
+// allocations; and the device and call-site rows the report is made of. The inputs are read by
+// merge_read.cpp, the merged snapshot written by merge_write.cpp, the report text made by
+// merge_text.cpp.
+#include "analysis/merge_core.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <map>
+#include <tuple>
+
+#include <unistd.h>
+
+#include "common/json_text.h"
+#include "snapshot/report_model.h"
+#include "snapshot/snapshot_fields.h"
+
+namespace vramtrace::cli {
+
+namespace {
+
+void append_bytes(std::string &key, const void *p, size_t n) { key.append(static_cast<const char *>(p), n); }
+
+} // namespace
+
+Merger::Merger(const SiteKeyOptions &keys, std::FILE *spool) : keys_(keys), spool_(spool) {}
+
+uint32_t Merger::intern_module(const report::Module &m) {
+    std::string key = m.path;
+    key += '\0';
+    key += m.build_id;
+    auto [it, inserted] = module_index_.try_emplace(std::move(key), uint32_t(modules_.size()));
+    if (inserted) modules_.push_back(m);
+    return it->second;
+}
+
+uint32_t Merger::intern_frame(const report::Frame &f, int merged_module) {
+    // A frame in a known module is the same frame in every process that loaded that module, wherever
+    // it was loaded; elsewhere only the address can tell.
+    std::string key;
+    if (merged_module >= 0) {
+        key = "m";
+        append_bytes(key, &merged_module, sizeof merged_module);
+        append_bytes(key, &f.module_offset, sizeof f.module_offset);
+    } else {
+        key = "a";
+        append_bytes(key, &f.address, sizeof f.address);
+        append_bytes(key, &f.line, sizeof f.line);
+        key += f.function;
+        key += '\0';
+        key += f.file;
+    }
+    auto [it, inserted] = frame_index_.try_emplace(std::move(key), uint32_t(frames_.size()));
+    if (inserted) {
+        Frame k;
+        k.module = merged_module;
+        k.address = f.address;
+        k.module_offset = f.module_offset;
+        k.function = f.function;
+        k.file = f.file;
+        k.line = f.line;
+        k.inlined = f.inlined;
+        frames_.push_back(std::move(k));
+    }
+    return it->second;
+}
+
+uint32_t Merger::no_stack_site() {
+    auto [it, inserted] = site_index_.try_emplace(std::string(kNoStackKey), uint32_t(sites_.size()));
+    if (inserted) sites_.push_back(Site{std::string(kNoStackKey)});
+    return it->second;
+}
+
+uint32_t Merger::intern_stack(std::vector<uint32_t> frames, int call_site) {
+    std::string key;
+    append_bytes(key, &call_site, sizeof call_site);
+    append_bytes(key, frames.data(), frames.size() * sizeof(uint32_t));
+    auto [it, inserted] = stack_index_.try_emplace(std::move(key), uint32_t(stacks_.size() + 1));
+    if (!inserted) return it->second;
+    // Its call-site key, as call_sites.h builds it.
+    std::string site_key;
+    if (call_site < 0) {
+        site_key = kNoCallSiteKey;
+    } else {
+        unsigned taken = 0;
+        for (size_t i = size_t(call_site); i < frames.size() && taken < keys_.frames; ++i, ++taken) {
+            const Frame &k = frames_[frames[i]];
+            report::Frame f;
+            f.module = k.module;
+            f.address = k.address;
+            f.module_offset = k.module_offset;
+            f.function = k.function;
+            f.file = k.file;
+            f.line = k.line;
+            if (!site_key.empty()) site_key += kKeySeparator;
+            site_key += frame_key(k.module >= 0 ? std::string_view(modules_[size_t(k.module)].path) : "", f, keys_.lines);
+        }
+    }
+    auto [s, new_site] = site_index_.try_emplace(site_key, uint32_t(sites_.size()));
+    if (new_site) sites_.push_back(Site{std::move(site_key)});
+    Stack st;
+    st.frames = std::move(frames);
+    st.call_site = call_site;
+    st.site = s->second;
+    stacks_.push_back(std::move(st));
+    return it->second;
+}
+
+void Merger::spool_allocation(const report::Allocation &a, uint32_t merged_stack) {
+    if (!spool_ || spool_failed_) return;
+    auto escaped = [&](const std::string &s) -> const std::string & {
+        auto it = escaped_.find(s);
+        if (it == escaped_.end()) it = escaped_.emplace(s, json_string(s)).first;
+        return it->second;
+    };
+    std::string line = spooled_ == 0 ? "    " : ",\n    ";
+    namespace f = report::member::allocations;
+    line += "{" + json_key(f::address) + "\"" + report::hex_u64(a.address) + "\", " + json_key(f::size) +
+            std::to_string(a.size) + ", " + json_key(f::kind) + escaped(a.kind) + ", " + json_key(f::device) +
+            std::to_string(a.device) + ", " + json_key(f::api) + escaped(a.api) + ", " + json_key(f::stream) + "\"" +
+            report::hex_u64(a.stream) + "\", " + json_key(f::thread_id) + std::to_string(a.thread_id) + ", " +
+            json_key(f::time_ns) + std::to_string(a.time_ns) + ", " + json_key(f::stack) + std::to_string(merged_stack) +
+            (a.size_is_estimate ? ", " + json_key(f::size_is_estimate) + "true}" : "}");
+    if (std::fwrite(line.data(), 1, line.size(), spool_) != line.size()) {
+        spool_failed_ = true;
+        spool_errno_ = errno;
+        return;
+    }
+    ++spooled_;
+}
+
+bool Merger::spool_mark(long long *offset) {
+    if (!spool_) return true;
+    off_t at = ::ftello(spool_);
+    if (at < 0) return false;
+    *offset = at;
+    return true;
+}
+
+bool Merger::spool_rewind(long long offset, uint64_t count) {
+    if (!spool_) return true;
+    if (std::fflush(spool_) != 0 || ::ftruncate(::fileno(spool_), off_t(offset)) != 0 ||
+        ::fseeko(spool_, off_t(offset), SEEK_SET) != 0)
+        return false;
+    spooled_ = count;
+    return true;
+}
+
+std::vector<MergedDeviceRow> Merger::devices() const {
+    // One GPU has one UUID wherever it is seen (two processes of one node, each with its own
+    // CUDA_VISIBLE_DEVICES, see it under different ordinals); without one, host + ordinal is all
+    // there is. Rows matched by UUID name where they were seen.
+    std::map<std::tuple<std::string, int, std::string>, MergedDeviceRow> rows;
+    std::map<std::string, std::vector<std::string>> seen_as; // uuid -> "HOST cuda:N", first seen first
+    for (const MergedDevice &d : process_devices_) {
+        const std::string &host = d.input < process_hosts_.size() ? process_hosts_[d.input] : std::string();
+        std::string where = (host.empty() ? "?" : host) + " " + report::device_label(d.device);
+        auto key = d.uuid.empty() ? std::make_tuple(host, d.device, std::string())
+                                  : std::make_tuple(std::string(), 0, d.uuid);
+        MergedDeviceRow &r = rows[key];
+        if (r.processes == 0) {
+            r.host = d.uuid.empty() ? host : std::string();
+            r.device = d.device;
+            r.uuid = d.uuid;
+            r.identity = where;
+        }
+        if (!d.uuid.empty()) {
+            auto &list = seen_as[d.uuid];
+            if (std::find(list.begin(), list.end(), where) == list.end()) list.push_back(where);
+            std::string names;
+            for (const std::string &w : list) names += (names.empty() ? "" : ", ") + w;
+            r.identity = d.uuid + " (" + names + ")";
+        }
+        ++r.processes;
+        r.current_bytes += d.current_bytes;
+        r.peak_sum += d.peak_bytes;
+        r.peak_max = std::max(r.peak_max, d.peak_bytes);
+    }
+    std::vector<MergedDeviceRow> out;
+    out.reserve(rows.size());
+    for (auto &[key, row] : rows) out.push_back(std::move(row));
+    return out;
+}
+
+std::vector<MergedSiteRow> Merger::sites() const {
+    std::vector<MergedSiteRow> out;
+    for (const Site &s : sites_)
+        if (s.live_count > 0) out.push_back(MergedSiteRow{s.key, s.live_bytes, s.live_count, s.files});
+    std::sort(out.begin(), out.end(), [](const MergedSiteRow &a, const MergedSiteRow &b) {
+        if (a.live_bytes != b.live_bytes) return a.live_bytes > b.live_bytes;
+        if (a.live_count != b.live_count) return a.live_count > b.live_count;
+        return a.key < b.key;
+    });
+    return out;
+}
+
+} // namespace vramtrace::cli

@@ -1,0 +1,513 @@
+// Reading the inputs of a merge: one pass (two for a file whose allocations come before its
+// stacks) over each file with the reader's sink below, which checks what it reads and has the
+// stacks its allocations name interned (merge_intern.cpp), then adding the file to the merge
+// (commit). merge_core.h says what is kept in memory.
+#include "analysis/merge_core.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <istream>
+#include <optional>
+#include <unordered_map>
+
+#include <sys/stat.h>
+
+#include "snapshot/report_model.h"
+#include "snapshot/snapshot_fields.h"
+
+namespace vramtrace::cli {
+
+namespace {
+
+namespace top = report::member::top;
+
+std::string idx(std::string_view array, size_t i) { return std::string(array) + "[" + std::to_string(i) + "]"; }
+
+// process.rank as a number (-1: none, or not a number).
+int64_t rank_number(const std::string &rank) {
+    if (rank.empty() || rank.size() > 18) return -1;
+    int64_t value = 0;
+    for (char c : rank) {
+        if (c < '0' || c > '9') return -1;
+        value = value * 10 + (c - '0');
+    }
+    return value;
+}
+
+} // namespace
+
+// What is known of the input being read.
+struct Merger::FileState {
+    size_t file_number = 0;
+    report::ProcessInfo process;
+    bool have_process = false;
+    std::vector<report::DeviceTotals> devices;
+    uint64_t dropped_allocations = 0, dropped_stacks = 0;
+    std::vector<report::Module> modules;
+    std::vector<report::Frame> frames;
+    std::vector<report::Stack> stacks;
+    std::unordered_map<uint32_t, size_t> stack_at; // id -> index into stacks
+    std::string duplicate_stack;                   // the first "stacks: id N appears more than once"
+    std::vector<MergedProcess> merged_processes;
+    std::vector<MergedDevice> merged_devices;
+    std::optional<uint64_t> oom_count;
+    uint64_t dropped_peak_sites = 0;
+    std::vector<report::DevicePeak> peaks;
+    std::vector<report::OomEvent> ooms;
+    std::vector<report::Pool> pools;
+    StackReferences event_stacks; // stacks named by events (checked, the events are not kept)
+    size_t event_index = 0;
+
+    // Merged indices, filled as allocations need them (0 = not yet; else index + 1).
+    std::vector<uint32_t> module_merged, frame_merged, stack_merged;
+
+    bool frozen = false;        // the first allocation came: metadata is taken as complete
+    bool frozen_invalid = false; // ... and did not check out
+    bool late_metadata = false; // modules, frames or stacks came after an allocation
+    size_t allocation_index = 0;
+    bool dangling = false;      // an allocation named a stack id not (yet) seen
+    size_t dangling_index = 0;
+    uint32_t dangling_id = 0;
+    long long spool_start = 0;
+    uint64_t spool_count_start = 0;
+    std::unordered_map<uint32_t, std::pair<uint64_t, uint64_t>> per_stack; // merged stack id -> bytes, count
+    uint64_t live_bytes = 0, live_count = 0;
+
+    void reset_allocations() {
+        allocation_index = 0;
+        dangling = false;
+        per_stack.clear();
+        live_bytes = live_count = 0;
+    }
+
+    // The cross references read_snapshot_file checks, on what was read so far; "" when they hold.
+    std::string check() const {
+        for (size_t i = 0; i < frames.size(); ++i) {
+            int m = frames[i].module;
+            if (m < -1 || (m >= 0 && size_t(m) >= modules.size()))
+                return idx(top::frames, i) + ".module: " + std::to_string(m) + " is not an index into modules (" +
+                       std::to_string(modules.size()) + " entries)";
+        }
+        for (size_t i = 0; i < stacks.size(); ++i) {
+            const report::Stack &st = stacks[i];
+            if (st.id == 0) return idx(top::stacks, i) + ".id: 0 is reserved for \"no stack\"";
+            for (size_t k = 0; k < st.frames.size(); ++k)
+                if (st.frames[k] >= frames.size())
+                    return idx(top::stacks, i) + ".frames[" + std::to_string(k) + "]: " + std::to_string(st.frames[k]) +
+                           " is not an index into frames (" + std::to_string(frames.size()) + " entries)";
+            if (st.call_site < -1 || (st.call_site >= 0 && size_t(st.call_site) >= st.frames.size()))
+                return idx(top::stacks, i) + ".call_site: " + std::to_string(st.call_site) +
+                       " is not an index into this stack's frames (" + std::to_string(st.frames.size()) + " entries)";
+        }
+        return duplicate_stack;
+    }
+};
+
+// The sink of one pass over one input. The first pass takes everything; a second pass (only for a
+// file whose allocations came before its stacks) takes only the allocations.
+class MergeFileReader final : public SnapshotSink {
+public:
+    MergeFileReader(Merger &m, Merger::FileState &s, bool second) : m_(m), s_(s), second_(second) {}
+
+    void on_process(report::ProcessInfo &&p) override {
+        if (second_) return;
+        s_.process = std::move(p);
+        s_.have_process = true;
+    }
+    void on_device(report::DeviceTotals &&d) override {
+        if (!second_) s_.devices.push_back(d);
+    }
+    void on_dropped(uint64_t allocations, uint64_t stacks) override {
+        if (second_) return;
+        s_.dropped_allocations = allocations;
+        s_.dropped_stacks = stacks;
+    }
+    void on_module(report::Module &&mod) override {
+        if (second_) return;
+        metadata();
+        s_.modules.push_back(std::move(mod));
+    }
+    void on_frame(report::Frame &&f) override {
+        if (second_) return;
+        metadata();
+        s_.frames.push_back(std::move(f));
+    }
+    void on_stack(report::Stack &&st) override {
+        if (second_) return;
+        metadata();
+        size_t at = s_.stacks.size();
+        if (!s_.stack_at.emplace(st.id, at).second && s_.duplicate_stack.empty())
+            s_.duplicate_stack = "stacks: id " + std::to_string(st.id) + " appears more than once";
+        s_.stacks.push_back(std::move(st));
+    }
+    void on_merged_process(MergedProcess &&p) override {
+        if (!second_) s_.merged_processes.push_back(std::move(p));
+    }
+    void on_merged_device(MergedDevice &&d) override {
+        if (!second_) s_.merged_devices.push_back(std::move(d));
+    }
+    void on_oom_count(uint64_t count) override {
+        if (!second_) s_.oom_count = count;
+    }
+    void on_dropped_peak_sites(uint64_t count) override {
+        if (!second_) s_.dropped_peak_sites = count;
+    }
+    void on_peak(report::DevicePeak &&p) override {
+        if (!second_) s_.peaks.push_back(std::move(p));
+    }
+    void on_oom(report::OomEvent &&o) override {
+        if (!second_) s_.ooms.push_back(std::move(o));
+    }
+    void on_pool(report::Pool &&p) override {
+        if (!second_) s_.pools.push_back(std::move(p));
+    }
+    // Events come from one process's clock and ring: a merged snapshot has no history. They are
+    // checked like every other record that names a stack.
+    void on_event(report::Event &&e) override {
+        if (second_) return;
+        if (e.stack != 0) s_.event_stacks.try_emplace(e.stack, s_.event_index);
+        ++s_.event_index;
+    }
+
+    void on_allocation(report::Allocation &&a) override {
+        size_t index = s_.allocation_index++;
+        if (!s_.frozen) {
+            s_.frozen = true;
+            s_.frozen_invalid = !s_.check().empty();
+        }
+        if (s_.late_metadata || s_.frozen_invalid || s_.dangling) return;
+        uint32_t merged_stack = 0;
+        if (a.stack != 0) {
+            auto found = s_.stack_at.find(a.stack);
+            if (found == s_.stack_at.end()) {
+                s_.dangling = true;
+                s_.dangling_index = index;
+                s_.dangling_id = a.stack;
+                return;
+            }
+            merged_stack = stack_of(found->second);
+        }
+        m_.spool_allocation(a, merged_stack);
+        if (!report::counts_as_held(a)) return;
+        auto &t = s_.per_stack[merged_stack];
+        t.first += a.size;
+        t.second += 1;
+        s_.live_bytes += a.size;
+        s_.live_count += 1;
+    }
+
+    // The merged id of the input's stack at `local` in its stacks (interned on first use).
+    uint32_t stack_of(size_t local) {
+        if (s_.stack_merged.size() < s_.stacks.size()) s_.stack_merged.resize(s_.stacks.size(), 0);
+        if (s_.stack_merged[local] != 0) return s_.stack_merged[local];
+        const report::Stack &st = s_.stacks[local];
+        std::vector<uint32_t> frames;
+        frames.reserve(st.frames.size());
+        for (uint32_t f : st.frames) frames.push_back(frame_of(f));
+        uint32_t id = m_.intern_stack(std::move(frames), st.call_site);
+        s_.stack_merged[local] = id;
+        return id;
+    }
+    uint32_t frame_of(uint32_t local) {
+        if (s_.frame_merged.size() < s_.frames.size()) s_.frame_merged.resize(s_.frames.size(), 0);
+        if (s_.frame_merged[local] != 0) return s_.frame_merged[local] - 1;
+        const report::Frame &f = s_.frames[local];
+        int module = -1;
+        if (f.module >= 0) {
+            if (s_.module_merged.size() < s_.modules.size()) s_.module_merged.resize(s_.modules.size(), 0);
+            uint32_t &mm = s_.module_merged[size_t(f.module)];
+            if (mm == 0) mm = m_.intern_module(s_.modules[size_t(f.module)]) + 1;
+            module = int(mm - 1);
+        }
+        uint32_t merged = m_.intern_frame(f, module);
+        s_.frame_merged[local] = merged + 1;
+        return merged;
+    }
+
+private:
+    void metadata() {
+        if (s_.frozen) s_.late_metadata = true;
+    }
+
+    Merger &m_;
+    Merger::FileState &s_;
+    bool second_;
+};
+
+bool Merger::read_pass(std::istream &in, const std::string &name, FileState &state, bool second, std::string *error) {
+    MergeFileReader reader(*this, state, second);
+    return read_snapshot_stream(in, name, reader, error);
+}
+
+bool Merger::add_stream(std::istream &in, const std::string &name, std::string *error) {
+    FileState state;
+    state.file_number = files_;
+    if (!spool_mark(&state.spool_start)) {
+        if (error) *error = name + ": cannot use the temporary file: " + std::strerror(errno);
+        return false;
+    }
+    state.spool_count_start = spooled_;
+    if (!read_pass(in, name, state, false, error)) return false;
+    if (state.late_metadata) {
+        if (error) *error = name + ": its allocations come before its stacks; a stream is read only once";
+        return false;
+    }
+    return commit(state, name, error);
+}
+
+bool Merger::add_file(const std::string &path, Progress *progress, std::string *error) {
+    try {
+        FileState state;
+        state.file_number = files_;
+        if (!spool_mark(&state.spool_start)) {
+            if (error) *error = path + ": cannot use the temporary file: " + std::strerror(errno);
+            return false;
+        }
+        state.spool_count_start = spooled_;
+        MergeFileReader first(*this, state, false);
+        if (!stream_snapshot_file(path, first, progress, error)) return false;
+        if (state.late_metadata) {
+            // Allocations came before the modules, frames or stacks they need: forget what was
+            // taken from them and read the file again, now that everything else is known.
+            if (!spool_rewind(state.spool_start, state.spool_count_start)) {
+                if (error) *error = path + ": cannot use the temporary file: " + std::strerror(errno);
+                return false;
+            }
+            struct stat st {};
+            if (::stat(path.c_str(), &st) == 0 && S_ISFIFO(st.st_mode)) {
+                if (error)
+                    *error = path + ": its allocations come before its stacks, which takes a second reading, and a "
+                                    "FIFO is read once: give a regular file";
+                return false;
+            }
+            state.reset_allocations();
+            if (std::string problem = state.check(); !problem.empty()) {
+                if (error) *error = path + ": " + problem;
+                return false;
+            }
+            state.frozen = true;
+            state.frozen_invalid = false;
+            state.late_metadata = false;
+            MergeFileReader second(*this, state, true);
+            if (!stream_snapshot_file(path, second, progress, error)) return false;
+        }
+        return commit(state, path, error);
+    } catch (const std::bad_alloc &) {
+        if (error) *error = path + ": out of memory while merging";
+    } catch (const std::exception &e) {
+        if (error) *error = path + ": cannot merge: " + e.what();
+    }
+    return false;
+}
+
+bool Merger::commit(FileState &state, const std::string &name, std::string *error) {
+    auto fail = [&](const std::string &what) {
+        if (error) *error = name + ": " + what;
+        return false;
+    };
+    if (std::string problem = state.check(); !problem.empty()) return fail(problem);
+    if (state.dangling)
+        return fail(idx(top::allocations, state.dangling_index) + ".stack: " + std::to_string(state.dangling_id) +
+                    " is not the id of an entry in stacks");
+    // Peaks, OOM records and events name stacks too (0: none), as read_snapshot_file checks.
+    auto local_stack = [&](uint32_t id) -> std::optional<size_t> {
+        auto found = state.stack_at.find(id);
+        return found == state.stack_at.end() ? std::nullopt : std::optional<size_t>(found->second);
+    };
+    auto not_a_stack = [](uint32_t id) { return ".stack: " + std::to_string(id) + " is not the id of an entry in stacks"; };
+    for (size_t i = 0; i < state.peaks.size(); ++i)
+        for (size_t k = 0; k < state.peaks[i].sites.size(); ++k)
+            if (uint32_t id = state.peaks[i].sites[k].stack; id != 0 && !local_stack(id))
+                return fail(idx(top::peaks, i) + idx(".sites", k) + not_a_stack(id));
+    for (size_t i = 0; i < state.ooms.size(); ++i)
+        if (uint32_t id = state.ooms[i].stack; id != 0 && !local_stack(id)) return fail(idx(top::ooms, i) + not_a_stack(id));
+    {
+        const std::pair<const uint32_t, size_t> *first = nullptr;
+        for (const auto &ref : state.event_stacks)
+            if (!local_stack(ref.first) && (!first || ref.second < first->second)) first = &ref;
+        if (first) return fail(idx(top::events, first->second) + not_a_stack(first->first));
+    }
+    if (spool_failed_) return fail(std::string("cannot write the temporary file: ") + std::strerror(spool_errno_));
+
+    // Rows: the processes a merged input lists, or this process.
+    size_t first_row = processes_.size();
+    if (!state.merged_processes.empty()) {
+        std::unordered_map<uint32_t, uint32_t> renumber;
+        for (size_t i = 0; i < state.merged_processes.size(); ++i) {
+            MergedProcess p = state.merged_processes[i];
+            uint32_t row = uint32_t(processes_.size());
+            if (!renumber.emplace(p.input, row).second)
+                return fail(idx(top::merged_processes, i) + ".input: " + std::to_string(p.input) + " appears more than once");
+            p.input = row;
+            process_hosts_.push_back(p.host);
+            processes_.push_back(std::move(p));
+        }
+        for (size_t i = 0; i < state.merged_devices.size(); ++i) {
+            MergedDevice d = state.merged_devices[i];
+            auto found = renumber.find(d.input);
+            if (found == renumber.end()) {
+                processes_.resize(first_row);
+                process_hosts_.resize(first_row);
+                return fail(idx(top::merged_devices, i) + ".input: " + std::to_string(d.input) +
+                            " is not the input of an entry in merged_processes");
+            }
+            d.input = found->second;
+            process_devices_.push_back(std::move(d));
+        }
+    } else {
+        MergedProcess p;
+        p.input = uint32_t(processes_.size());
+        p.file = name;
+        p.pid = state.process.pid;
+        p.host = state.process.host;
+        p.command_line = state.process.command_line;
+        p.reason = state.process.reason;
+        p.live_bytes = state.live_bytes;
+        p.live_allocations = state.live_count;
+        p.dropped_allocations = state.dropped_allocations;
+        p.dropped_stacks = state.dropped_stacks;
+        p.oom_count = state.oom_count;
+        p.rank = rank_number(state.process.rank);
+        for (const report::DeviceTotals &t : state.devices) {
+            MergedDevice d;
+            d.input = p.input;
+            d.device = t.device;
+            d.uuid = t.uuid;
+            d.current_bytes = t.current_bytes;
+            d.peak_bytes = t.peak_bytes;
+            d.allocation_count = t.allocation_count;
+            d.free_count = t.free_count;
+            d.total_allocated_bytes = t.total_allocated_bytes;
+            d.total_freed_bytes = t.total_freed_bytes;
+            process_devices_.push_back(std::move(d));
+        }
+        process_hosts_.push_back(p.host);
+        processes_.push_back(std::move(p));
+    }
+
+    // Totals per ordinal.
+    for (const report::DeviceTotals &t : state.devices) {
+        auto it = std::lower_bound(devices_.begin(), devices_.end(), t.device,
+                                   [](const report::DeviceTotals &d, int ordinal) { return d.device < ordinal; });
+        if (it == devices_.end() || it->device != t.device) {
+            report::DeviceTotals zero;
+            zero.device = t.device;
+            it = devices_.insert(it, zero);
+        }
+        it->current_bytes += t.current_bytes;
+        it->peak_bytes += t.peak_bytes;
+        it->allocation_count += t.allocation_count;
+        it->free_count += t.free_count;
+        it->total_allocated_bytes += t.total_allocated_bytes;
+        it->total_freed_bytes += t.total_freed_bytes;
+        // Graph memory: each process's graph pool is its own, so they add up like the counters.
+        auto add = [](std::optional<uint64_t> &sum, const std::optional<uint64_t> &v) {
+            if (v) sum = sum.value_or(0) + *v;
+        };
+        add(it->graph_reserved_bytes, t.graph_reserved_bytes);
+        add(it->graph_used_bytes, t.graph_used_bytes);
+        add(it->graph_reserved_high_bytes, t.graph_reserved_high_bytes);
+        add(it->graph_used_high_bytes, t.graph_used_high_bytes);
+        // The ordinal's identity, kept while every input that has it agrees.
+        auto [identity, first_time] = device_identity_.try_emplace(t.device, t.uuid, t.pci_bus_id);
+        if (!first_time) {
+            if (identity->second.first != t.uuid) identity->second.first.clear();
+            if (identity->second.second != t.pci_bus_id) identity->second.second.clear();
+        }
+    }
+    dropped_allocations_ += state.dropped_allocations;
+    dropped_stacks_ += state.dropped_stacks;
+    dropped_peak_sites_ += state.dropped_peak_sites;
+
+    // Peaks, OOM records and pools, with the stacks re-numbered.
+    MergeFileReader restack(*this, state, false);
+    auto merged_stack = [&](uint32_t id) -> uint32_t { return id == 0 ? 0 : restack.stack_of(*local_stack(id)); };
+    bool complete = true;
+    for (const report::DeviceTotals &t : state.devices) {
+        bool recorded = t.peak_bytes == 0;
+        for (const report::DevicePeak &p : state.peaks) recorded = recorded || p.device == t.device;
+        complete = complete && recorded;
+    }
+    peaks_complete_ = peaks_complete_ && complete;
+    if (peaks_complete_) {
+        for (const report::DevicePeak &p : state.peaks) {
+            Peak &merged = peaks_[p.device];
+            merged.peak_bytes += p.peak_bytes;
+            for (const report::PeakSite &site : p.sites) {
+                auto &entry = merged.sites[merged_stack(site.stack)];
+                entry.first += site.bytes;
+                entry.second += site.count;
+            }
+        }
+    } else {
+        peaks_.clear();
+    }
+    for (report::OomEvent &o : state.ooms) {
+        o.stack = merged_stack(o.stack);
+        ooms_.push_back(std::move(o));
+    }
+    // A merged input's rows say what its processes counted; a plain input's process says it.
+    if (!state.merged_processes.empty()) {
+        for (size_t row = first_row; row < processes_.size(); ++row)
+            if (processes_[row].oom_count) oom_count_ += *processes_[row].oom_count;
+            else oom_count_known_ = false;
+    } else if (state.oom_count) {
+        oom_count_ += *state.oom_count;
+    } else {
+        oom_count_known_ = false;
+    }
+    for (report::Pool &pool : state.pools) {
+        if (!pool.is_graph_memory) {
+            pools_.push_back(std::move(pool));
+            continue;
+        }
+        // An older file's graph memory (a pool entry then): into its device's row.
+        auto it = std::lower_bound(devices_.begin(), devices_.end(), pool.device,
+                                   [](const report::DeviceTotals &d, int ordinal) { return d.device < ordinal; });
+        if (it == devices_.end() || it->device != pool.device) {
+            report::DeviceTotals zero;
+            zero.device = pool.device;
+            it = devices_.insert(it, zero);
+        }
+        it->graph_reserved_bytes = it->graph_reserved_bytes.value_or(0) + pool.reserved_bytes;
+        it->graph_used_bytes = it->graph_used_bytes.value_or(0) + pool.used_bytes;
+        it->graph_reserved_high_bytes = it->graph_reserved_high_bytes.value_or(0) + pool.reserved_high_bytes;
+        it->graph_used_high_bytes = it->graph_used_high_bytes.value_or(0) + pool.used_high_bytes;
+    }
+
+    // Call sites.
+    for (const auto &[stack, t] : state.per_stack) {
+        Site &site = sites_[stack == 0 ? no_stack_site() : stacks_[stack - 1].site];
+        site.live_bytes += t.first;
+        site.live_count += t.second;
+        if (site.last_file != state.file_number) {
+            site.last_file = state.file_number;
+            ++site.files;
+        }
+    }
+    live_bytes_ += state.live_bytes;
+    live_count_ += state.live_count;
+
+    // The merged process record.
+    const report::ProcessInfo &p = state.process;
+    if (first_) {
+        host_ = p.host;
+        executable_ = p.executable;
+        driver_version_ = p.driver_version;
+        start_time_ns_ = p.start_time_ns;
+        dump_time_ns_ = p.dump_time_ns;
+        first_ = false;
+    } else {
+        if (host_ != p.host) host_.clear();
+        if (executable_ != p.executable) executable_.clear();
+        if (driver_version_ != p.driver_version) driver_version_ = 0;
+        start_time_ns_ = std::min(start_time_ns_, p.start_time_ns);
+        dump_time_ns_ = std::max(dump_time_ns_, p.dump_time_ns);
+    }
+    stack_depth_ = std::max(stack_depth_, p.stack_depth);
+    ++files_;
+    return true;
+}
+
+} // namespace vramtrace::cli

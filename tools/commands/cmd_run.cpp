@@ -1,0 +1,289 @@
+// `vramtrace run [--output PATH] [--no-summary] [--] PROGRAM [ARGS...]`: runs a program with
+// libvramtrace.so preloaded and returns its exit status.
+#include <cerrno>
+#include <climits>
+#include <csignal>
+#include <cstring>
+#include <strings.h>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/cli.h"
+
+extern char **environ;
+
+namespace vramtrace::cli {
+
+const char *const kRunHelp =
+    "usage: vramtrace run [--output PATH] [--no-summary] [--no-follow] [--backend=preload|cupti] [--]\n"
+    "                     PROGRAM [ARGS...]\n"
+    "\n"
+    "Runs PROGRAM with libvramtrace.so preloaded: the library is put first in LD_PRELOAD (the\n"
+    "entries already there are kept), and traces every CUDA allocation of the program and of the\n"
+    "programs it starts. At exit the program writes a snapshot (VRAMTRACE_OUTPUT, by default\n"
+    "vramtrace-%p.json in the current directory) and prints a summary on stderr. Each traced\n"
+    "process that used CUDA writes its own snapshot: keep %p in PATH so they do not overwrite\n"
+    "each other.\n"
+    "\n"
+    "options:\n"
+    "  -o, --output PATH   where to write the snapshot; sets VRAMTRACE_OUTPUT=PATH ('-': the\n"
+    "                      program's standard output)\n"
+    "                      (%p is replaced by the pid, %h by the host name)\n"
+    "  --no-summary        no summary on stderr; sets VRAMTRACE_SUMMARY=0\n"
+    "  --no-follow         trace PROGRAM only, not the programs it starts or forks; sets\n"
+    "                      VRAMTRACE_FOLLOW=0 (the library takes itself out of LD_PRELOAD)\n"
+    "  --backend=NAME      preload (default): the library's hooks record; cupti: CUPTI's\n"
+    "                      driver callbacks record (the driver loads the library through\n"
+    "                      CUDA_INJECTION64_PATH; it is preloaded too, passive, and its hooks\n"
+    "                      take over if CUPTI is held by another tool); docs/cupti.md\n"
+    "  -h, --help          show this help\n"
+    "Options end at '--' or at the first argument that is not an option.\n"
+    "\n"
+    "The library is looked for beside this executable, as installed: BINDIR/../lib/libvramtrace.so.\n"
+    "\n"
+    "Setuid and setgid programs: the dynamic loader ignores LD_PRELOAD for them, so nothing is\n"
+    "traced; vramtrace says so before running one.\n"
+    "\n"
+    "Exit status: the program's own exit status, or 128+N when a signal N killed it (137 for\n"
+    "SIGKILL); 127 when PROGRAM was not found, 126 when it could not be executed; 125 when\n"
+    "vramtrace itself failed (libvramtrace.so not found, ...); 2 for a usage error.\n"
+    "Signals: Ctrl-C (SIGINT) and SIGQUIT reach the program from the terminal while vramtrace\n"
+    "waits for it; SIGTERM, SIGHUP, SIGUSR1 and SIGUSR2 sent to vramtrace are passed on to it.\n";
+
+namespace {
+
+constexpr int kExitRunFailed = 125;
+constexpr int kExitCannotExecute = 126;
+constexpr int kExitNotFound = 127;
+constexpr int kForwarded[] = {SIGTERM, SIGHUP, SIGUSR1, SIGUSR2};
+
+volatile sig_atomic_t g_child = 0;   // the program's pid once spawned
+volatile sig_atomic_t g_pending = 0; // a signal that arrived before that
+
+extern "C" void forward_signal(int sig) {
+    int saved = errno;
+    pid_t child = g_child;
+    if (child > 0) ::kill(child, sig);
+    else g_pending = sig;
+    errno = saved;
+}
+
+std::string self_executable() {
+    std::vector<char> buf(PATH_MAX);
+    for (;;) {
+        ssize_t n = ::readlink("/proc/self/exe", buf.data(), buf.size());
+        if (n < 0) return {};
+        if (size_t(n) < buf.size()) return std::string(buf.data(), size_t(n));
+        buf.resize(buf.size() * 2);
+    }
+}
+
+// LD_PRELOAD with `lib` first; the other entries (separated by ':' or ' ') are kept, minus `lib`.
+std::string preload_list(const std::string &lib, const char *existing) {
+    std::string out = lib;
+    std::string_view rest = existing ? existing : "";
+    while (!rest.empty()) {
+        size_t end = rest.find_first_of(": ");
+        std::string_view item = rest.substr(0, end);
+        rest = end == std::string_view::npos ? std::string_view() : rest.substr(end + 1);
+        if (item.empty() || item == lib) continue;
+        out += ':';
+        out += item;
+    }
+    return out;
+}
+
+// The file posix_spawnp will run: PROGRAM itself when it has a '/', else the first executable
+// regular file of that name in PATH (confstr's default path when PATH is unset). Empty: none.
+std::string find_program(const char *program) {
+    if (std::strchr(program, '/') != nullptr) return program;
+    std::string path;
+    if (const char *p = ::getenv("PATH")) {
+        path = p;
+    } else {
+        size_t n = ::confstr(_CS_PATH, nullptr, 0);
+        std::vector<char> buf(n > 0 ? n : 1);
+        if (n > 0) ::confstr(_CS_PATH, buf.data(), n);
+        path = buf.data();
+    }
+    std::string_view rest = path;
+    for (;;) {
+        size_t end = rest.find(':');
+        std::string_view dir = rest.substr(0, end);
+        std::string candidate = (dir.empty() ? std::string(".") : std::string(dir)) + "/" + program;
+        struct stat st {};
+        if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(candidate.c_str(), X_OK) == 0)
+            return candidate;
+        if (end == std::string_view::npos) return {};
+        rest = rest.substr(end + 1);
+    }
+}
+
+// Whether running this file changes the process's user or group (set-user-ID or set-group-ID bit
+// naming someone else): the loader then runs in secure-execution mode and ignores LD_PRELOAD.
+bool changes_identity(const std::string &file) {
+    struct stat st {};
+    if (file.empty() || ::stat(file.c_str(), &st) != 0) return false;
+    return ((st.st_mode & S_ISUID) && st.st_uid != ::geteuid()) || ((st.st_mode & S_ISGID) && st.st_gid != ::getegid());
+}
+
+bool starts_with_name(const char *entry, std::string_view name) {
+    return std::strncmp(entry, name.data(), name.size()) == 0 && entry[name.size()] == '=';
+}
+
+} // namespace
+
+int run_command(int argc, char **argv) {
+    const char *output = nullptr;
+    bool no_summary = false;
+    bool no_follow = false;
+    // Without --backend, the environment's VRAMTRACE_BACKEND (the library reads it too) decides.
+    const char *env_backend = ::getenv("VRAMTRACE_BACKEND");
+    std::string_view backend = env_backend != nullptr && strcasecmp(env_backend, "cupti") == 0 ? "cupti" : "preload";
+    int first = 1;
+    for (; first < argc; ++first) {
+        std::string_view arg = argv[first];
+        if (arg == "--") {
+            ++first;
+            break;
+        }
+        if (arg == "-h" || arg == "--help") return write_stdout(kRunHelp) ? kExitOk : kExitFailure;
+        if (arg == "--no-summary") {
+            no_summary = true;
+        } else if (arg == "--no-follow") {
+            no_follow = true;
+        } else if (arg == "--backend" || arg.rfind("--backend=", 0) == 0) {
+            if (arg == "--backend") {
+                if (first + 1 >= argc) return usage_error("run: --backend needs preload or cupti", "run");
+                backend = argv[++first];
+            } else {
+                backend = arg.substr(10);
+            }
+            if (backend != "preload" && backend != "cupti")
+                return usage_error("run: --backend must be preload or cupti, not '" + std::string(backend) + "'", "run");
+        } else if (arg == "-o" || arg == "--output") {
+            if (first + 1 >= argc) return usage_error("run: " + std::string(arg) + " needs a path", "run");
+            output = argv[++first];
+        } else if (arg.rfind("--output=", 0) == 0) {
+            output = argv[first] + 9;
+        } else if (arg.size() > 1 && arg[0] == '-') {
+            return usage_error("run: unknown option '" + std::string(arg) + "'", "run");
+        } else {
+            break;
+        }
+        if (output && *output == '\0') return usage_error("run: --output needs a non-empty path", "run");
+    }
+    if (first >= argc) return usage_error("run: no program given", "run");
+    char **program_argv = argv + first;
+    const char *program = program_argv[0];
+
+    // The library, installed beside us: BINDIR/../lib/libvramtrace.so.
+    std::string exe = self_executable();
+    if (exe.empty()) {
+        log_error(std::string("cannot find this executable's path (/proc/self/exe): ") + std::strerror(errno));
+        return kExitRunFailed;
+    }
+    std::string lib =
+        (std::filesystem::path(exe).parent_path() / ".." / "lib" / "libvramtrace.so").lexically_normal().string();
+    struct stat st {};
+    if (::stat(lib.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || ::access(lib.c_str(), R_OK) != 0) {
+        log_error("preload library not found: " + lib + " (looked in ../lib beside " + exe + ")");
+        return kExitRunFailed;
+    }
+    if (lib.find_first_of(": ") != std::string::npos) {
+        log_error("cannot preload " + lib + ": LD_PRELOAD cannot hold a path with ':' or ' '");
+        return kExitRunFailed;
+    }
+
+    // The program's environment: ours, with LD_PRELOAD and the settings asked for replaced.
+    std::vector<std::string> env_strings;
+    for (char **e = environ; e && *e; ++e) {
+        if (starts_with_name(*e, "LD_PRELOAD")) continue;
+        if (output && starts_with_name(*e, "VRAMTRACE_OUTPUT")) continue;
+        if (no_summary && starts_with_name(*e, "VRAMTRACE_SUMMARY")) continue;
+        if (no_follow && starts_with_name(*e, "VRAMTRACE_FOLLOW")) continue;
+        if (starts_with_name(*e, "VRAMTRACE_BACKEND")) continue;
+        if (backend == "cupti" && starts_with_name(*e, "CUDA_INJECTION64_PATH")) {
+            log_warning(std::string("--backend=cupti replaces ") + *e);
+            continue;
+        }
+        env_strings.emplace_back(*e);
+    }
+    env_strings.push_back("LD_PRELOAD=" + preload_list(lib, ::getenv("LD_PRELOAD")));
+    if (output) env_strings.push_back(std::string("VRAMTRACE_OUTPUT=") + output);
+    if (no_summary) env_strings.push_back("VRAMTRACE_SUMMARY=0");
+    if (no_follow) env_strings.push_back("VRAMTRACE_FOLLOW=0");
+    // CUPTI: the driver loads the same library at cuInit and calls its InitializeInjection; the
+    // preloaded copy is that same object (same path), passive unless CUPTI cannot be subscribed.
+    env_strings.push_back("VRAMTRACE_BACKEND=" + std::string(backend));
+    if (backend == "cupti") env_strings.push_back("CUDA_INJECTION64_PATH=" + lib);
+    std::vector<char *> envp;
+    for (std::string &s : env_strings) envp.push_back(s.data());
+    envp.push_back(nullptr);
+
+    std::string resolved = find_program(program);
+    if (changes_identity(resolved))
+        log_warning(resolved + " is set-user-ID or set-group-ID: the dynamic loader ignores LD_PRELOAD for it, "
+                               "so vramtrace cannot trace it (no snapshot will be written)");
+
+    // Signals: like system(), ignore SIGINT/SIGQUIT while the program runs (the terminal sends them
+    // to it too), and pass on those sent to us alone. The program gets SIGINT/SIGQUIT as we got them.
+    struct sigaction ignore {}, old_int {}, old_quit {}, forward {};
+    ignore.sa_handler = SIG_IGN;
+    sigemptyset(&ignore.sa_mask);
+    ::sigaction(SIGINT, &ignore, &old_int);
+    ::sigaction(SIGQUIT, &ignore, &old_quit);
+    forward.sa_handler = forward_signal;
+    forward.sa_flags = SA_RESTART;
+    sigemptyset(&forward.sa_mask);
+    for (int sig : kForwarded) ::sigaction(sig, &forward, nullptr);
+
+    posix_spawnattr_t attr;
+    posix_spawnattr_init(&attr);
+    sigset_t to_default;
+    sigemptyset(&to_default);
+    if (old_int.sa_handler != SIG_IGN) sigaddset(&to_default, SIGINT);
+    if (old_quit.sa_handler != SIG_IGN) sigaddset(&to_default, SIGQUIT);
+    for (int sig : kForwarded) sigaddset(&to_default, sig);
+    posix_spawnattr_setsigdefault(&attr, &to_default);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF);
+
+    pid_t pid = 0;
+    int rc = ::posix_spawnp(&pid, program, nullptr, &attr, program_argv, envp.data());
+    posix_spawnattr_destroy(&attr);
+    if (rc != 0) {
+        bool not_found = rc == ENOENT || rc == ENOTDIR;
+        if (not_found && std::strchr(program, '/') == nullptr)
+            log_error(std::string(program) + ": command not found");
+        else
+            log_error(std::string("cannot run ") + program + ": " + std::strerror(rc));
+        return not_found ? kExitNotFound : kExitCannotExecute;
+    }
+    g_child = pid;
+    if (int pending = g_pending; pending != 0) ::kill(pid, pending);
+
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0) {
+        if (errno == EINTR) continue;
+        log_error(std::string("waiting for ") + program + ": " + std::strerror(errno));
+        return kExitRunFailed;
+    }
+    if (WIFEXITED(status)) return WEXITSTATUS(status);
+    if (WIFSIGNALED(status)) {
+        int sig = WTERMSIG(status);
+        if (sig != SIGINT && sig != SIGPIPE)
+            log_warning(std::string(program) + " was killed by signal " + std::to_string(sig) + " (" +
+                        ::strsignal(sig) + ")");
+        return 128 + sig;
+    }
+    return kExitRunFailed;
+}
+
+} // namespace vramtrace::cli

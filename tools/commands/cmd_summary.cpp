@@ -1,0 +1,92 @@
+// `vramtrace summary [--top N] SNAPSHOT`: the summary of a snapshot file, on stdout.
+#include <charconv>
+#include <string>
+#include <string_view>
+
+#include "common/cli.h"
+#include "input/snapshot_input.h"
+#include "input/summary_input.h"
+#include "report/summary_format.h"
+
+namespace vramtrace::cli {
+
+const char *const kSummaryHelp =
+    "usage: vramtrace summary [--top N] SNAPSHOT\n"
+    "\n"
+    "Prints the summary of a snapshot written by libvramtrace.so: per device the current, peak,\n"
+    "total allocated and total freed memory (also by kind and by size class, small < 1 MiB and\n"
+    "large >= 1 MiB, where the snapshot's event history allows), what nvidia-smi counts beyond it,\n"
+    "the top call sites by live bytes and at each device's peak, out-of-memory failures, memory\n"
+    "pools, and the allocations still live (leaks, for a snapshot taken at exit). It is the summary\n"
+    "the library prints on stderr at exit. The file is streamed: memory grows with its distinct\n"
+    "call stacks and allocation sizes, not with its number of allocations or events. A progress\n"
+    "line is drawn on stderr while reading when stderr is a terminal.\n"
+    "\n"
+    "options:\n"
+    "  --top N       list N call sites per table (default 10; 0 = all)\n"
+    "  -h, --help    show this help\n"
+    "\n"
+    "Exit status: 0 success, 1 the file is missing, unreadable or not a valid snapshot,\n"
+    "2 usage error.\n";
+
+namespace {
+
+bool parse_count(std::string_view text, size_t &out) {
+    auto res = std::from_chars(text.data(), text.data() + text.size(), out);
+    return !text.empty() && res.ec == std::errc() && res.ptr == text.data() + text.size();
+}
+
+} // namespace
+
+int summary_command(int argc, char **argv) {
+    report::SummaryOptions options;
+    std::string path;
+    bool have_path = false, options_done = false;
+    for (int i = 1; i < argc; ++i) {
+        std::string_view arg = argv[i];
+        if (!options_done && (arg == "-h" || arg == "--help")) return write_stdout(kSummaryHelp) ? kExitOk : kExitFailure;
+        if (!options_done && arg == "--") {
+            options_done = true;
+            continue;
+        }
+        if (!options_done && (arg == "--top" || arg.rfind("--top=", 0) == 0)) {
+            std::string_view value;
+            if (arg == "--top") {
+                if (i + 1 >= argc) return usage_error("summary: --top needs a number", "summary");
+                value = argv[++i];
+            } else {
+                value = arg.substr(6);
+            }
+            if (!parse_count(value, options.top_n))
+                return usage_error("summary: --top needs a number, got '" + std::string(value) + "'", "summary");
+            continue;
+        }
+        if (!options_done && arg.size() > 1 && arg[0] == '-')
+            return usage_error("summary: unknown option '" + std::string(arg) + "'", "summary");
+        if (have_path) return usage_error("summary: more than one snapshot given", "summary");
+        path = arg;
+        have_path = true;
+    }
+    if (!have_path) return usage_error("summary: no snapshot file given", "summary");
+
+    // Streamed and folded (input/summary_input.h): memory grows with the distinct stacks and sizes,
+    // not with the number of allocations or events. A crash snapshot gets its frames named on the
+    // way.
+    SummaryInput input;
+    std::string error;
+    Progress progress(Progress::enabled_for_stderr());
+    bool read = read_summary_input_file(path, &progress, &input, &error);
+    progress.done();
+    if (!read) {
+        log_error(error);
+        return kExitFailure;
+    }
+    std::string text = report::format_summary(input.head, input.body, options);
+    if (text.empty()) {
+        log_error(path + ": out of memory while formatting the summary");
+        return kExitFailure;
+    }
+    return write_stdout(text) ? kExitOk : kExitFailure;
+}
+
+} // namespace vramtrace::cli

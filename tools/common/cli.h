@@ -1,0 +1,40 @@
+// Shared by the vramtrace subcommands: entry points, diagnostics and exit codes.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace vramtrace::cli {
+
+// Exit codes of the vramtrace command (`vramtrace run` returns the program's own status instead,
+// see commands/cmd_run.cpp; `vramtrace diff` uses 1 for its growth gate and 3 for bad input, see
+// commands/cmd_diff.cpp).
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailure = 1; // bad input file, output error
+inline constexpr int kExitUsage = 2;   // unknown command or option, missing argument
+
+// Subcommands: args[0] is the subcommand's name; each returns the process exit code.
+int run_command(int argc, char **argv);
+int summary_command(int argc, char **argv);
+int diff_command(int argc, char **argv);
+int merge_command(int argc, char **argv);
+int export_command(int argc, char **argv);
+
+// Help texts (printed on stdout by --help).
+extern const char *const kRunHelp;
+extern const char *const kSummaryHelp;
+extern const char *const kDiffHelp;
+extern const char *const kMergeHelp;
+extern const char *const kExportHelp;
+
+// Diagnostics on stderr, one line each: "vramtrace: error: ...", "vramtrace: warning: ...".
+void setup_logging();
+void log_error(std::string_view message);
+void log_warning(std::string_view message);
+// Logs "MESSAGE (see 'vramtrace HELP_FOR --help')" as an error and returns kExitUsage.
+int usage_error(std::string_view message, std::string_view help_for = {});
+
+// Writes text to stdout; false (after logging an error) when it could not be written.
+bool write_stdout(std::string_view text);
+
+} // namespace vramtrace::cli

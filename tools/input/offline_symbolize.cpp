@@ -1,0 +1,145 @@
+// Offline symbolization of unsymbolized snapshots (see offline_symbolize.h).
+#include "input/offline_symbolize.h"
+
+#include <mutex>
+#include <set>
+#include <utility>
+
+#include <sys/stat.h>
+
+#include "common/cli.h"
+#include "symbolize/call_site.h"
+#include "symbolize/module_map.h"
+#include "symbolize/symbolizer.h"
+
+namespace vramtrace::cli {
+namespace {
+
+// Each problem is said once per run of the CLI (merge reads a file twice).
+void warn_once(const std::string &name, const std::string &text) {
+    static std::mutex mutex;
+    static std::set<std::string> said;
+    std::lock_guard<std::mutex> lock(mutex);
+    if (said.insert(name + "\n" + text).second) log_warning(name + ": " + text);
+}
+
+void notice_libdw(void *context, const char *message) {
+    warn_once(*static_cast<const std::string *>(context), message);
+}
+
+std::unique_ptr<symbolize::Symbolizer> make_symbolizer(const std::vector<report::Module> &modules,
+                                                       const UsableModules &usable, const std::string *name) {
+    std::vector<symbolize::LoadedModule> loaded;
+    for (size_t i = 0; i < modules.size(); ++i) {
+        if (usable.index[i] < 0) continue;
+        symbolize::LoadedModule m;
+        m.path = modules[i].path;
+        m.base = modules[i].base;
+        m.build_id = modules[i].build_id;
+        loaded.push_back(std::move(m));
+    }
+    symbolize::SymbolizerOptions options;
+    options.notice = &notice_libdw;
+    options.notice_context = const_cast<std::string *>(name);
+    return std::make_unique<symbolize::Symbolizer>(std::move(loaded), std::move(options));
+}
+
+// Names one frame, when its module is usable. The frame keeps its module index and offset.
+void name_frame(symbolize::Symbolizer &symbolizer, const UsableModules &usable, report::Frame &frame) {
+    if (frame.module < 0 || size_t(frame.module) >= usable.index.size() || usable.index[size_t(frame.module)] < 0)
+        return;
+    symbolize::SymbolizedAddress r = symbolizer.lookup(frame.address);
+    if (r.module != usable.index[size_t(frame.module)]) return; // the file's segments do not hold it
+    frame.function = std::move(r.function);
+    frame.file = std::move(r.file);
+    frame.line = r.line;
+    frame.inlined = std::move(r.inlined);
+}
+
+} // namespace
+
+UsableModules check_modules_on_disk(const std::vector<report::Module> &modules) {
+    UsableModules out;
+    int next = 0;
+    for (const report::Module &m : modules) {
+        struct stat st {};
+        std::string problem;
+        if (m.path.empty() || m.path[0] != '/' || ::stat(m.path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
+            problem = "file not found";
+        } else if (!m.build_id.empty()) {
+            std::string on_disk = symbolize::read_build_id_from_file(m.path);
+            if (on_disk != m.build_id)
+                problem = "build id " + m.build_id + " recorded, the file on disk has " +
+                          (on_disk.empty() ? std::string("none") : on_disk) + " (rebuilt or replaced since)";
+        }
+        if (problem.empty()) {
+            out.index.push_back(next++);
+        } else {
+            out.index.push_back(-1);
+            out.warnings.push_back("module " + m.path + ": " + problem + "; its frames are not named");
+        }
+    }
+    return out;
+}
+
+void symbolize_offline(report::Snapshot &snapshot, const std::string &name) {
+    if (snapshot.process.symbolized) return;
+    UsableModules usable = check_modules_on_disk(snapshot.modules);
+    for (const std::string &w : usable.warnings) warn_once(name, w);
+    auto symbolizer = make_symbolizer(snapshot.modules, usable, &name);
+    for (report::Frame &f : snapshot.frames) name_frame(*symbolizer, usable, f);
+    assign_call_sites(snapshot);
+    snapshot.process.symbolized = true;
+}
+
+// ---- streaming ----
+
+struct SymbolizingSink::State {
+    bool active = false;              // the snapshot is not symbolized
+    report::Snapshot known;           // modules, and the frames met so far (for the call-site rule)
+    UsableModules usable;
+    std::unique_ptr<symbolize::Symbolizer> symbolizer;
+};
+
+SymbolizingSink::SymbolizingSink(SnapshotSink &inner, std::string name)
+    : ForwardingSink(inner), name_(std::move(name)), state_(std::make_unique<State>()) {}
+
+SymbolizingSink::~SymbolizingSink() = default;
+
+void SymbolizingSink::on_process(report::ProcessInfo &&process) {
+    state_->active = !process.symbolized;
+    if (state_->active) process.symbolized = true; // what the inner sink receives is named
+    ForwardingSink::on_process(std::move(process));
+}
+
+void SymbolizingSink::on_module(report::Module &&module) {
+    if (state_->active) state_->known.modules.push_back(module);
+    ForwardingSink::on_module(std::move(module));
+}
+
+void SymbolizingSink::on_frame(report::Frame &&frame) {
+    State &s = *state_;
+    if (s.active) {
+        if (!s.symbolizer) {
+            s.usable = check_modules_on_disk(s.known.modules);
+            for (const std::string &w : s.usable.warnings) warn_once(name_, w);
+            s.symbolizer = make_symbolizer(s.known.modules, s.usable, &name_);
+        }
+        name_frame(*s.symbolizer, s.usable, frame);
+        // Only what the call-site rule looks at: module and function name (Python frames: file).
+        report::Frame kept;
+        kept.module = frame.module;
+        kept.function = frame.function;
+        kept.python = frame.python; // a Python call site is chosen by its file
+        if (frame.python) kept.file = frame.file;
+        s.known.frames.push_back(std::move(kept));
+    }
+    ForwardingSink::on_frame(std::move(frame));
+}
+
+void SymbolizingSink::on_stack(report::Stack &&stack) {
+    if (state_->active) stack.call_site = find_call_site(state_->known, stack);
+    ForwardingSink::on_stack(std::move(stack));
+}
+
+} // namespace vramtrace::cli
