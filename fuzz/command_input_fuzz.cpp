@@ -30,7 +30,7 @@
 #include "analysis/merge_core.h"
 #include "export/export.h"
 #include "report/summary_format.h"
-#include "snapshot_reader.h"
+#include "snapshot/reader/snapshot_reader.h"
 
 namespace {
 

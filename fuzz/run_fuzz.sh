@@ -2,7 +2,7 @@
 # Fuzzes the CLI's input paths with libFuzzer for a fixed number of executions per target, like a
 # benchmark run. Targets, built with clang (-fsanitize=fuzzer,address,undefined):
 #
-#   snapshot_reader  fuzz/snapshot_reader_fuzz.cpp: read_snapshot_stream (tools/snapshot_reader.cpp)
+#   snapshot_reader  fuzz/snapshot_reader_fuzz.cpp: read_snapshot_stream (lib/snapshot/reader/snapshot_reader.cpp)
 #   command_input    fuzz/command_input_fuzz.cpp: what summary, export (every format), diff and
 #                    merge do with what the reader accepted (the first input byte picks the command)
 #   export_chrome, export_folded, export_pprof, export_pickle, export_html

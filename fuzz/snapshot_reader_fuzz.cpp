@@ -7,7 +7,7 @@
 #include <sstream>
 #include <string>
 
-#include "snapshot_reader.h"
+#include "snapshot/reader/snapshot_reader.h"
 
 namespace {
 

@@ -7,7 +7,8 @@ check cannot disagree. Fails (exit 1, one line per offence) when
   - a lib/ file includes a header of a layer that its layer does not USE, directly or through the
     layers it uses (an include up the order, or sideways to a layer it does not declare);
   - an include climbs out of its folder with "../";
-  - a folder of lib/ is not a layer;
+  - a folder of lib/ is not a layer, or a layer has a folder inside it (snapshot/reader, the CLI's
+    streaming reader, is the one exception: it uses only lib/snapshot, and no layer includes it);
   - tools/ includes a lib/ layer the CLI does not link (only snapshot, report, symbolize, dump and
     tracking are shared with it; the hooks, triggers and the tracker live in the host process);
   - docs/design.md's layer picture names the layers in another order.
@@ -67,15 +68,28 @@ for folder in sorted(os.listdir(lib)):
         errors.append(f"lib/{folder}/: a folder that is not a layer in lib/CMakeLists.txt")
         continue
     allowed = reachable(folder)
-    for name in sorted(os.listdir(path)):
-        for n, inc in includes(os.path.join(path, name)):
-            where = f"lib/{folder}/{name}:{n}"
-            if inc.startswith("../") or "/../" in inc:
-                errors.append(f'{where}: "{inc}" climbs out of its folder')
+    for dirpath, _, names in os.walk(path):
+        sub = os.path.relpath(dirpath, lib)
+        in_reader = sub == "snapshot/reader"
+        if sub != folder and not in_reader:
+            errors.append(f"lib/{sub}/: a folder inside a layer; only snapshot/reader (the CLI's reader) is one")
+            continue
+        for name in sorted(names):
+            if not name.endswith((".cpp", ".h", ".c", ".S", ".def")):
                 continue
-            top = inc.split("/", 1)[0] if "/" in inc else folder
-            if top in uses and top not in allowed:
-                errors.append(f'{where}: "{inc}": {folder} does not use {top}')
+            for n, inc in includes(os.path.join(dirpath, name)):
+                where = f"lib/{sub}/{name}:{n}"
+                if inc.startswith("../") or "/../" in inc:
+                    errors.append(f'{where}: "{inc}" climbs out of its folder')
+                    continue
+                if inc.startswith("snapshot/reader/") and not in_reader:
+                    errors.append(f'{where}: "{inc}": the snapshot reader is the CLI\'s, not the library\'s')
+                    continue
+                top = inc.split("/", 1)[0] if "/" in inc else folder
+                if in_reader and top != "snapshot":
+                    errors.append(f'{where}: "{inc}": the snapshot reader uses only lib/snapshot')
+                elif top in uses and top not in allowed:
+                    errors.append(f'{where}: "{inc}": {folder} does not use {top}')
 
 cli_layers = {"snapshot", "report", "symbolize", "dump", "tracking"}
 for dirpath, _, files in os.walk(os.path.join(root, "tools")):

@@ -25,7 +25,7 @@
 
 #include "analysis/call_sites.h"
 #include "input/snapshot_input.h"
-#include "snapshot_reader.h"
+#include "snapshot/reader/snapshot_reader.h"
 
 namespace vramtrace::cli {
 

@@ -17,7 +17,7 @@
 #include "dump/atomic_file.h"
 #include "snapshot/device_range.h"
 #include "report/text_safety.h"
-#include "snapshot_reader.h"
+#include "snapshot/reader/snapshot_reader.h"
 
 namespace vramtrace::cli {
 

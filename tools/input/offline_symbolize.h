@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "snapshot/report_model.h"
-#include "snapshot_reader.h"
+#include "snapshot/reader/snapshot_reader.h"
 
 namespace vramtrace::cli {
 

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-#include "snapshot_reader.h"
+#include "snapshot/reader/snapshot_reader.h"
 
 namespace vramtrace::cli {
 

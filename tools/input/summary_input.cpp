@@ -6,7 +6,7 @@
 #include <utility>
 
 #include "input/offline_symbolize.h"
-#include "snapshot_reader.h"
+#include "snapshot/reader/snapshot_reader.h"
 
 namespace vramtrace::cli {
 

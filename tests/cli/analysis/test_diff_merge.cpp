@@ -17,7 +17,7 @@
 #include "report_test_data.h"
 #include "snapshot/snapshot_writer.h"
 #include "report/summary_format.h"
-#include "snapshot_reader.h"
+#include "snapshot/reader/snapshot_reader.h"
 
 using namespace vramtrace::report;
 using namespace vramtrace::cli;

@@ -10,7 +10,7 @@
 #include "snapshot/report_model.h"
 #include "snapshot/snapshot_writer.h"
 #include "report/summary_format.h"
-#include "snapshot_reader.h"
+#include "snapshot/reader/snapshot_reader.h"
 
 using namespace vramtrace;
 

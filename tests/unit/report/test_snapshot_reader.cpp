@@ -8,7 +8,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include "snapshot_reader.h"
+#include "snapshot/reader/snapshot_reader.h"
 #include "report_test_data.h"
 #include "snapshot/snapshot_writer.h"
 

@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "snapshot_schema.h"
+#include "snapshot/reader/snapshot_schema.h"
 
 namespace vramtrace::cli {
 namespace {

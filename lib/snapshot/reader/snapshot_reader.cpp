@@ -2,7 +2,7 @@
 // schema of docs/snapshot-format.md (the field tables: snapshot_schema.h). See snapshot_reader.h
 // for the contract; whole files: snapshot_files.cpp; cross references: snapshot_references.cpp.
 // Longer than most files here: the state machine is one idea, and its states call each other.
-#include "snapshot_reader.h"
+#include "snapshot/reader/snapshot_reader.h"
 
 #include <algorithm>
 #include <array>
@@ -25,7 +25,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "snapshot_schema.h"
+#include "snapshot/reader/snapshot_schema.h"
 
 namespace vramtrace::cli {
 namespace {

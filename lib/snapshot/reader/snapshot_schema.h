@@ -18,7 +18,7 @@
 
 #include "snapshot/device_range.h"
 #include "snapshot/snapshot_fields.h"
-#include "snapshot_reader.h"
+#include "snapshot/reader/snapshot_reader.h"
 
 namespace vramtrace::cli::schema {
 

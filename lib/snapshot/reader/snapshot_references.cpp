@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "snapshot/snapshot_fields.h"
-#include "snapshot_reader.h"
+#include "snapshot/reader/snapshot_reader.h"
 
 namespace vramtrace::cli {
 
