@@ -29,7 +29,7 @@ struct ProcessInfo {
     std::string reason;            // "exit", "api", ... (why the snapshot was written)
     std::string vramtrace_version;
     uint32_t stack_depth = 0;      // VRAMTRACE_STACK_DEPTH in force
-    // Added within schema 1 (optional for readers; absent in older files):
+    // Optional within schema 1 (absent in older files):
     uint64_t dump_monotonic_ns = 0; // CLOCK_MONOTONIC at the dump, to place the monotonic times of
                                     // allocations/events on the wall clock; 0 when not known
     std::string rank;               // RANK / SLURM_PROCID / OMPI_COMM_WORLD_RANK; "" when none set
@@ -39,7 +39,7 @@ struct ProcessInfo {
                                     // made the process write this snapshot ("SIGSEGV", "SIGBUS",
                                     // "SIGABRT", "SIGFPE", "SIGILL") when reason is "crash"; ""
                                     // otherwise (the writer then leaves the member out)
-    std::string python;             // Added within schema 1: the CPython version whose frames the
+    std::string python;             // Optional within schema 1: the CPython version whose frames the
                                     // stacks carry ("3.11.2"); "" when no interpreter was found or
                                     // VRAMTRACE_PYTHON=0 (the writer then leaves the member out)
 
@@ -55,7 +55,7 @@ struct DeviceTotals {
     uint64_t free_count = 0;
     uint64_t total_allocated_bytes = 0;
     uint64_t total_freed_bytes = 0;
-    // Added within schema 1 (optional for readers; absent in older files):
+    // Optional within schema 1 (absent in older files):
     std::string uuid;        // "GPU-8d3c..." (cuDeviceGetUuid, formatted as nvidia-smi does); "" unknown/host
     std::string pci_bus_id;  // "0000:3b:00.0" (cuDeviceGetPCIBusId); "" unknown/host
     std::optional<uint64_t> total_memory_bytes;  // the device's capacity (cuMemGetInfo total)
@@ -88,7 +88,7 @@ struct Frame {
     std::string function;       // demangled, empty when unknown
     std::string file;           // source file, empty when no debug info
     uint32_t line = 0;          // 0 when no debug info
-    // Added within schema 1: functions inlined at this address, innermost first; the frame's own
+    // Optional within schema 1: functions inlined at this address, innermost first; the frame's own
     // function/file/line then describe the outermost (real) function and the call position in it.
     struct Inlined {
         std::string function;
@@ -97,7 +97,7 @@ struct Frame {
         bool operator==(const Inlined &) const = default;
     };
     std::vector<Inlined> inlined;
-    // Added within schema 1: a frame of Python code (docs/python-frames.md): function is the
+    // Optional within schema 1: a frame of Python code (docs/python-frames.md): function is the
     // code's qualified name, file:line the line it was executing; address is a tag, not code
     // (module -1). Written as "python": true, left out when false.
     bool python = false;
@@ -130,7 +130,7 @@ struct Allocation {
     uint32_t thread_id = 0;
     uint64_t time_ns = 0;    // CLOCK_MONOTONIC ns
     uint32_t stack = 0;      // Stack::id, 0 = none
-    // Added within schema 1: true when `size` is computed by vramtrace rather than told by the
+    // Optional within schema 1: true when `size` is computed by vramtrace rather than told by the
     // driver (CUDA arrays: width x height x depth x element size, ignoring the driver's padding).
     bool size_is_estimate = false;
     // Optional: the context generation whose teardown ends this allocation (Teardown::context);
@@ -283,7 +283,7 @@ struct Snapshot {
     std::vector<Frame> frames;
     std::vector<Stack> stacks;         // those referenced by allocations
     std::vector<Allocation> allocations;
-    // Added within schema 1 (optional for readers; empty in older files):
+    // Optional within schema 1 (empty in older files):
     std::vector<DevicePeak> peaks;     // one per device that saw an allocation, ascending ordinal
     std::vector<OomEvent> ooms;        // the most recent out-of-memory failures, oldest first
     uint64_t oom_count = 0;            // all of them since start (ooms may hold fewer)

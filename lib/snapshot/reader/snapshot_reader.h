@@ -41,7 +41,7 @@ using report::MergedProcess;
     X(on_frame, (report::Frame && frame), (std::move(frame)))                                           \
     X(on_stack, (report::Stack && stack), (std::move(stack)))                                           \
     X(on_allocation, (report::Allocation && allocation), (std::move(allocation)))                       \
-    /* Added within schema 1 (optional members: not called for older files). */                         \
+    /* Optional within schema 1 (not called for older files). */                                        \
     X(on_dropped_peak_sites, (uint64_t count), (count))                                                 \
     X(on_oom_count, (uint64_t count), (count))                                                          \
     X(on_peak, (report::DevicePeak && peak), (std::move(peak)))                                         \
