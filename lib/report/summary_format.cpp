@@ -257,6 +257,63 @@ void peaks(Lines &lines, const Snapshot &s, const SummaryOptions &options) {
     }
 }
 
+// The memory categories of the frame rules (docs/attribution.md), in the order a report lists them.
+constexpr const char *kCategories[] = {"parameter",         "optimizer_state", "activation", "backward",
+                                       "library_workspace", "communication",   "other"};
+
+// Live bytes (at the snapshot) and bytes at the peak, per device and category of their stacks.
+// Printed only when some bytes are in a category other than "other": a program no rule knows has
+// nothing to say here.
+void categories(Lines &lines, const Snapshot &s, const SummaryBody::State &body) {
+    std::unordered_map<uint32_t, std::string_view> category_of; // stack id -> category
+    bool caching_segments = false;
+    for (const Stack &st : s.stacks) {
+        category_of.emplace(st.id, st.category.empty() ? std::string_view("other") : std::string_view(st.category));
+        for (uint32_t f : st.frames)
+            if (!caching_segments && f < s.frames.size() &&
+                s.frames[f].function.find("CUDACachingAllocator::Native::DeviceCachingAllocator::") != std::string::npos)
+                caching_segments = true;
+    }
+    auto category = [&](uint32_t stack) {
+        auto it = category_of.find(stack);
+        return it == category_of.end() ? std::string_view("other") : it->second;
+    };
+    std::map<int, std::map<std::string_view, std::pair<uint64_t, uint64_t>>> by_device; // (live, peak)
+    bool informative = false;
+    for (const auto &[a, n] : body.live) {
+        std::string_view c = category(a.stack);
+        by_device[a.device][c].first += a.size * n;
+        informative |= c != "other";
+    }
+    for (const DevicePeak &p : s.peaks)
+        for (const PeakSite &site : p.sites) {
+            std::string_view c = category(site.stack);
+            by_device[p.device][c].second += site.bytes;
+            informative |= c != "other";
+        }
+    if (!informative) return;
+    lines.add("memory by category (stacks read by the frame rules, docs/attribution.md):");
+    // GPUs in ascending ordinal, then host-pinned (-1), then unknown (-2), as the device table.
+    std::vector<int> order;
+    for (const auto &entry : by_device) order.push_back(entry.first);
+    std::stable_sort(order.begin(), order.end(), [](int a, int b) {
+        auto rank = [](int dev) { return dev >= 0 ? int64_t(dev) : int64_t(1) << 40 | int64_t(-dev); };
+        return rank(a) < rank(b);
+    });
+    for (int device : order) {
+        const auto &rows = by_device[device];
+        std::vector<std::vector<std::string>> table{{device_label(device), "live", "at peak"}};
+        for (const char *c : kCategories) {
+            auto it = rows.find(c);
+            if (it == rows.end()) continue;
+            table.push_back({std::string("  ") + c, format_bytes(it->second.first), format_bytes(it->second.second)});
+        }
+        lines.table("  ", table, {false, true, true});
+    }
+    if (caching_segments)
+        lines.add("  (PyTorch's caching allocator: a segment has the category of the request that created it)");
+}
+
 std::string stack_location(const Snapshot &s, uint32_t id) {
     const Stack *stack = s.find_stack(id);
     if (!stack) return "(no stack captured)";
@@ -435,6 +492,7 @@ std::string build(const Snapshot &s, const SummaryBody::State &body, const Summa
         rest(lines, groups, shown);
     }
     peaks(lines, s, options);
+    categories(lines, s, body);
     ooms(lines, s, body, options);
     pools(lines, s);
     virtual_memory(lines, body);

@@ -263,7 +263,12 @@ std::vector<CallSiteGroup> group_items(const Snapshot &snapshot, const std::vect
             } else {
                 key = "3|" + zero_padded(frame->address, 16, 16);
             }
-            std::string location = describe_frame(snapshot, *frame);
+            std::string location = stack->site_label.empty() ? describe_frame(snapshot, *frame) : stack->site_label;
+            // The framework entry the call site went through is part of what the site is.
+            if (!stack->via_label.empty()) {
+                key += '\x1d' + stack->via_label;
+                location += " via " + stack->via_label;
+            }
             // In a Python process a native call site means a stack without Python frames (a
             // thread without the GIL: docs/python-frames.md); say so where it is shown.
             if (!snapshot.process.python.empty() && !frame->python) location += " [no Python frames]";

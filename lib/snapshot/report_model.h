@@ -116,6 +116,10 @@ struct Stack {
     // when the rules were not applied (files written before them).
     int via = -1;
     std::string category;
+    // Not in the file: how reports name the call site and the via frame, set with them when the
+    // frame rules are applied (lib/symbolize/call_site.h). "": describe the frame (describe_frame).
+    std::string site_label;
+    std::string via_label;
 
     bool operator==(const Stack &) const = default;
 };

@@ -149,7 +149,7 @@ StackAttribution Attributor::attribute(const report::Stack &stack) {
         for (size_t i = 0; i < n && a.call_site < 0; ++i)
             if (v[i]->placement == nullptr) a.call_site = static_cast<int>(i);
         for (size_t i = 0; i < n && a.call_site < 0; ++i)
-            if (v[i]->placement->action == RuleAction::Name) a.call_site = static_cast<int>(i);
+            if (v[i]->placement->action == RuleAction::Name) a.call_site = static_cast<int>(i), a.named_site = true;
         for (size_t i = 0; i < n && a.call_site < 0; ++i)
             if (!is_cuda_layer(v[i]->placement)) a.call_site = static_cast<int>(i);
     }
@@ -174,11 +174,28 @@ int find_call_site(const report::Snapshot &snapshot, const report::Stack &stack)
 void assign_call_sites(report::Snapshot &snapshot) {
     Attributor attributor(snapshot);
     for (report::Stack &s : snapshot.stacks) {
-        StackAttribution a = attributor.attribute(s);
-        s.call_site = a.call_site;
-        s.via = a.via;
-        s.category = category_name(a.category);
+        apply_attribution(snapshot, s, attributor.attribute(s));
     }
+}
+
+void apply_attribution(const report::Snapshot &snapshot, report::Stack &stack, const StackAttribution &a,
+                       const FrameRules &rules) {
+    stack.call_site = a.call_site;
+    stack.via = a.via;
+    stack.category = category_name(a.category);
+    stack.site_label.clear();
+    stack.via_label.clear();
+    auto frame_at = [&](int index) -> const report::Frame * {
+        if (index < 0 || size_t(index) >= stack.frames.size() || stack.frames[size_t(index)] >= snapshot.frames.size())
+            return nullptr;
+        return &snapshot.frames[stack.frames[size_t(index)]];
+    };
+    if (const report::Frame *site = frame_at(a.call_site); site && a.named_site) {
+        stack.site_label = framework_frame_label(snapshot, *site, rules);
+        if (const report::Module *m = snapshot.find_module(*site))
+            stack.site_label += " (" + std::string(report::path_basename(m->path)) + ")";
+    }
+    if (const report::Frame *via = frame_at(a.via)) stack.via_label = framework_frame_label(snapshot, *via, rules);
 }
 
 std::string framework_frame_label(const report::Snapshot &snapshot, const report::Frame &frame,

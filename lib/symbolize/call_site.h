@@ -47,6 +47,7 @@ struct StackAttribution {
     int call_site = -1;                  // index into stack.frames, -1: none
     int via = -1;                        // index into stack.frames, -1: none
     Category category = Category::Other;
+    bool named_site = false;             // the call site is a name rule's frame (no frame of the program)
 };
 
 // The rules applied to the stacks of one snapshot, each distinct frame judged once.
@@ -66,8 +67,12 @@ private:
 // Index into stack.frames of the call site, -1 when none (Attributor::attribute's call_site).
 int find_call_site(const report::Snapshot &snapshot, const report::Stack &stack);
 
-// Sets call_site, via and category of every stack in the snapshot.
+// Sets call_site, via, category and the labels of every stack in the snapshot.
 void assign_call_sites(report::Snapshot &snapshot);
+// Sets them on one stack from its attribution: site_label for a name rule's call site
+// ("AddmmBackward0 (libtorch_cpu.so)"), via_label for the via frame (framework_frame_label).
+void apply_attribution(const report::Snapshot &snapshot, report::Stack &stack, const StackAttribution &a,
+                       const FrameRules &rules = FrameRules::from_environment());
 
 // How a report names a frame that is a "via" or a name rule's call site: a Python frame as its
 // module's dotted name and qualified name (torch.optim.adamw.AdamW.step), a native frame as its

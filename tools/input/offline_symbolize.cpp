@@ -83,22 +83,24 @@ UsableModules check_modules_on_disk(const std::vector<report::Module> &modules) 
 }
 
 void symbolize_offline(report::Snapshot &snapshot, const std::string &name) {
-    if (snapshot.process.symbolized) return;
-    UsableModules usable = check_modules_on_disk(snapshot.modules);
-    for (const std::string &w : usable.warnings) warn_once(name, w);
-    auto symbolizer = make_symbolizer(snapshot.modules, usable, &name);
-    for (report::Frame &f : snapshot.frames) name_frame(*symbolizer, usable, f);
+    if (!snapshot.process.symbolized) {
+        UsableModules usable = check_modules_on_disk(snapshot.modules);
+        for (const std::string &w : usable.warnings) warn_once(name, w);
+        auto symbolizer = make_symbolizer(snapshot.modules, usable, &name);
+        for (report::Frame &f : snapshot.frames) name_frame(*symbolizer, usable, f);
+        snapshot.process.symbolized = true;
+    }
     assign_call_sites(snapshot);
-    snapshot.process.symbolized = true;
 }
 
 // ---- streaming ----
 
 struct SymbolizingSink::State {
     bool active = false;              // the snapshot is not symbolized
-    report::Snapshot known;           // modules, and the frames met so far (for the call-site rule)
+    report::Snapshot known;           // modules, and the frames met so far (for the frame rules)
     UsableModules usable;
     std::unique_ptr<symbolize::Symbolizer> symbolizer;
+    std::unique_ptr<Attributor> attributor; // over `known`, made at the first stack
 };
 
 SymbolizingSink::SymbolizingSink(SnapshotSink &inner, std::string name)
@@ -113,7 +115,7 @@ void SymbolizingSink::on_process(report::ProcessInfo &&process) {
 }
 
 void SymbolizingSink::on_module(report::Module &&module) {
-    if (state_->active) state_->known.modules.push_back(module);
+    state_->known.modules.push_back(module);
     ForwardingSink::on_module(std::move(module));
 }
 
@@ -126,19 +128,21 @@ void SymbolizingSink::on_frame(report::Frame &&frame) {
             s.symbolizer = make_symbolizer(s.known.modules, s.usable, &name_);
         }
         name_frame(*s.symbolizer, s.usable, frame);
-        // Only what the call-site rule looks at: module and function name (Python frames: file).
-        report::Frame kept;
-        kept.module = frame.module;
-        kept.function = frame.function;
-        kept.python = frame.python; // a Python call site is chosen by its file
-        if (frame.python) kept.file = frame.file;
-        s.known.frames.push_back(std::move(kept));
     }
+    // Only what the frame rules look at: module, function name, file, whether it is Python code.
+    report::Frame kept;
+    kept.module = frame.module;
+    kept.function = frame.function;
+    kept.file = frame.file;
+    kept.python = frame.python;
+    s.known.frames.push_back(std::move(kept));
     ForwardingSink::on_frame(std::move(frame));
 }
 
 void SymbolizingSink::on_stack(report::Stack &&stack) {
-    if (state_->active) stack.call_site = find_call_site(state_->known, stack);
+    State &s = *state_;
+    if (!s.attributor) s.attributor = std::make_unique<Attributor>(s.known);
+    apply_attribution(s.known, stack, s.attributor->attribute(stack));
     ForwardingSink::on_stack(std::move(stack));
 }
 

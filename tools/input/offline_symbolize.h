@@ -6,9 +6,12 @@
 // A module is used only when its file is there and carries the build id the snapshot recorded
 // (a module recorded without build id is used when its file is there). Otherwise one warning line
 // per module says why ("vramtrace: warning: FILE: module PATH: ...; its frames are not named"),
-// and frames into it keep their module + offset only. After naming, the call site of every stack is
-// found again with the whole rule of lib/symbolize/call_site.h (the crash writer could apply only
-// its module-name half), and process.symbolized becomes true.
+// and frames into it keep their module + offset only; process.symbolized then becomes true.
+//
+// Every snapshot read, named here or not, gets the frame rules applied to its stacks again
+// (lib/symbolize/call_site.h, docs/attribution.md: call site, via, category), so that a file
+// written before them, a crash snapshot and a user's own rules (VRAMTRACE_FRAMEWORK_RULES) all
+// read the same way.
 #pragma once
 
 #include <memory>
@@ -20,7 +23,8 @@
 
 namespace vramtrace::cli {
 
-// Symbolizes `snapshot` in place when snapshot.process.symbolized is false; does nothing otherwise.
+// Symbolizes `snapshot` in place when snapshot.process.symbolized is false, then applies the frame
+// rules to its stacks.
 // `name` (the file) starts the warning lines. Never throws except std::bad_alloc.
 void symbolize_offline(report::Snapshot &snapshot, const std::string &name);
 
@@ -33,8 +37,8 @@ struct UsableModules {
 UsableModules check_modules_on_disk(const std::vector<report::Module> &modules);
 
 // A sink that names frames on their way to `inner` when the snapshot says it is not symbolized
-// (process, then modules, arrive before frames in every file the library writes), and puts each
-// stack's call site right; a pass-through otherwise. Warnings go to stderr as above. Every other
+// (process, then modules, arrive before frames in every file the library writes), and applies the
+// frame rules to every stack (frames arrive before stacks). Warnings go to stderr as above. Every other
 // callback (devices, allocations, peaks, OOMs, pools, events, merge records, ...) reaches `inner`
 // unchanged through ForwardingSink, including callbacks added to SnapshotSink later.
 class SymbolizingSink final : public ForwardingSink {
