@@ -21,7 +21,8 @@ run() { # name, env..., --, command...
   echo "== $name: exit $rc"; grep -E '^(PASS|FAIL|INFO)' "$OUT/$name.err"
   [ "$rc" = 0 ] || { failures=$((failures+1)); tail -5 "$OUT/$name.err"; }
   if [ -f "$OUT/$name.checkpoint.json" ]; then
-    "$B/bin/vramtrace" summary --top 12 "$OUT/$name.checkpoint.json" 2>&1 | sed -n '1,80p'
+    "$B/bin/vramtrace" summary --top 12 "$OUT/$name.checkpoint.json" >"$OUT/$name.summary.txt" 2>&1
+    grep -A12 'top call sites\|memory by category' "$OUT/$name.summary.txt" | grep -v '^--$' | head -60
   fi
 }
 run torch_nocache PYTORCH_NO_CUDA_MEMORY_CACHING=1 -- python3 "$A/torch_categories.py" "$OUT" torch_nocache
@@ -29,10 +30,9 @@ run torch_async PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync -- python3 "$A/t
 run torch_default -- python3 "$A/torch_categories.py" "$OUT" torch_default
 run cupy -- python3 "$A/cupy_jax_stacks.py" "$OUT" cupy
 run jax XLA_PYTHON_CLIENT_ALLOCATOR=platform -- python3 "$A/cupy_jax_stacks.py" "$OUT" jax
-if [ -f "$A/check_categories.py" ]; then
-  for m in torch_nocache torch_async; do
-    python3 "$A/check_categories.py" "$OUT/$m.checkpoint.json" "$OUT/$m.truth.json" || failures=$((failures+1))
-  done
-fi
+for m in torch_nocache torch_async torch_default; do
+  python3 "$A/check_categories.py" "$OUT/$m.checkpoint.json" "$OUT/$m.truth.json" "$OUT/$m.summary.txt" ||
+    failures=$((failures+1))
+done
 echo "== $failures failure(s)"
 exit $((failures > 0))
