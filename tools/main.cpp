@@ -4,6 +4,7 @@
 #include <string_view>
 
 #include "common/cli.h"
+#include "symbolize/frame_rules.h"
 
 #ifndef VRAMTRACE_VERSION
 #define VRAMTRACE_VERSION "unknown"
@@ -55,6 +56,8 @@ int help(std::string_view command) {
 int main(int argc, char **argv) {
     using namespace vramtrace::cli;
     setup_logging();
+    // The frame rules are read once, on first use; a user's file that cannot be used is said here.
+    vramtrace::FrameRules::from_environment([](const char *message) { log_warning(message); });
     if (argc < 2) return usage_error("no command given");
     std::string_view command = argv[1];
     if (command == "-h" || command == "--help") return help({});

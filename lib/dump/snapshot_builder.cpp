@@ -286,6 +286,8 @@ void symbolize_snapshot(report::Snapshot &s) {
     symbolize::SymbolizerOptions options;
     options.notice = [](void *, const char *message) { log_warning("%s", message); };
     symbolize_snapshot_frames(s, options, registered_modules());
+    // The frame rules are read at the first dump; a user's file that cannot be used is said once.
+    FrameRules::from_environment([](const char *message) { log_warning("%s", message); });
     assign_call_sites(s);
     s.process.symbolized = true;
 }

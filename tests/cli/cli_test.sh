@@ -761,6 +761,27 @@ preload_export)
         "$VT_WORK/s.pickle" "$(dirname "$0")" >"$out" 2>"$err" || fail "the pickle does not load"
     [ "$(cat "$out")" -eq "$segments" ] || fail "expected $segments segments"
     for fmt in pprof html; do run 0 "$VT" export -f $fmt -o "$VT_WORK/o.$fmt" "$VT_WORK/run.json"; done ;;
+summary_framework_rules)
+    # A checkpoint recorded on the H200 (PyTorch, caching allocator): call sites past PyTorch's
+    # internals with their via; a user's rules file ahead of the shipped ones; a broken one said
+    # once and ignored.
+    snap=$VT_DATA/torch_default_checkpoint.json
+    run 0 "$VT" summary --top 3 "$snap"
+    stdout_has "main at /work/main/tests/gpu/attribution/torch_categories.py:49 (python) via torch.optim.adam.Adam.step"
+    stdout_has "vramtrace:     optimizer_state     32.00 MiB   32.00 MiB"
+    stderr_empty
+    printf '# the script'"'"'s main is an entry of its own\nentry python=yes file=*/torch_categories.py function=main group=mine\n' >"$VT_WORK/mine.rules"
+    VRAMTRACE_FRAMEWORK_RULES=$VT_WORK/mine.rules run 0 "$VT" summary --top 3 "$snap"
+    stdout_has "<module> at /work/main/tests/gpu/attribution/torch_categories.py:68 (python) via at::cuda::getCUDABlasLtWorkspace"
+    stdout_has "<module> at /work/main/tests/gpu/attribution/torch_categories.py:68 (python) via main"
+    stderr_empty
+    printf 'skip module=libfoo*\nbogus function=x\n' >"$VT_WORK/broken.rules"
+    VRAMTRACE_FRAMEWORK_RULES=$VT_WORK/broken.rules run 0 "$VT" summary --top 3 "$snap"
+    stdout_has "torch_categories.py:49 (python) via torch.optim.adam.Adam.step"
+    stderr_is_one_line
+    stderr_has "VRAMTRACE_FRAMEWORK_RULES: $VT_WORK/broken.rules:2: unknown action 'bogus' (skip, entry, name or mark); the file is ignored, the shipped rules apply"
+    VRAMTRACE_FRAMEWORK_RULES=$VT_WORK/missing.rules run 0 "$VT" summary --top 3 "$snap"
+    stderr_has "VRAMTRACE_FRAMEWORK_RULES: cannot read $VT_WORK/missing.rules; the shipped rules apply" ;;
 *)
     echo "unknown case: $case_name"; exit 2 ;;
 esac
