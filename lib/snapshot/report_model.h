@@ -307,9 +307,13 @@ struct Snapshot {
     bool operator==(const Snapshot &) const = default;
 };
 
+// Puts a reading of a device's graph memory pool (a Pool with is_graph_memory) into that device's
+// row as DeviceTotals::graph_*, adding the row, in ordinal order, when the device has none.
+void add_graph_memory_to_device(Snapshot &snapshot, const Pool &graph_memory);
+
 // Files written before DeviceTotals::graph_* listed each device's graph memory as a pool with
-// is_graph_memory: moves such entries into their device's row (adding the row when missing, in
-// ordinal order), so that the rest of the CLI sees one model.
+// is_graph_memory: moves such entries into their device's row (add_graph_memory_to_device), so
+// that the rest of the CLI sees one model.
 void adopt_graph_memory_pools(Snapshot &snapshot);
 
 // ---- Helpers shared by the summary formatter (library and CLI) and the CLI commands. ----
