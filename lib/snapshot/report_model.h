@@ -73,6 +73,18 @@ struct DeviceTotals {
     bool operator==(const DeviceTotals &) const = default;
 };
 
+// Copies a device's ordinal and its six counters, the members that DeviceTotals, MergedDevice, the
+// tracker's DeviceTotalsView and the C API's vramtrace_device_stats all have, by the same names.
+template <class From, class To> void copy_device_counters(const From &from, To &to) {
+    to.device = from.device;
+    to.current_bytes = from.current_bytes;
+    to.peak_bytes = from.peak_bytes;
+    to.allocation_count = from.allocation_count;
+    to.free_count = from.free_count;
+    to.total_allocated_bytes = from.total_allocated_bytes;
+    to.total_freed_bytes = from.total_freed_bytes;
+}
+
 struct Module {
     std::string path;
     uint64_t base = 0;      // load address (the ELF's l_addr, so address = base + offset)

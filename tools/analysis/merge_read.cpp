@@ -372,14 +372,8 @@ bool Merger::commit(FileState &state, const std::string &name, std::string *erro
         for (const report::DeviceTotals &t : state.devices) {
             MergedDevice d;
             d.input = p.input;
-            d.device = t.device;
+            report::copy_device_counters(t, d);
             d.uuid = t.uuid;
-            d.current_bytes = t.current_bytes;
-            d.peak_bytes = t.peak_bytes;
-            d.allocation_count = t.allocation_count;
-            d.free_count = t.free_count;
-            d.total_allocated_bytes = t.total_allocated_bytes;
-            d.total_freed_bytes = t.total_freed_bytes;
             process_devices_.push_back(std::move(d));
         }
         process_hosts_.push_back(p.host);
