@@ -3,9 +3,7 @@
 // member names: snapshot_fields.h.
 #include "snapshot/snapshot_writer.h"
 
-#include <algorithm>
 #include <cerrno>
-#include <charconv>
 #include <csignal>
 #include <cstring>
 #include <ctime>
@@ -14,10 +12,9 @@
 #include <optional>
 #include <string_view>
 
-#include <poll.h>
 #include <pthread.h>
-#include <unistd.h>
 
+#include "snapshot/json_emitter.h"
 #include "snapshot/snapshot_fields.h"
 
 namespace vramtrace::report {
@@ -46,149 +43,6 @@ void set_error(std::string *error, const char *what, int err) {
     }
 #endif
 }
-
-// Length of the well-formed UTF-8 sequence starting at p (2..4), or minus the length of its maximal
-// ill-formed prefix (each such prefix becomes one U+FFFD, as Unicode recommends).
-int utf8_sequence(const unsigned char *p, size_t n) {
-    unsigned char c = p[0];
-    int need;
-    unsigned char lo = 0x80, hi = 0xBF;
-    if (c >= 0xC2 && c <= 0xDF) need = 1;
-    else if (c == 0xE0) need = 2, lo = 0xA0;             // no overlong forms
-    else if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF) need = 2;
-    else if (c == 0xED) need = 2, hi = 0x9F;             // no surrogates
-    else if (c == 0xF0) need = 3, lo = 0x90;             // no overlong forms
-    else if (c >= 0xF1 && c <= 0xF3) need = 3;
-    else if (c == 0xF4) need = 3, hi = 0x8F;             // nothing above U+10FFFF
-    else return -1;
-    for (int k = 1; k <= need; ++k) {
-        if (size_t(k) >= n || p[k] < lo || p[k] > hi) return -k;
-        lo = 0x80;
-        hi = 0xBF;
-    }
-    return need + 1;
-}
-
-class JsonOut {
-public:
-    explicit JsonOut(int fd) : fd_(fd), buf_(new (std::nothrow) char[kSnapshotWriteBuffer]) {
-        if (!buf_) failed_ = true, errno_ = ENOMEM;
-    }
-
-    bool failed() const { return failed_; }
-    int error_number() const { return errno_; }
-
-    void raw(std::string_view s) {
-        while (!s.empty() && !failed_) {
-            if (len_ == kSnapshotWriteBuffer) flush();
-            if (failed_) return;
-            size_t n = std::min(s.size(), kSnapshotWriteBuffer - len_);
-            std::memcpy(buf_.get() + len_, s.data(), n);
-            len_ += n;
-            s.remove_prefix(n);
-        }
-    }
-    void ch(char c) {
-        if (len_ == kSnapshotWriteBuffer) flush();
-        if (!failed_) buf_[len_++] = c;
-    }
-    void u64(uint64_t v) {
-        char tmp[24];
-        auto r = std::to_chars(tmp, tmp + sizeof tmp, v);
-        raw(std::string_view(tmp, size_t(r.ptr - tmp)));
-    }
-    void i64(int64_t v) {
-        char tmp[24];
-        auto r = std::to_chars(tmp, tmp + sizeof tmp, v);
-        raw(std::string_view(tmp, size_t(r.ptr - tmp)));
-    }
-    void hex(uint64_t v) {
-        char tmp[24] = {'"', '0', 'x'};
-        auto r = std::to_chars(tmp + 3, tmp + sizeof tmp - 1, v, 16);
-        *r.ptr = '"';
-        raw(std::string_view(tmp, size_t(r.ptr + 1 - tmp)));
-    }
-    void str(std::string_view s) {
-        static constexpr char kHex[] = "0123456789abcdef";
-        ch('"');
-        auto p = reinterpret_cast<const unsigned char *>(s.data());
-        size_t n = s.size(), i = 0;
-        while (i < n && !failed_) {
-            size_t run = i; // a run of bytes that need no escaping
-            while (run < n && p[run] >= 0x20 && p[run] < 0x80 && p[run] != '"' && p[run] != '\\') ++run;
-            if (run > i) {
-                raw(s.substr(i, run - i));
-                i = run;
-                continue;
-            }
-            unsigned char c = p[i];
-            if (c < 0x80) {
-                switch (c) {
-                case '"': raw("\\\""); break;
-                case '\\': raw("\\\\"); break;
-                case '\n': raw("\\n"); break;
-                case '\r': raw("\\r"); break;
-                case '\t': raw("\\t"); break;
-                case '\b': raw("\\b"); break;
-                case '\f': raw("\\f"); break;
-                default: {
-                    char esc[6] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 15]};
-                    raw(std::string_view(esc, 6));
-                }
-                }
-                ++i;
-                continue;
-            }
-            int len = utf8_sequence(p + i, n - i);
-            if (len > 0) {
-                raw(s.substr(i, size_t(len)));
-                i += size_t(len);
-            } else {
-                raw("\xEF\xBF\xBD"); // U+FFFD REPLACEMENT CHARACTER
-                i += size_t(-len);
-            }
-        }
-        ch('"');
-    }
-
-    // Key and value helpers: `"name": value`.
-    void boolean(bool v) { raw(v ? "true" : "false"); }
-    void key(std::string_view name) {
-        ch('"');
-        raw(name);
-        raw("\": ");
-    }
-
-    void flush() {
-        size_t off = 0;
-        while (off < len_ && !failed_) {
-            ssize_t n = ::write(fd_, buf_.get() + off, len_ - off);
-            if (n > 0) {
-                off += size_t(n);
-            } else if (n < 0 && errno == EINTR) {
-                continue;
-            } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-                pollfd pfd{fd_, POLLOUT, 0};
-                if (::poll(&pfd, 1, -1) < 0 && errno != EINTR) fail(errno);
-            } else {
-                fail(n < 0 ? errno : EIO); // write() returning 0 for a non-empty buffer
-            }
-        }
-        len_ = 0;
-    }
-
-private:
-    void fail(int err) {
-        failed_ = true;
-        errno_ = err;
-    }
-
-    int fd_;
-    std::unique_ptr<char[]> buf_;
-    size_t len_ = 0;
-    bool failed_ = false;
-    int errno_ = 0;
-};
 
 // Blocks SIGPIPE in the calling thread for the duration of the write, so that writing to a pipe
 // whose reader went away fails with EPIPE instead of killing the traced program; a SIGPIPE raised by
@@ -221,7 +75,7 @@ private:
     bool active_ = false, was_pending_ = false, got_epipe_ = false;
 };
 
-void write_process(JsonOut &out, const ProcessInfo &p) {
+void write_process(JsonEmitter &out, const ProcessInfo &p) {
     out.raw("  "), out.key(member::top::process), out.raw("{\n    ");
     out.key(member::process::pid), out.i64(p.pid), out.raw(",\n    ");
     out.key(member::process::ppid), out.i64(p.ppid), out.raw(",\n    ");
@@ -248,13 +102,13 @@ void write_process(JsonOut &out, const ProcessInfo &p) {
 }
 
 // `, "name": value` for an optional number, nothing when absent.
-void optional_u64(JsonOut &out, std::string_view name, const std::optional<uint64_t> &v) {
+void optional_u64(JsonEmitter &out, std::string_view name, const std::optional<uint64_t> &v) {
     if (!v) return;
     out.raw(", ");
     out.key(name), out.u64(*v);
 }
 
-void write_event(JsonOut &out, const Event &e) {
+void write_event(JsonEmitter &out, const Event &e) {
     out.key(member::events::type), out.str(e.type), out.raw(", ");
     out.key(member::events::time_ns), out.u64(e.time_ns), out.raw(", ");
     out.key(member::events::thread_id), out.u64(e.thread_id);
@@ -276,7 +130,7 @@ void write_event(JsonOut &out, const Event &e) {
 }
 
 // `"sites": [{"stack": S, "bytes": B, "count": N}, ...]` (peaks and teardowns).
-void write_sites(JsonOut &out, const member::Field &name, const std::vector<PeakSite> &sites) {
+void write_sites(JsonEmitter &out, const member::Field &name, const std::vector<PeakSite> &sites) {
     out.key(name), out.ch('[');
     for (size_t i = 0; i < sites.size(); ++i) {
         if (i) out.raw(", ");
@@ -290,7 +144,7 @@ void write_sites(JsonOut &out, const member::Field &name, const std::vector<Peak
 
 // `  "name": [` + one record per line + `  ]`, or `  "name": []` when empty.
 template <class T, class Fn>
-void write_array(JsonOut &out, std::string_view name, const std::vector<T> &items, Fn &&record,
+void write_array(JsonEmitter &out, std::string_view name, const std::vector<T> &items, Fn &&record,
                  bool last) {
     out.raw("  ");
     out.key(name);
@@ -308,7 +162,7 @@ void write_array(JsonOut &out, std::string_view name, const std::vector<T> &item
     out.raw(last ? "\n" : ",\n");
 }
 
-void write_document(JsonOut &out, const Snapshot &s) {
+void write_document(JsonEmitter &out, const Snapshot &s) {
     out.raw("{\n  ");
     out.key(member::top::format), out.str(kFormatName), out.raw(",\n  ");
     out.key(member::top::schema_version), out.i64(s.schema_version), out.raw(",\n");
@@ -451,11 +305,12 @@ bool write_snapshot_json(const Snapshot &snapshot, int fd, std::string *error) {
         return false;
     }
     SigpipeGuard sigpipe;
-    JsonOut out(fd);
-    if (out.failed()) {
-        set_error(error, "cannot allocate the write buffer", out.error_number());
+    std::unique_ptr<char[]> buffer(new (std::nothrow) char[kSnapshotWriteBuffer]);
+    if (!buffer) {
+        set_error(error, "cannot allocate the write buffer", ENOMEM);
         return false;
     }
+    JsonEmitter out(fd, buffer.get(), kSnapshotWriteBuffer, JsonEmitter::WhenFull::wait);
     write_document(out, snapshot);
     if (out.failed()) {
         if (out.error_number() == EPIPE) sigpipe.saw_epipe();

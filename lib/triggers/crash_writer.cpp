@@ -16,14 +16,15 @@
 #include "python/python_frame_table.h"
 #include "python/python_runtime.h"
 #include "snapshot/report_model.h"
+#include "snapshot/json_emitter.h"
 #include "snapshot/snapshot_fields.h"
-#include "triggers/crash_json.h"
 #include "triggers/crash_modules.h"
 
 namespace vramtrace::crash {
 namespace {
 
 namespace member = report::member;
+using report::JsonEmitter;
 
 constexpr size_t kOutBuffer = 16 * 1024;
 constexpr size_t kMapsScratch = 64 * 1024;
@@ -151,7 +152,7 @@ void select_stacks(Work &w, const StackDepot &depot) {
     }
 }
 
-void write_process(SignalSafeJson &out, Work &w, const Tracker &t, const CrashProcess &p, const char *signal_name) {
+void write_process(JsonEmitter &out, Work &w, const Tracker &t, const CrashProcess &p, const char *signal_name) {
     out.raw("  "), out.key(member::top::process), out.raw("{\n    ");
     out.key(member::process::pid), out.i64(::getpid()), out.raw(",\n    ");
     out.key(member::process::ppid), out.i64(::getppid()), out.raw(",\n    ");
@@ -162,12 +163,12 @@ void write_process(SignalSafeJson &out, Work &w, const Tracker &t, const CrashPr
     for (size_t start = 0, i = 0; i < n; ++i) {
         if (w.command_line[i] != 0) continue;
         if (start) out.raw(", ");
-        out.str(w.command_line + start, i - start);
+        out.str({w.command_line + start, i - start});
         start = i + 1;
     }
     out.raw("],\n    ");
     ssize_t exe = ::readlink("/proc/self/exe", w.exe_path, kExePathBytes);
-    out.key(member::process::executable), out.str(w.exe_path, exe > 0 ? size_t(exe) : 0), out.raw(",\n    ");
+    out.key(member::process::executable), out.str({w.exe_path, exe > 0 ? size_t(exe) : 0}), out.raw(",\n    ");
     out.key(member::process::host), out.str(p.host), out.raw(",\n    ");
     out.key(member::process::start_time_ns), out.u64(t.start_wall_ns), out.raw(",\n    ");
     out.key(member::process::dump_time_ns), out.u64(wall_ns()), out.raw(",\n    ");
@@ -184,7 +185,7 @@ void write_process(SignalSafeJson &out, Work &w, const Tracker &t, const CrashPr
     out.raw("\n  },\n");
 }
 
-void write_document(SignalSafeJson &out, Work &w, const Tracker &t, const CrashProcess &p, const char *signal_name) {
+void write_document(JsonEmitter &out, Work &w, const Tracker &t, const CrashProcess &p, const char *signal_name) {
     out.raw("{\n  ");
     out.key(member::top::format), out.str(report::kFormatName), out.raw(",\n  ");
     out.key(member::top::schema_version), out.i64(report::kSchemaVersion), out.raw(",\n");
@@ -222,7 +223,7 @@ void write_document(SignalSafeJson &out, Work &w, const Tracker &t, const CrashP
         if (m.output_index < 0) continue;
         m.output_index = referenced++;
         out.raw(m.output_index == 0 ? "\n    {" : ",\n    {");
-        out.key(member::modules::path), out.str(w.modules.paths + m.path_offset, m.path_length), out.raw(", ");
+        out.key(member::modules::path), out.str({w.modules.paths + m.path_offset, m.path_length}), out.raw(", ");
         out.key(member::modules::base), out.hex(m.base), out.raw(", ");
         out.key(member::modules::build_id), out.ch('"');
         static const char kDigits[] = "0123456789abcdef";
@@ -247,8 +248,8 @@ void write_document(SignalSafeJson &out, Work &w, const Tracker &t, const CrashP
         if (python::is_python_frame(f.address))
             py = python::entry_view(t.python_frames, python::python_frame_id(f.address));
         if (py.valid) { // Python frames are named already: the table is read without a lock
-            out.key(member::frames::function), out.str(py.function, py.function_len), out.raw(", ");
-            out.key(member::frames::file), out.str(py.file, py.file_len), out.raw(", ");
+            out.key(member::frames::function), out.str({py.function, py.function_len}), out.raw(", ");
+            out.key(member::frames::file), out.str({py.file, py.file_len}), out.raw(", ");
             out.key(member::frames::line), out.u64(py.line), out.raw(", ");
             out.key(member::frames::python), out.raw("true}");
         } else {
@@ -359,7 +360,7 @@ CrashWriteResult write_crash_snapshot(const Tracker &t, const CrashProcess &p, c
     add_unloaded_modules(w.modules, t.modules.newest()); // dlclose'd since their stacks were captured
     select_stacks(w, t.depot);
 
-    SignalSafeJson out(fd, w.out_buffer, kOutBuffer);
+    JsonEmitter out(fd, w.out_buffer, kOutBuffer, JsonEmitter::WhenFull::fail);
     write_document(out, w, t, p, signal_name);
     result.written = !out.failed();
     result.error_number = out.error_number();
