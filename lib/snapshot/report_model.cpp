@@ -171,18 +171,23 @@ bool counts_as_held(const Allocation &a) {
            a.kind != "vmm_imported" && a.kind != "va_reservation";
 }
 
-void add_graph_memory_to_device(Snapshot &s, const Pool &graph_memory) {
-    auto it = s.devices.begin();
-    while (it != s.devices.end() && it->device < graph_memory.device) ++it;
-    if (it == s.devices.end() || it->device != graph_memory.device) {
+DeviceTotals &device_row(std::vector<DeviceTotals> &devices, int ordinal) {
+    auto it = devices.begin();
+    while (it != devices.end() && it->device < ordinal) ++it;
+    if (it == devices.end() || it->device != ordinal) {
         DeviceTotals row;
-        row.device = graph_memory.device;
-        it = s.devices.insert(it, row);
+        row.device = ordinal;
+        it = devices.insert(it, row);
     }
-    it->graph_reserved_bytes = graph_memory.reserved_bytes;
-    it->graph_used_bytes = graph_memory.used_bytes;
-    it->graph_reserved_high_bytes = graph_memory.reserved_high_bytes;
-    it->graph_used_high_bytes = graph_memory.used_high_bytes;
+    return *it;
+}
+
+void add_graph_memory_to_device(Snapshot &s, const Pool &graph_memory) {
+    DeviceTotals &row = device_row(s.devices, graph_memory.device);
+    row.graph_reserved_bytes = graph_memory.reserved_bytes;
+    row.graph_used_bytes = graph_memory.used_bytes;
+    row.graph_reserved_high_bytes = graph_memory.reserved_high_bytes;
+    row.graph_used_high_bytes = graph_memory.used_high_bytes;
 }
 
 void adopt_graph_memory_pools(Snapshot &s) {

@@ -319,6 +319,10 @@ struct Snapshot {
     bool operator==(const Snapshot &) const = default;
 };
 
+// The row of device `ordinal` in `devices`, whose rows are in ascending ordinal order: a zero row
+// is inserted where it belongs when the device has none.
+DeviceTotals &device_row(std::vector<DeviceTotals> &devices, int ordinal);
+
 // Puts a reading of a device's graph memory pool (a Pool with is_graph_memory) into that device's
 // row as DeviceTotals::graph_*, adding the row, in ordinal order, when the device has none.
 void add_graph_memory_to_device(Snapshot &snapshot, const Pool &graph_memory);

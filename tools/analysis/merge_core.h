@@ -121,6 +121,9 @@ private:
     bool spool_rewind(long long offset, uint64_t count);
     // Reading one input and adding it to the merge (merge_read.cpp).
     struct FileState;
+    // A new input's number and where its allocations begin in the spool; false with *error when
+    // the spool cannot be used.
+    bool start_file(FileState &state, const std::string &name, std::string *error);
     bool read_pass(std::istream &in, const std::string &name, FileState &state, bool second, std::string *error);
     bool commit(FileState &state, const std::string &name, std::string *error);
 
