@@ -1,7 +1,5 @@
 // `vramtrace diff [options] BASE NEW`: what changed between two snapshots, per call site, with an
 // optional growth gate for CI. The work is in analysis/call_sites.cpp and analysis/diff_core.cpp.
-#include <exception>
-#include <new>
 #include <string>
 #include <string_view>
 
@@ -58,14 +56,7 @@ int diff_main(int argc, char **argv);
 } // namespace
 
 int diff_command(int argc, char **argv) {
-    try {
-        return diff_main(argc, argv);
-    } catch (const std::bad_alloc &) {
-        log_error("diff: out of memory");
-    } catch (const std::exception &e) {
-        log_error(std::string("diff: ") + e.what());
-    }
-    return kExitBadInput;
+    return run_reporting_exceptions("diff", kExitBadInput, diff_main, argc, argv);
 }
 
 namespace {

@@ -5,8 +5,6 @@
 #include <cstdlib>
 #include <cstdio>
 #include <cstring>
-#include <exception>
-#include <new>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -187,14 +185,7 @@ int merge_main(int argc, char **argv);
 } // namespace
 
 int merge_command(int argc, char **argv) {
-    try {
-        return merge_main(argc, argv);
-    } catch (const std::bad_alloc &) {
-        log_error("merge: out of memory");
-    } catch (const std::exception &e) {
-        log_error(std::string("merge: ") + e.what());
-    }
-    return kExitFailure;
+    return run_reporting_exceptions("merge", kExitFailure, merge_main, argc, argv);
 }
 
 namespace {
