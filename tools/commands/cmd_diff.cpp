@@ -82,13 +82,8 @@ int diff_main(int argc, char **argv) {
             json = true;
         } else if (opts.is("--all")) {
             text.all = true;
-        } else if (opts.is("--no-lines")) {
-            keys.lines = false;
-        } else if (opts.with_value("--frames", &value)) {
-            size_t n = 0;
-            if (!parse_count(value, n) || n < 1 || n > 256)
-                return opts.error("--frames needs a number from 1 to 256, got '" + std::string(value) + "'");
-            keys.frames = unsigned(n);
+        } else if (read_site_key_option(opts, keys)) {
+            continue;
         } else if (opts.with_value("--top", &value)) {
             if (!parse_count(value, text.top))
                 return opts.error("--top needs a number, got '" + std::string(value) + "'");

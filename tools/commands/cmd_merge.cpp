@@ -206,18 +206,13 @@ int merge_main(int argc, char **argv) {
         if (opts.is("-h") || opts.is("--help")) return write_stdout(kMergeHelp) ? kExitOk : kExitFailure;
         if (opts.is("-q") || opts.is("--quiet")) {
             quiet = true;
-        } else if (opts.is("--no-lines")) {
-            keys.lines = false;
+        } else if (read_site_key_option(opts, keys)) {
+            continue;
         } else if (opts.with_value("--output", &value) || opts.with_value("-o", &value)) {
             if (value.empty()) return opts.error("--output needs a non-empty path");
             output = value;
         } else if (opts.with_value("--top", &value)) {
             if (!parse_count(value, top)) return opts.error("--top needs a number, got '" + std::string(value) + "'");
-        } else if (opts.with_value("--frames", &value)) {
-            size_t n = 0;
-            if (!parse_count(value, n) || n < 1 || n > 256)
-                return opts.error("--frames needs a number from 1 to 256, got '" + std::string(value) + "'");
-            keys.frames = unsigned(n);
         } else {
             return opts.unknown();
         }
