@@ -51,16 +51,6 @@ namespace {
 constexpr int kExitGateFailed = 1;
 constexpr int kExitBadInput = 3;
 
-int diff_main(int argc, char **argv);
-
-} // namespace
-
-int diff_command(int argc, char **argv) {
-    return run_reporting_exceptions("diff", kExitBadInput, diff_main, argc, argv);
-}
-
-namespace {
-
 int diff_main(int argc, char **argv) {
     SiteKeyOptions keys;
     DiffTextOptions text;
@@ -150,5 +140,9 @@ int diff_main(int argc, char **argv) {
 }
 
 } // namespace
+
+int diff_command(int argc, char **argv) {
+    return run_reporting_exceptions("diff", kExitBadInput, diff_main, argc, argv);
+}
 
 } // namespace vramtrace::cli

@@ -180,16 +180,6 @@ bool fill_merged(int fd, void *ctx, std::string *error) {
     return true;
 }
 
-int merge_main(int argc, char **argv);
-
-} // namespace
-
-int merge_command(int argc, char **argv) {
-    return run_reporting_exceptions("merge", kExitFailure, merge_main, argc, argv);
-}
-
-namespace {
-
 int merge_main(int argc, char **argv) {
     SiteKeyOptions keys;
     size_t top = 10;
@@ -281,5 +271,9 @@ int merge_main(int argc, char **argv) {
 }
 
 } // namespace
+
+int merge_command(int argc, char **argv) {
+    return run_reporting_exceptions("merge", kExitFailure, merge_main, argc, argv);
+}
 
 } // namespace vramtrace::cli
