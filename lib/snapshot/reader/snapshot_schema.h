@@ -1,4 +1,4 @@
-// The snapshot schema as the streaming reader (snapshot_reader.cpp) applies it: the fields of each
+// The snapshot schema as the streaming reader (snapshot_sax_handler.h) applies it: the fields of each
 // record type (a member of snapshot/snapshot_fields.h and the model's member it is read into), the
 // top-level members, and the conversions of a JSON scalar into a field with their one-line
 // messages. Internal to the reader.
