@@ -126,6 +126,8 @@ private:
     bool scalar(const Scalar &v);
     bool sub_scalar(const Scalar &v);
     bool top_scalar(const Scalar &v);
+    // A top-level count (oom_count, teardown_count), handed to the sink through `deliver`.
+    bool top_count(const Scalar &v, void (SnapshotSink::*deliver)(uint64_t));
     bool record_scalar(const Scalar &v);
     bool list_scalar(const Scalar &v);
     void check_complete();

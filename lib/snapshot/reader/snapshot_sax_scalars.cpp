@@ -42,12 +42,7 @@ bool SnapshotSaxHandler::sub_scalar(const Scalar &v) {
             [&](auto member) {
                 using Member = decltype(member);
                 if constexpr (!is_vector_member<Member>) {
-                    auto &target = list.back().*member;
-                    using T = std::remove_reference_t<decltype(target)>;
-                    if constexpr (std::is_same_v<T, uint64_t>)
-                        ok = f.hex ? convert_hex(v, target, &why) : convert(v, target, &why);
-                    else
-                        ok = convert(v, target, &why);
+                    ok = convert_field(v, f.hex, list.back().*member, &why);
                 } else {
                     ok = false, why = "nested lists are not expected here";
                 }
@@ -80,22 +75,8 @@ bool SnapshotSaxHandler::top_scalar(const Scalar &v) {
             return false;
         }
         return true;
-    case Top::OomCount: {
-        uint64_t count = 0;
-        std::string why;
-        if (!convert(v, count, &why)) return fail(std::string(top_name()) + ": " + why);
-        mark_top();
-        if (!ignoring_) sink_.on_oom_count(count);
-        return true;
-    }
-    case Top::TeardownCount: {
-        uint64_t count = 0;
-        std::string why;
-        if (!convert(v, count, &why)) return fail(std::string(top_name()) + ": " + why);
-        mark_top();
-        if (!ignoring_) sink_.on_teardown_count(count);
-        return true;
-    }
+    case Top::OomCount: return top_count(v, &SnapshotSink::on_oom_count);
+    case Top::TeardownCount: return top_count(v, &SnapshotSink::on_teardown_count);
     case Top::SchemaVersion: {
         int version = 0;
         std::string why;
@@ -114,6 +95,15 @@ bool SnapshotSaxHandler::top_scalar(const Scalar &v) {
     }
 }
 
+bool SnapshotSaxHandler::top_count(const Scalar &v, void (SnapshotSink::*deliver)(uint64_t)) {
+    uint64_t count = 0;
+    std::string why;
+    if (!convert(v, count, &why)) return fail(std::string(top_name()) + ": " + why);
+    mark_top();
+    if (!ignoring_) (sink_.*deliver)(count);
+    return true;
+}
+
 bool SnapshotSaxHandler::record_scalar(const Scalar &v) {
     if (field_ < 0) return true; // unknown member
     std::string why;
@@ -122,14 +112,8 @@ bool SnapshotSaxHandler::record_scalar(const Scalar &v) {
         const auto &f = fields[size_t(field_)];
         std::visit(
             [&](auto member) {
-                using T = std::remove_reference_t<decltype(record.*member)>;
-                if constexpr (is_vector_member<decltype(member)>) {
-                    list = true;
-                } else if constexpr (std::is_same_v<T, uint64_t>) {
-                    ok = f.hex ? convert_hex(v, record.*member, &why) : convert(v, record.*member, &why);
-                } else {
-                    ok = convert(v, record.*member, &why);
-                }
+                if constexpr (is_vector_member<decltype(member)>) list = true;
+                else ok = convert_field(v, f.hex, record.*member, &why);
             },
             f.member);
     });
