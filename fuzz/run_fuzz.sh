@@ -45,9 +45,9 @@ t="$repo/tools"
 #     tools/ but main.cpp;
 #   - the library's code that vramtrace_cli links (vramtrace_report and vramtrace_symbolize in
 #     lib/CMakeLists.txt), and the snapshot reader, by file name wherever they are under lib/.
-lib_names=(atomic_file report_model snapshot_writer summary_format summary_body summary_lines text_safety module_map
-  symbolizer debug_files elf_symbols libdw_index dwarf_lookup call_site frame_rules snapshot_reader snapshot_files
-  snapshot_references)
+lib_names=(atomic_file report_model snapshot_writer json_emitter summary_format summary_body summary_lines text_safety
+  module_map symbolizer debug_files elf_symbols libdw_index dwarf_lookup call_site frame_rules snapshot_reader
+  snapshot_sax_events snapshot_sax_scalars snapshot_files snapshot_references)
 archive_sources=()
 while IFS= read -r src; do archive_sources+=("$src"); done < <(find "$t" -name '*.cpp' ! -path "$t/main.cpp" | sort)
 for name in "${lib_names[@]}"; do

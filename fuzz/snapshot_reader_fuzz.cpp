@@ -1,4 +1,4 @@
-// libFuzzer target over the snapshot reader (tools/snapshot_reader.cpp): every input either parses
+// libFuzzer target over the snapshot reader (lib/snapshot/reader/): every input either parses
 // or fails with one line of error text; nothing crashes, hangs or trips ASan/UBSan. Built and run
 // by fuzz/run_fuzz.sh. Kept free of <ranges> (clang-14 cannot compile libstdc++ 12's).
 #include <cstddef>

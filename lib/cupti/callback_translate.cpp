@@ -172,6 +172,12 @@ bool succeeded_exit(const Event &ev, Sink &sink) {
     return ev.site == Site::Exit && ev.result == cuda::kSuccess && sink.active();
 }
 
+// cuCtxCreate_v2/_v3/_v4: the new context and its device, once the call succeeded.
+template <class P> void note_context_created(const Event &ev, Sink &sink) {
+    const auto *p = static_cast<const P *>(ev.params);
+    if (succeeded_exit(ev, sink) && p->pctx != nullptr) sink.context_created(to_u64(*p->pctx), p->dev);
+}
+
 void capture_begun(const Event &ev) {
     if (ev.site == Site::Exit && ev.result == cuda::kSuccess) g_active_captures.fetch_add(1, std::memory_order_relaxed);
 }
@@ -296,21 +302,9 @@ void translate(const Event &ev, Sink &sink) {
             [&] { return out(p->handle); }, [&] { return uint64_t{0}; },
             [&](uint64_t h) { return sink.device_of(MemoryKind::VmmImported, h); });
     }
-    case VT_CBID(cuCtxCreate_v2): {
-        auto *p = static_cast<const params::cuCtxCreate_v2 *>(ev.params);
-        if (succeeded_exit(ev, sink) && p->pctx != nullptr) sink.context_created(to_u64(*p->pctx), p->dev);
-        return;
-    }
-    case VT_CBID(cuCtxCreate_v3): {
-        auto *p = static_cast<const params::cuCtxCreate_v3 *>(ev.params);
-        if (succeeded_exit(ev, sink) && p->pctx != nullptr) sink.context_created(to_u64(*p->pctx), p->dev);
-        return;
-    }
-    case VT_CBID(cuCtxCreate_v4): {
-        auto *p = static_cast<const params::cuCtxCreate_v4 *>(ev.params);
-        if (succeeded_exit(ev, sink) && p->pctx != nullptr) sink.context_created(to_u64(*p->pctx), p->dev);
-        return;
-    }
+    case VT_CBID(cuCtxCreate_v2): return note_context_created<params::cuCtxCreate_v2>(ev, sink);
+    case VT_CBID(cuCtxCreate_v3): return note_context_created<params::cuCtxCreate_v3>(ev, sink);
+    case VT_CBID(cuCtxCreate_v4): return note_context_created<params::cuCtxCreate_v4>(ev, sink);
     case VT_CBID(cuCtxDestroy): {
         auto *p = static_cast<const params::cuCtxDestroy *>(ev.params);
         return taken_call(ev, sink, [&] { return sink.take_context(uint8_t(ApiId::cuCtxDestroy), to_u64(p->ctx)); });
@@ -365,14 +359,7 @@ void translate(const Event &ev, Sink &sink) {
     }
     case VT_CBID(cuGraphDestroy): {
         auto *p = static_cast<const params::cuGraphDestroy *>(ev.params);
-        if (ev.correlation == nullptr) return;
-        if (ev.site == Site::Enter)
-            *ev.correlation = p->hGraph != nullptr && sink.active() ? sink.take_graph(to_u64(p->hGraph)) : 0;
-        else if (*ev.correlation != 0) {
-            sink.finish_free(*ev.correlation, ev.result == cuda::kSuccess);
-            *ev.correlation = 0;
-        }
-        return;
+        return taken_call(ev, sink, [&] { return p->hGraph != nullptr ? sink.take_graph(to_u64(p->hGraph)) : 0; });
     }
     case VT_CBID(cuMemPoolCreate): {
         auto *p = static_cast<const params::cuMemPoolCreate *>(ev.params);

@@ -224,8 +224,7 @@ public:
     uint64_t take_context(uint8_t api, uint64_t context) override {
         Tracker *t = tracker();
         if (t == nullptr || context == 0 || process_exiting()) return 0;
-        std::vector<uint16_t> ids;
-        t->contexts.for_each_live_id(context, [&](uint16_t id) { ids.push_back(id); });
+        std::vector<uint16_t> ids = live_context_ids(*t, context);
         if (ids.empty()) return 0;
         int device = t->contexts.device_of(ids.front());
         return take_teardown(*t, std::move(ids), TeardownCause::Destroy, api, device);
@@ -233,16 +232,14 @@ public:
     uint64_t take_primary(uint8_t api, int device) override {
         Tracker *t = tracker();
         if (t == nullptr || process_exiting()) return 0;
-        std::vector<uint16_t> ids;
-        t->contexts.for_each_live_primary(device, [&](uint16_t id) { ids.push_back(id); });
+        std::vector<uint16_t> ids = live_primary_ids(*t, device);
         if (ids.empty()) return 0; // nothing was ever allocated in it: nothing to end or log
         return take_teardown(*t, std::move(ids), TeardownCause::Reset, api, device);
     }
     uint64_t take_primary_release(uint8_t api, int device) override {
         Tracker *t = tracker();
         if (t == nullptr || process_exiting()) return 0;
-        std::vector<uint16_t> ids;
-        t->contexts.for_each_live_primary(device, [&](uint16_t id) { ids.push_back(id); });
+        std::vector<uint16_t> ids = live_primary_ids(*t, device);
         if (ids.empty()) return 0;
         ReentrancyGuard guard;
         if (t->contexts.used() < ContextRegistry::kCapacity / 2)

@@ -422,21 +422,8 @@ namespace {
 // A graph memory reading goes into its device's row (added, in ordinal order, when the device had
 // no counted allocation); every other pool into the pools list.
 void place_pool(report::Snapshot &s, const report::Pool &p) {
-    if (!p.is_graph_memory) {
-        s.pools.push_back(p);
-        return;
-    }
-    auto it = s.devices.begin();
-    while (it != s.devices.end() && it->device < p.device) ++it;
-    if (it == s.devices.end() || it->device != p.device) {
-        report::DeviceTotals row;
-        row.device = p.device;
-        it = s.devices.insert(it, row);
-    }
-    it->graph_reserved_bytes = p.reserved_bytes;
-    it->graph_used_bytes = p.used_bytes;
-    it->graph_reserved_high_bytes = p.reserved_high_bytes;
-    it->graph_used_high_bytes = p.used_high_bytes;
+    if (p.is_graph_memory) report::add_graph_memory_to_device(s, p);
+    else s.pools.push_back(p);
 }
 
 } // namespace

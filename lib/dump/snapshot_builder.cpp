@@ -207,13 +207,7 @@ report::Snapshot capture_snapshot(Tracker &t, const char *reason) {
     s.process = process_info(t, reason);
     t.counters.for_each_seen([&](const DeviceTotalsView &d) {
         report::DeviceTotals totals;
-        totals.device = d.device;
-        totals.current_bytes = d.current_bytes;
-        totals.peak_bytes = d.peak_bytes;
-        totals.allocation_count = d.allocation_count;
-        totals.free_count = d.free_count;
-        totals.total_allocated_bytes = d.total_allocated_bytes;
-        totals.total_freed_bytes = d.total_freed_bytes;
+        report::copy_device_counters(d, totals);
         s.devices.push_back(std::move(totals));
     });
     s.dropped_allocations = t.table.dropped();

@@ -43,17 +43,10 @@ Tracker *teardown_tracker(Reach reach) {
     return tracker_for(reach);
 }
 
-std::vector<uint16_t> primary_ids(Tracker &t, int device) {
-    std::vector<uint16_t> ids;
-    t.contexts.for_each_live_primary(device, [&](uint16_t id) { ids.push_back(id); });
-    return ids;
-}
-
 template <class Call> CUresult context_destroyed(Reach reach, ApiId api, CUcontext ctx, Call &&call) {
     Tracker *t = teardown_tracker(reach);
     if (t == nullptr || ctx == nullptr) return call();
-    std::vector<uint16_t> ids;
-    t->contexts.for_each_live_id(u64(ctx), [&](uint16_t id) { ids.push_back(id); });
+    std::vector<uint16_t> ids = live_context_ids(*t, u64(ctx));
     if (ids.empty()) return call();
     return teardown(*t, ids, TeardownCause::Destroy, api, t->contexts.device_of(ids.front()), call);
 }
@@ -61,7 +54,7 @@ template <class Call> CUresult context_destroyed(Reach reach, ApiId api, CUconte
 template <class Call> CUresult primary_reset(Reach reach, ApiId api, CUdevice dev, Call &&call) {
     Tracker *t = teardown_tracker(reach);
     if (t == nullptr) return call();
-    std::vector<uint16_t> ids = primary_ids(*t, dev);
+    std::vector<uint16_t> ids = live_primary_ids(*t, dev);
     if (ids.empty()) return call(); // nothing was ever allocated in it: nothing to end or log
     return teardown(*t, ids, TeardownCause::Reset, api, dev, call);
 }
@@ -79,7 +72,7 @@ template <class Call> CUresult primary_released(Reach reach, ApiId api, CUdevice
     if (t == nullptr) return call();
     ReentrancyGuard guard;
     int saved_errno = errno;
-    std::vector<uint16_t> ids = primary_ids(*t, dev);
+    std::vector<uint16_t> ids = live_primary_ids(*t, dev);
     if (!ids.empty() && t->contexts.used() < ContextRegistry::kCapacity / 2)
         t->contexts.supersede(ids.data(), static_cast<uint32_t>(ids.size()));
     errno = saved_errno;

@@ -8,6 +8,18 @@
 
 namespace vramtrace {
 
+std::vector<uint16_t> live_context_ids(const Tracker &t, uint64_t handle) {
+    std::vector<uint16_t> ids;
+    t.contexts.for_each_live_id(handle, [&](uint16_t id) { ids.push_back(id); });
+    return ids;
+}
+
+std::vector<uint16_t> live_primary_ids(const Tracker &t, int device) {
+    std::vector<uint16_t> ids;
+    t.contexts.for_each_live_primary(device, [&](uint16_t id) { ids.push_back(id); });
+    return ids;
+}
+
 std::vector<AllocationRecord> take_context_records(Tracker &t, const std::vector<uint16_t> &ids) {
     std::vector<AllocationRecord> taken;
     if (ids.empty()) return taken;

@@ -15,6 +15,11 @@
 
 namespace vramtrace {
 
+// The context generations whose records a teardown would end: those of the context `handle`
+// (ContextRegistry::for_each_live_id), those of `device`'s primary context (for_each_live_primary).
+std::vector<uint16_t> live_context_ids(const Tracker &t, uint64_t handle);
+std::vector<uint16_t> live_primary_ids(const Tracker &t, int device);
+
 // Takes every record of the context generations `ids` out of the table.
 std::vector<AllocationRecord> take_context_records(Tracker &t, const std::vector<uint16_t> &ids);
 // The teardown call failed: puts them back.

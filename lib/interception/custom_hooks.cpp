@@ -255,6 +255,19 @@ template <class Call> int graph_destroy(Reach reach, uint64_t graph, Call &&call
     return rc;
 }
 
+// Pools: remembered (never recorded as allocations) whichever layer sees them first.
+template <class Handle, class Props, class Call> int pool_create(Handle *pool, const Props *props, Call &&call) {
+    int rc = call();
+    if (rc == cuda::kSuccess && pool != nullptr) note_pool_created(u64(*pool), pool_location_device(props));
+    return rc;
+}
+
+template <class Call> int pool_destroy(uint64_t pool, Call &&call) {
+    int rc = call();
+    if (rc == cuda::kSuccess) note_pool_destroyed(pool);
+    return rc;
+}
+
 } // namespace
 
 namespace hooks {
@@ -288,37 +301,28 @@ CUresult cuGraphDestroy(Reach reach, CUgraph hGraph) {
     return graph_destroy(reach, u64(hGraph), [&] { return real(hGraph); });
 }
 
-// Pools: remembered (never recorded as allocations) whichever layer sees them first.
 cudaError_t cudaMemPoolCreate(Reach, cudaMemPool_t *memPool, const cudaMemPoolProps *poolProps) {
     auto real = VT_REAL(cudaMemPoolCreate);
     if (real == nullptr) return cuda::kRuntimeUnknown;
-    cudaError_t rc = real(memPool, poolProps);
-    if (rc == cuda::kSuccess && memPool != nullptr) note_pool_created(u64(*memPool), pool_location_device(poolProps));
-    return rc;
+    return pool_create(memPool, poolProps, [&] { return real(memPool, poolProps); });
 }
 
 CUresult cuMemPoolCreate(Reach, CUmemoryPool *pool, const CUmemPoolProps *poolProps) {
     auto real = VT_REAL(cuMemPoolCreate);
     if (real == nullptr) return cuda::kDriverUnknown;
-    CUresult rc = real(pool, poolProps);
-    if (rc == cuda::kSuccess && pool != nullptr) note_pool_created(u64(*pool), pool_location_device(poolProps));
-    return rc;
+    return pool_create(pool, poolProps, [&] { return real(pool, poolProps); });
 }
 
 cudaError_t cudaMemPoolDestroy(Reach, cudaMemPool_t memPool) {
     auto real = VT_REAL(cudaMemPoolDestroy);
     if (real == nullptr) return cuda::kRuntimeUnknown;
-    cudaError_t rc = real(memPool);
-    if (rc == cuda::kSuccess) note_pool_destroyed(u64(memPool));
-    return rc;
+    return pool_destroy(u64(memPool), [&] { return real(memPool); });
 }
 
 CUresult cuMemPoolDestroy(Reach, CUmemoryPool pool) {
     auto real = VT_REAL(cuMemPoolDestroy);
     if (real == nullptr) return cuda::kDriverUnknown;
-    CUresult rc = real(pool);
-    if (rc == cuda::kSuccess) note_pool_destroyed(u64(pool));
-    return rc;
+    return pool_destroy(u64(pool), [&] { return real(pool); });
 }
 
 } // namespace hooks

@@ -171,24 +171,30 @@ bool counts_as_held(const Allocation &a) {
            a.kind != "vmm_imported" && a.kind != "va_reservation";
 }
 
+DeviceTotals &device_row(std::vector<DeviceTotals> &devices, int ordinal) {
+    auto it = devices.begin();
+    while (it != devices.end() && it->device < ordinal) ++it;
+    if (it == devices.end() || it->device != ordinal) {
+        DeviceTotals row;
+        row.device = ordinal;
+        it = devices.insert(it, row);
+    }
+    return *it;
+}
+
+void add_graph_memory_to_device(Snapshot &s, const Pool &graph_memory) {
+    DeviceTotals &row = device_row(s.devices, graph_memory.device);
+    row.graph_reserved_bytes = graph_memory.reserved_bytes;
+    row.graph_used_bytes = graph_memory.used_bytes;
+    row.graph_reserved_high_bytes = graph_memory.reserved_high_bytes;
+    row.graph_used_high_bytes = graph_memory.used_high_bytes;
+}
+
 void adopt_graph_memory_pools(Snapshot &s) {
     std::vector<Pool> kept;
     for (Pool &p : s.pools) {
-        if (!p.is_graph_memory) {
-            kept.push_back(std::move(p));
-            continue;
-        }
-        auto it = s.devices.begin();
-        while (it != s.devices.end() && it->device < p.device) ++it;
-        if (it == s.devices.end() || it->device != p.device) {
-            DeviceTotals row;
-            row.device = p.device;
-            it = s.devices.insert(it, row);
-        }
-        it->graph_reserved_bytes = p.reserved_bytes;
-        it->graph_used_bytes = p.used_bytes;
-        it->graph_reserved_high_bytes = p.reserved_high_bytes;
-        it->graph_used_high_bytes = p.used_high_bytes;
+        if (p.is_graph_memory) add_graph_memory_to_device(s, p);
+        else kept.push_back(std::move(p));
     }
     s.pools = std::move(kept);
 }

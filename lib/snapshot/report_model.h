@@ -73,6 +73,18 @@ struct DeviceTotals {
     bool operator==(const DeviceTotals &) const = default;
 };
 
+// Copies a device's ordinal and its six counters, the members that DeviceTotals, MergedDevice, the
+// tracker's DeviceTotalsView and the C API's vramtrace_device_stats all have, by the same names.
+template <class From, class To> void copy_device_counters(const From &from, To &to) {
+    to.device = from.device;
+    to.current_bytes = from.current_bytes;
+    to.peak_bytes = from.peak_bytes;
+    to.allocation_count = from.allocation_count;
+    to.free_count = from.free_count;
+    to.total_allocated_bytes = from.total_allocated_bytes;
+    to.total_freed_bytes = from.total_freed_bytes;
+}
+
 struct Module {
     std::string path;
     uint64_t base = 0;      // load address (the ELF's l_addr, so address = base + offset)
@@ -311,9 +323,17 @@ struct Snapshot {
     bool operator==(const Snapshot &) const = default;
 };
 
+// The row of device `ordinal` in `devices`, whose rows are in ascending ordinal order: a zero row
+// is inserted where it belongs when the device has none.
+DeviceTotals &device_row(std::vector<DeviceTotals> &devices, int ordinal);
+
+// Puts a reading of a device's graph memory pool (a Pool with is_graph_memory) into that device's
+// row as DeviceTotals::graph_*, adding the row, in ordinal order, when the device has none.
+void add_graph_memory_to_device(Snapshot &snapshot, const Pool &graph_memory);
+
 // Files written before DeviceTotals::graph_* listed each device's graph memory as a pool with
-// is_graph_memory: moves such entries into their device's row (adding the row when missing, in
-// ordinal order), so that the rest of the CLI sees one model.
+// is_graph_memory: moves such entries into their device's row (add_graph_memory_to_device), so
+// that the rest of the CLI sees one model.
 void adopt_graph_memory_pools(Snapshot &snapshot);
 
 // ---- Helpers shared by the summary formatter (library and CLI) and the CLI commands. ----

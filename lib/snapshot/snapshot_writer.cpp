@@ -3,9 +3,7 @@
 // member names: snapshot_fields.h.
 #include "snapshot/snapshot_writer.h"
 
-#include <algorithm>
 #include <cerrno>
-#include <charconv>
 #include <csignal>
 #include <cstring>
 #include <ctime>
@@ -14,11 +12,10 @@
 #include <optional>
 #include <string_view>
 
-#include <poll.h>
 #include <pthread.h>
-#include <unistd.h>
 
 #include "snapshot/snapshot_fields.h"
+#include "snapshot/snapshot_layout.h"
 
 namespace vramtrace::report {
 
@@ -46,149 +43,6 @@ void set_error(std::string *error, const char *what, int err) {
     }
 #endif
 }
-
-// Length of the well-formed UTF-8 sequence starting at p (2..4), or minus the length of its maximal
-// ill-formed prefix (each such prefix becomes one U+FFFD, as Unicode recommends).
-int utf8_sequence(const unsigned char *p, size_t n) {
-    unsigned char c = p[0];
-    int need;
-    unsigned char lo = 0x80, hi = 0xBF;
-    if (c >= 0xC2 && c <= 0xDF) need = 1;
-    else if (c == 0xE0) need = 2, lo = 0xA0;             // no overlong forms
-    else if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF) need = 2;
-    else if (c == 0xED) need = 2, hi = 0x9F;             // no surrogates
-    else if (c == 0xF0) need = 3, lo = 0x90;             // no overlong forms
-    else if (c >= 0xF1 && c <= 0xF3) need = 3;
-    else if (c == 0xF4) need = 3, hi = 0x8F;             // nothing above U+10FFFF
-    else return -1;
-    for (int k = 1; k <= need; ++k) {
-        if (size_t(k) >= n || p[k] < lo || p[k] > hi) return -k;
-        lo = 0x80;
-        hi = 0xBF;
-    }
-    return need + 1;
-}
-
-class JsonOut {
-public:
-    explicit JsonOut(int fd) : fd_(fd), buf_(new (std::nothrow) char[kSnapshotWriteBuffer]) {
-        if (!buf_) failed_ = true, errno_ = ENOMEM;
-    }
-
-    bool failed() const { return failed_; }
-    int error_number() const { return errno_; }
-
-    void raw(std::string_view s) {
-        while (!s.empty() && !failed_) {
-            if (len_ == kSnapshotWriteBuffer) flush();
-            if (failed_) return;
-            size_t n = std::min(s.size(), kSnapshotWriteBuffer - len_);
-            std::memcpy(buf_.get() + len_, s.data(), n);
-            len_ += n;
-            s.remove_prefix(n);
-        }
-    }
-    void ch(char c) {
-        if (len_ == kSnapshotWriteBuffer) flush();
-        if (!failed_) buf_[len_++] = c;
-    }
-    void u64(uint64_t v) {
-        char tmp[24];
-        auto r = std::to_chars(tmp, tmp + sizeof tmp, v);
-        raw(std::string_view(tmp, size_t(r.ptr - tmp)));
-    }
-    void i64(int64_t v) {
-        char tmp[24];
-        auto r = std::to_chars(tmp, tmp + sizeof tmp, v);
-        raw(std::string_view(tmp, size_t(r.ptr - tmp)));
-    }
-    void hex(uint64_t v) {
-        char tmp[24] = {'"', '0', 'x'};
-        auto r = std::to_chars(tmp + 3, tmp + sizeof tmp - 1, v, 16);
-        *r.ptr = '"';
-        raw(std::string_view(tmp, size_t(r.ptr + 1 - tmp)));
-    }
-    void str(std::string_view s) {
-        static constexpr char kHex[] = "0123456789abcdef";
-        ch('"');
-        auto p = reinterpret_cast<const unsigned char *>(s.data());
-        size_t n = s.size(), i = 0;
-        while (i < n && !failed_) {
-            size_t run = i; // a run of bytes that need no escaping
-            while (run < n && p[run] >= 0x20 && p[run] < 0x80 && p[run] != '"' && p[run] != '\\') ++run;
-            if (run > i) {
-                raw(s.substr(i, run - i));
-                i = run;
-                continue;
-            }
-            unsigned char c = p[i];
-            if (c < 0x80) {
-                switch (c) {
-                case '"': raw("\\\""); break;
-                case '\\': raw("\\\\"); break;
-                case '\n': raw("\\n"); break;
-                case '\r': raw("\\r"); break;
-                case '\t': raw("\\t"); break;
-                case '\b': raw("\\b"); break;
-                case '\f': raw("\\f"); break;
-                default: {
-                    char esc[6] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 15]};
-                    raw(std::string_view(esc, 6));
-                }
-                }
-                ++i;
-                continue;
-            }
-            int len = utf8_sequence(p + i, n - i);
-            if (len > 0) {
-                raw(s.substr(i, size_t(len)));
-                i += size_t(len);
-            } else {
-                raw("\xEF\xBF\xBD"); // U+FFFD REPLACEMENT CHARACTER
-                i += size_t(-len);
-            }
-        }
-        ch('"');
-    }
-
-    // Key and value helpers: `"name": value`.
-    void boolean(bool v) { raw(v ? "true" : "false"); }
-    void key(std::string_view name) {
-        ch('"');
-        raw(name);
-        raw("\": ");
-    }
-
-    void flush() {
-        size_t off = 0;
-        while (off < len_ && !failed_) {
-            ssize_t n = ::write(fd_, buf_.get() + off, len_ - off);
-            if (n > 0) {
-                off += size_t(n);
-            } else if (n < 0 && errno == EINTR) {
-                continue;
-            } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-                pollfd pfd{fd_, POLLOUT, 0};
-                if (::poll(&pfd, 1, -1) < 0 && errno != EINTR) fail(errno);
-            } else {
-                fail(n < 0 ? errno : EIO); // write() returning 0 for a non-empty buffer
-            }
-        }
-        len_ = 0;
-    }
-
-private:
-    void fail(int err) {
-        failed_ = true;
-        errno_ = err;
-    }
-
-    int fd_;
-    std::unique_ptr<char[]> buf_;
-    size_t len_ = 0;
-    bool failed_ = false;
-    int errno_ = 0;
-};
 
 // Blocks SIGPIPE in the calling thread for the duration of the write, so that writing to a pipe
 // whose reader went away fails with EPIPE instead of killing the traced program; a SIGPIPE raised by
@@ -221,224 +75,213 @@ private:
     bool active_ = false, was_pending_ = false, got_epipe_ = false;
 };
 
-void write_process(JsonOut &out, const ProcessInfo &p) {
+void write_process(JsonEmitter &out, const ProcessInfo &p) {
     out.raw("  "), out.key(member::top::process), out.raw("{\n    ");
-    out.key(member::process::pid), out.i64(p.pid), out.raw(",\n    ");
-    out.key(member::process::ppid), out.i64(p.ppid), out.raw(",\n    ");
-    out.key(member::process::command_line), out.ch('[');
+    JsonMembers m(out, ",\n    ");
+    m.i64(member::process::pid, p.pid);
+    m.i64(member::process::ppid, p.ppid);
+    m.key(member::process::command_line).ch('[');
     for (size_t i = 0; i < p.command_line.size(); ++i) {
         if (i) out.raw(", ");
         out.str(p.command_line[i]);
     }
-    out.raw("],\n    ");
-    out.key(member::process::executable), out.str(p.executable), out.raw(",\n    ");
-    out.key(member::process::host), out.str(p.host), out.raw(",\n    ");
-    out.key(member::process::start_time_ns), out.u64(p.start_time_ns), out.raw(",\n    ");
-    out.key(member::process::dump_time_ns), out.u64(p.dump_time_ns), out.raw(",\n    ");
-    out.key(member::process::driver_version), out.i64(p.driver_version), out.raw(",\n    ");
-    out.key(member::process::reason), out.str(p.reason), out.raw(",\n    ");
-    out.key(member::process::vramtrace_version), out.str(p.vramtrace_version), out.raw(",\n    ");
-    out.key(member::process::stack_depth), out.u64(p.stack_depth), out.raw(",\n    ");
-    out.key(member::process::dump_monotonic_ns), out.u64(p.dump_monotonic_ns), out.raw(",\n    ");
-    out.key(member::process::rank), out.str(p.rank), out.raw(",\n    ");
-    out.key(member::process::symbolized), out.boolean(p.symbolized);
-    if (!p.signal.empty()) out.raw(",\n    "), out.key(member::process::signal), out.str(p.signal);
-    if (!p.python.empty()) out.raw(",\n    "), out.key(member::process::python), out.str(p.python);
+    out.ch(']');
+    m.str(member::process::executable, p.executable);
+    m.str(member::process::host, p.host);
+    m.u64(member::process::start_time_ns, p.start_time_ns);
+    m.u64(member::process::dump_time_ns, p.dump_time_ns);
+    m.i64(member::process::driver_version, p.driver_version);
+    m.str(member::process::reason, p.reason);
+    m.str(member::process::vramtrace_version, p.vramtrace_version);
+    m.u64(member::process::stack_depth, p.stack_depth);
+    m.u64(member::process::dump_monotonic_ns, p.dump_monotonic_ns);
+    m.str(member::process::rank, p.rank);
+    m.boolean(member::process::symbolized, p.symbolized);
+    if (!p.signal.empty()) m.str(member::process::signal, p.signal);
+    if (!p.python.empty()) m.str(member::process::python, p.python);
     out.raw("\n  },\n");
 }
 
-// `, "name": value` for an optional number, nothing when absent.
-void optional_u64(JsonOut &out, std::string_view name, const std::optional<uint64_t> &v) {
-    if (!v) return;
-    out.raw(", ");
-    out.key(name), out.u64(*v);
+// An optional number: nothing when absent.
+void optional_u64(JsonMembers &m, std::string_view name, const std::optional<uint64_t> &v) {
+    if (v) m.u64(name, *v);
 }
 
-void write_event(JsonOut &out, const Event &e) {
-    out.key(member::events::type), out.str(e.type), out.raw(", ");
-    out.key(member::events::time_ns), out.u64(e.time_ns), out.raw(", ");
-    out.key(member::events::thread_id), out.u64(e.thread_id);
+void write_event(JsonMembers &m, const Event &e) {
+    m.str(member::events::type, e.type);
+    m.u64(member::events::time_ns, e.time_ns);
+    m.u64(member::events::thread_id, e.thread_id);
     if (e.type == "mark") {
-        out.raw(", ");
-        out.key(member::events::label), out.str(e.label);
+        m.str(member::events::label, e.label);
         return;
     }
-    out.raw(", ");
-    out.key(member::events::device), out.i64(e.device), out.raw(", ");
+    m.i64(member::events::device, e.device);
     if (e.type != "oom") {
-        out.key(member::events::address), out.hex(e.address), out.raw(", ");
-        out.key(member::events::kind), out.str(e.kind), out.raw(", ");
+        m.hex(member::events::address, e.address);
+        m.str(member::events::kind, e.kind);
     }
-    out.key(member::events::size), out.u64(e.size), out.raw(", ");
-    out.key(member::events::api), out.str(e.api), out.raw(", ");
-    out.key(member::events::stack), out.u64(e.stack);
-    if (!e.freed_by.empty()) out.raw(", "), out.key(member::events::freed_by), out.str(e.freed_by);
+    m.u64(member::events::size, e.size);
+    m.str(member::events::api, e.api);
+    m.u64(member::events::stack, e.stack);
+    if (!e.freed_by.empty()) m.str(member::events::freed_by, e.freed_by);
 }
 
-// `"sites": [{"stack": S, "bytes": B, "count": N}, ...]` (peaks and teardowns).
-void write_sites(JsonOut &out, const member::Field &name, const std::vector<PeakSite> &sites) {
-    out.key(name), out.ch('[');
+// `[{"stack": S, "bytes": B, "count": N}, ...]` (peaks[].sites and teardowns[].sites).
+void write_sites(JsonEmitter &out, const std::vector<PeakSite> &sites) {
+    out.ch('[');
     for (size_t i = 0; i < sites.size(); ++i) {
         if (i) out.raw(", ");
         out.ch('{');
-        out.key(member::sites::stack), out.u64(sites[i].stack), out.raw(", ");
-        out.key(member::sites::bytes), out.u64(sites[i].bytes), out.raw(", ");
-        out.key(member::sites::count), out.u64(sites[i].count), out.ch('}');
+        JsonMembers m(out, ", ");
+        m.u64(member::sites::stack, sites[i].stack);
+        m.u64(member::sites::bytes, sites[i].bytes);
+        m.u64(member::sites::count, sites[i].count);
+        out.ch('}');
     }
     out.ch(']');
 }
 
-// `  "name": [` + one record per line + `  ]`, or `  "name": []` when empty.
-template <class T, class Fn>
-void write_array(JsonOut &out, std::string_view name, const std::vector<T> &items, Fn &&record,
-                 bool last) {
-    out.raw("  ");
-    out.key(name);
-    if (items.empty()) {
-        out.raw("[]");
-    } else {
-        out.raw("[\n");
-        for (size_t i = 0; i < items.size() && !out.failed(); ++i) {
-            out.raw("    {");
-            record(items[i]);
-            out.raw(i + 1 < items.size() ? "},\n" : "}\n");
-        }
-        out.raw("  ]");
-    }
-    out.raw(last ? "\n" : ",\n");
+// A top-level array of one record per item; write_record(JsonMembers &, const T &) writes one.
+template <class T, class WriteRecord>
+void write_array(JsonEmitter &out, std::string_view name, const std::vector<T> &items, WriteRecord &&write_record,
+                 bool last = false) {
+    JsonRecordList list(out, name);
+    for (size_t i = 0; i < items.size() && !out.failed(); ++i)
+        list.add([&](JsonMembers &m) { write_record(m, items[i]); });
+    list.close(last);
 }
 
-void write_document(JsonOut &out, const Snapshot &s) {
+void write_frame(JsonEmitter &out, JsonMembers &m, const Frame &f) {
+    m.hex(member::frames::address, f.address);
+    m.i64(member::frames::module, f.module);
+    m.hex(member::frames::module_offset, f.module_offset);
+    m.str(member::frames::function, f.function);
+    m.str(member::frames::file, f.file);
+    m.u64(member::frames::line, f.line);
+    if (f.python) m.boolean(member::frames::python, true);
+    if (f.inlined.empty()) return;
+    m.key(member::frames::inlined).ch('[');
+    for (size_t i = 0; i < f.inlined.size(); ++i) {
+        if (i) out.raw(", ");
+        out.ch('{');
+        JsonMembers in(out, ", ");
+        in.str(member::inlined::function, f.inlined[i].function);
+        in.str(member::inlined::file, f.inlined[i].file);
+        in.u64(member::inlined::line, f.inlined[i].line);
+        out.ch('}');
+    }
+    out.ch(']');
+}
+
+void write_document(JsonEmitter &out, const Snapshot &s) {
     out.raw("{\n  ");
     out.key(member::top::format), out.str(kFormatName), out.raw(",\n  ");
     out.key(member::top::schema_version), out.i64(s.schema_version), out.raw(",\n");
     write_process(out, s.process);
-    write_array(out, member::top::devices, s.devices, [&](const DeviceTotals &d) {
-        out.key(member::devices::device), out.i64(d.device), out.raw(", ");
-        out.key(member::devices::current_bytes), out.u64(d.current_bytes), out.raw(", ");
-        out.key(member::devices::peak_bytes), out.u64(d.peak_bytes), out.raw(", ");
-        out.key(member::devices::allocation_count), out.u64(d.allocation_count), out.raw(", ");
-        out.key(member::devices::free_count), out.u64(d.free_count), out.raw(", ");
-        out.key(member::devices::total_allocated_bytes), out.u64(d.total_allocated_bytes), out.raw(", ");
-        out.key(member::devices::total_freed_bytes), out.u64(d.total_freed_bytes);
-        if (!d.uuid.empty()) out.raw(", "), out.key(member::devices::uuid), out.str(d.uuid);
-        if (!d.pci_bus_id.empty()) out.raw(", "), out.key(member::devices::pci_bus_id), out.str(d.pci_bus_id);
-        optional_u64(out, member::devices::total_memory_bytes, d.total_memory_bytes);
-        optional_u64(out, member::devices::process_used_bytes, d.process_used_bytes);
-        optional_u64(out, member::devices::graph_reserved_bytes, d.graph_reserved_bytes);
-        optional_u64(out, member::devices::graph_used_bytes, d.graph_used_bytes);
-        optional_u64(out, member::devices::graph_reserved_high_bytes, d.graph_reserved_high_bytes);
-        optional_u64(out, member::devices::graph_used_high_bytes, d.graph_used_high_bytes);
-    }, false);
+    write_array(out, member::top::devices, s.devices, [&](JsonMembers &m, const DeviceTotals &d) {
+        write_device_counters(m, d);
+        if (!d.uuid.empty()) m.str(member::devices::uuid, d.uuid);
+        if (!d.pci_bus_id.empty()) m.str(member::devices::pci_bus_id, d.pci_bus_id);
+        optional_u64(m, member::devices::total_memory_bytes, d.total_memory_bytes);
+        optional_u64(m, member::devices::process_used_bytes, d.process_used_bytes);
+        optional_u64(m, member::devices::graph_reserved_bytes, d.graph_reserved_bytes);
+        optional_u64(m, member::devices::graph_used_bytes, d.graph_used_bytes);
+        optional_u64(m, member::devices::graph_reserved_high_bytes, d.graph_reserved_high_bytes);
+        optional_u64(m, member::devices::graph_used_high_bytes, d.graph_used_high_bytes);
+    });
     out.raw("  ");
     out.key(member::top::dropped), out.ch('{');
-    out.key(member::dropped::allocations), out.u64(s.dropped_allocations), out.raw(", ");
-    out.key(member::dropped::stacks), out.u64(s.dropped_stacks), out.raw(", ");
-    out.key(member::dropped::peak_sites), out.u64(s.dropped_peak_sites), out.raw("},\n  ");
+    JsonMembers dropped(out, ", ");
+    dropped.u64(member::dropped::allocations, s.dropped_allocations);
+    dropped.u64(member::dropped::stacks, s.dropped_stacks);
+    dropped.u64(member::dropped::peak_sites, s.dropped_peak_sites);
+    out.raw("},\n  ");
     out.key(member::top::oom_count), out.u64(s.oom_count), out.raw(",\n");
-    write_array(out, member::top::peaks, s.peaks, [&](const DevicePeak &p) {
-        out.key(member::peaks::device), out.i64(p.device), out.raw(", ");
-        out.key(member::peaks::peak_bytes), out.u64(p.peak_bytes), out.raw(", ");
-        out.key(member::peaks::time_ns), out.u64(p.time_ns), out.raw(", ");
-        write_sites(out, member::peaks::sites, p.sites);
-    }, false);
-    write_array(out, member::top::ooms, s.ooms, [&](const OomEvent &o) {
-        out.key(member::ooms::time_ns), out.u64(o.time_ns), out.raw(", ");
-        out.key(member::ooms::device), out.i64(o.device), out.raw(", ");
-        out.key(member::ooms::requested_bytes), out.u64(o.requested_bytes), out.raw(", ");
-        out.key(member::ooms::api), out.str(o.api), out.raw(", ");
-        out.key(member::ooms::stream), out.hex(o.stream), out.raw(", ");
-        out.key(member::ooms::stack), out.u64(o.stack), out.raw(", ");
-        out.key(member::ooms::thread_id), out.u64(o.thread_id), out.raw(", ");
-        out.key(member::ooms::result), out.i64(o.result), out.raw(", ");
-        out.key(member::ooms::tracked_bytes), out.u64(o.tracked_bytes);
-        optional_u64(out, member::ooms::device_free_bytes, o.device_free_bytes);
-        optional_u64(out, member::ooms::device_total_bytes, o.device_total_bytes);
-    }, false);
-    write_array(out, member::top::pools, s.pools, [&](const Pool &p) {
-        out.key(member::pools::handle), out.hex(p.handle), out.raw(", ");
-        out.key(member::pools::device), out.i64(p.device), out.raw(", ");
-        out.key(member::pools::is_default), out.boolean(p.is_default), out.raw(", ");
-        out.key(member::pools::reserved_bytes), out.u64(p.reserved_bytes), out.raw(", ");
-        out.key(member::pools::used_bytes), out.u64(p.used_bytes), out.raw(", ");
-        out.key(member::pools::reserved_high_bytes), out.u64(p.reserved_high_bytes), out.raw(", ");
-        out.key(member::pools::used_high_bytes), out.u64(p.used_high_bytes);
-    }, false);
+    write_array(out, member::top::peaks, s.peaks, [&](JsonMembers &m, const DevicePeak &p) {
+        m.i64(member::peaks::device, p.device);
+        m.u64(member::peaks::peak_bytes, p.peak_bytes);
+        m.u64(member::peaks::time_ns, p.time_ns);
+        write_sites(m.key(member::peaks::sites), p.sites);
+    });
+    write_array(out, member::top::ooms, s.ooms, [&](JsonMembers &m, const OomEvent &o) {
+        m.u64(member::ooms::time_ns, o.time_ns);
+        m.i64(member::ooms::device, o.device);
+        m.u64(member::ooms::requested_bytes, o.requested_bytes);
+        m.str(member::ooms::api, o.api);
+        m.hex(member::ooms::stream, o.stream);
+        m.u64(member::ooms::stack, o.stack);
+        m.u64(member::ooms::thread_id, o.thread_id);
+        m.i64(member::ooms::result, o.result);
+        m.u64(member::ooms::tracked_bytes, o.tracked_bytes);
+        optional_u64(m, member::ooms::device_free_bytes, o.device_free_bytes);
+        optional_u64(m, member::ooms::device_total_bytes, o.device_total_bytes);
+    });
+    write_array(out, member::top::pools, s.pools, [&](JsonMembers &m, const Pool &p) {
+        m.hex(member::pools::handle, p.handle);
+        m.i64(member::pools::device, p.device);
+        m.boolean(member::pools::is_default, p.is_default);
+        m.u64(member::pools::reserved_bytes, p.reserved_bytes);
+        m.u64(member::pools::used_bytes, p.used_bytes);
+        m.u64(member::pools::reserved_high_bytes, p.reserved_high_bytes);
+        m.u64(member::pools::used_high_bytes, p.used_high_bytes);
+    });
     if (!s.teardowns.empty() || s.teardown_count != 0) {
         out.raw("  ");
         out.key(member::top::teardown_count), out.u64(s.teardown_count), out.raw(",\n");
-        write_array(out, member::top::teardowns, s.teardowns, [&](const Teardown &td) {
-            out.key(member::teardowns::time_ns), out.u64(td.time_ns), out.raw(", ");
-            out.key(member::teardowns::api), out.str(td.api), out.raw(", ");
-            out.key(member::teardowns::cause), out.str(td.cause), out.raw(", ");
-            out.key(member::teardowns::device), out.i64(td.device), out.raw(", ");
-            out.key(member::teardowns::context), out.u64(td.context), out.raw(", ");
-            out.key(member::teardowns::ended_count), out.u64(td.ended_count), out.raw(", ");
-            out.key(member::teardowns::ended_bytes), out.u64(td.ended_bytes), out.raw(", ");
-            out.key(member::teardowns::ended_host_bytes), out.u64(td.ended_host_bytes), out.raw(", ");
-            write_sites(out, member::teardowns::sites, td.sites);
-            out.raw(", ");
-            out.key(member::teardowns::other_bytes), out.u64(td.other_bytes), out.raw(", ");
-            out.key(member::teardowns::other_count), out.u64(td.other_count);
-        }, false);
+        write_array(out, member::top::teardowns, s.teardowns, [&](JsonMembers &m, const Teardown &td) {
+            m.u64(member::teardowns::time_ns, td.time_ns);
+            m.str(member::teardowns::api, td.api);
+            m.str(member::teardowns::cause, td.cause);
+            m.i64(member::teardowns::device, td.device);
+            m.u64(member::teardowns::context, td.context);
+            m.u64(member::teardowns::ended_count, td.ended_count);
+            m.u64(member::teardowns::ended_bytes, td.ended_bytes);
+            m.u64(member::teardowns::ended_host_bytes, td.ended_host_bytes);
+            write_sites(m.key(member::teardowns::sites), td.sites);
+            m.u64(member::teardowns::other_bytes, td.other_bytes);
+            m.u64(member::teardowns::other_count, td.other_count);
+        });
     }
     out.raw("  ");
     out.key(member::top::event_history), out.ch('{');
-    out.key(member::event_history::capacity), out.u64(s.events.capacity), out.raw(", ");
-    out.key(member::event_history::recorded), out.u64(s.events.recorded), out.raw(", ");
-    out.key(member::event_history::wrapped), out.boolean(s.events.wrapped), out.raw(", ");
-    out.key(member::event_history::complete_from_ns), out.u64(s.events.complete_from_ns), out.raw("},\n");
-    write_array(out, member::top::modules, s.modules, [&](const Module &m) {
-        out.key(member::modules::path), out.str(m.path), out.raw(", ");
-        out.key(member::modules::base), out.hex(m.base), out.raw(", ");
-        out.key(member::modules::build_id), out.str(m.build_id);
-    }, false);
-    write_array(out, member::top::frames, s.frames, [&](const Frame &f) {
-        out.key(member::frames::address), out.hex(f.address), out.raw(", ");
-        out.key(member::frames::module), out.i64(f.module), out.raw(", ");
-        out.key(member::frames::module_offset), out.hex(f.module_offset), out.raw(", ");
-        out.key(member::frames::function), out.str(f.function), out.raw(", ");
-        out.key(member::frames::file), out.str(f.file), out.raw(", ");
-        out.key(member::frames::line), out.u64(f.line);
-        if (f.python) out.raw(", "), out.key(member::frames::python), out.boolean(true);
-        if (f.inlined.empty()) return;
-        out.raw(", ");
-        out.key(member::frames::inlined), out.ch('[');
-        for (size_t i = 0; i < f.inlined.size(); ++i) {
-            if (i) out.raw(", ");
-            out.ch('{');
-            out.key(member::inlined::function), out.str(f.inlined[i].function), out.raw(", ");
-            out.key(member::inlined::file), out.str(f.inlined[i].file), out.raw(", ");
-            out.key(member::inlined::line), out.u64(f.inlined[i].line), out.ch('}');
-        }
-        out.ch(']');
-    }, false);
-    write_array(out, member::top::stacks, s.stacks, [&](const Stack &st) {
-        out.key(member::stacks::id), out.u64(st.id), out.raw(", ");
-        out.key(member::stacks::frames), out.ch('[');
+    JsonMembers history(out, ", ");
+    history.u64(member::event_history::capacity, s.events.capacity);
+    history.u64(member::event_history::recorded, s.events.recorded);
+    history.boolean(member::event_history::wrapped, s.events.wrapped);
+    history.u64(member::event_history::complete_from_ns, s.events.complete_from_ns);
+    out.raw("},\n");
+    write_array(out, member::top::modules, s.modules, [&](JsonMembers &m, const Module &mod) {
+        m.str(member::modules::path, mod.path);
+        m.hex(member::modules::base, mod.base);
+        m.str(member::modules::build_id, mod.build_id);
+    });
+    write_array(out, member::top::frames, s.frames, [&](JsonMembers &m, const Frame &f) { write_frame(out, m, f); });
+    write_array(out, member::top::stacks, s.stacks, [&](JsonMembers &m, const Stack &st) {
+        m.u64(member::stacks::id, st.id);
+        m.key(member::stacks::frames).ch('[');
         for (size_t i = 0; i < st.frames.size(); ++i) {
             if (i) out.raw(", ");
             out.u64(st.frames[i]);
         }
-        out.raw("], ");
-        out.key(member::stacks::call_site), out.i64(st.call_site);
-        if (st.via >= 0) out.raw(", "), out.key(member::stacks::via), out.i64(st.via);
-        if (!st.category.empty()) out.raw(", "), out.key(member::stacks::category), out.str(st.category);
-    }, false);
-    write_array(out, member::top::allocations, s.allocations, [&](const Allocation &a) {
-        out.key(member::allocations::address), out.hex(a.address), out.raw(", ");
-        out.key(member::allocations::size), out.u64(a.size), out.raw(", ");
-        out.key(member::allocations::kind), out.str(a.kind), out.raw(", ");
-        out.key(member::allocations::device), out.i64(a.device), out.raw(", ");
-        out.key(member::allocations::api), out.str(a.api), out.raw(", ");
-        out.key(member::allocations::stream), out.hex(a.stream), out.raw(", ");
-        out.key(member::allocations::thread_id), out.u64(a.thread_id), out.raw(", ");
-        out.key(member::allocations::time_ns), out.u64(a.time_ns), out.raw(", ");
-        out.key(member::allocations::stack), out.u64(a.stack);
-        if (a.size_is_estimate) out.raw(", "), out.key(member::allocations::size_is_estimate), out.boolean(true);
-        if (a.context != 0) out.raw(", "), out.key(member::allocations::context), out.u64(a.context);
-    }, false);
-    write_array(out, member::top::events, s.events.events, [&](const Event &e) { write_event(out, e); }, true);
+        out.ch(']');
+        m.i64(member::stacks::call_site, st.call_site);
+        if (st.via >= 0) m.i64(member::stacks::via, st.via);
+        if (!st.category.empty()) m.str(member::stacks::category, st.category);
+    });
+    write_array(out, member::top::allocations, s.allocations, [&](JsonMembers &m, const Allocation &a) {
+        m.hex(member::allocations::address, a.address);
+        m.u64(member::allocations::size, a.size);
+        m.str(member::allocations::kind, a.kind);
+        m.i64(member::allocations::device, a.device);
+        m.str(member::allocations::api, a.api);
+        m.hex(member::allocations::stream, a.stream);
+        m.u64(member::allocations::thread_id, a.thread_id);
+        m.u64(member::allocations::time_ns, a.time_ns);
+        m.u64(member::allocations::stack, a.stack);
+        if (a.size_is_estimate) m.boolean(member::allocations::size_is_estimate, true);
+        if (a.context != 0) m.u64(member::allocations::context, a.context);
+    });
+    write_array(out, member::top::events, s.events.events, write_event, true);
     out.raw("}\n");
     out.flush();
 }
@@ -451,11 +294,12 @@ bool write_snapshot_json(const Snapshot &snapshot, int fd, std::string *error) {
         return false;
     }
     SigpipeGuard sigpipe;
-    JsonOut out(fd);
-    if (out.failed()) {
-        set_error(error, "cannot allocate the write buffer", out.error_number());
+    std::unique_ptr<char[]> buffer(new (std::nothrow) char[kSnapshotWriteBuffer]);
+    if (!buffer) {
+        set_error(error, "cannot allocate the write buffer", ENOMEM);
         return false;
     }
+    JsonEmitter out(fd, buffer.get(), kSnapshotWriteBuffer, JsonEmitter::WhenFull::wait);
     write_document(out, snapshot);
     if (out.failed()) {
         if (out.error_number() == EPIPE) sigpipe.saw_epipe();

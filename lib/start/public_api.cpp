@@ -4,6 +4,7 @@
 
 #include "core/tracker.h"
 #include "dump/dumper.h"
+#include "snapshot/report_model.h"
 #include "tracking/event_ring.h"
 
 static_assert(VRAMTRACE_MARK_LABEL_MAX == vramtrace::EventRecord::kLabelMax, "documented label bound");
@@ -27,14 +28,8 @@ VT_EXPORT int vramtrace_stats(vramtrace_device_stats *out, int capacity) {
     t->counters.for_each_seen([&](const DeviceTotalsView &d) {
         if (count < capacity) {
             vramtrace_device_stats &s = out[count];
-            s.device = d.device;
+            report::copy_device_counters(d, s);
             s.reserved_ = 0;
-            s.current_bytes = d.current_bytes;
-            s.peak_bytes = d.peak_bytes;
-            s.allocation_count = d.allocation_count;
-            s.free_count = d.free_count;
-            s.total_allocated_bytes = d.total_allocated_bytes;
-            s.total_freed_bytes = d.total_freed_bytes;
         }
         ++count;
     });

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "symbolize/elf_symbols.h"
 #include "tracking/elf_notes.h"
 
 namespace vramtrace::symbolize {
@@ -96,26 +97,41 @@ void append_hex(std::string &out, const uint8_t *bytes, size_t n) {
     }
 }
 
-// A 64-bit ELF of this machine's byte order, with headers inside the buffer.
-const Elf64_Ehdr *native_elf_header(const uint8_t *data, size_t size) {
-    if (!data || size < sizeof(Elf64_Ehdr)) return nullptr;
-    auto *eh = reinterpret_cast<const Elf64_Ehdr *>(data);
-    if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_ident[EI_CLASS] != ELFCLASS64)
-        return nullptr;
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    if (eh->e_ident[EI_DATA] != ELFDATA2LSB) return nullptr;
-#else
-    if (eh->e_ident[EI_DATA] != ELFDATA2MSB) return nullptr;
-#endif
-    return eh;
-}
-
 template <typename T>
 const T *table_at(const uint8_t *data, size_t size, uint64_t offset, uint64_t entsize, uint64_t count) {
     if (count == 0 || entsize < sizeof(T) || offset > size) return nullptr;
     if (count > (size - offset) / entsize) return nullptr;
     if (offset % alignof(T) != 0 || entsize % alignof(T) != 0) return nullptr;
     return reinterpret_cast<const T *>(data + offset);
+}
+
+// Entry i of a table whose entries lie entsize bytes apart (at least sizeof(T): a later ELF version
+// may append members).
+template <typename T> const T &table_entry(const T *table, uint64_t entsize, unsigned i) {
+    return *reinterpret_cast<const T *>(reinterpret_cast<const uint8_t *>(table) + i * size_t(entsize));
+}
+
+// Where a program or section header puts its bytes in the file, and whether they are notes.
+struct NoteSpan {
+    bool is_note;
+    uint64_t offset, size, align;
+};
+NoteSpan note_span(const Elf64_Phdr &p) { return {p.p_type == PT_NOTE, p.p_offset, p.p_filesz, p.p_align}; }
+NoteSpan note_span(const Elf64_Shdr &s) { return {s.sh_type == SHT_NOTE, s.sh_offset, s.sh_size, s.sh_addralign}; }
+
+// The build id in the first note entry of a table of program or section headers that holds one;
+// "" when none does.
+template <typename T>
+std::string build_id_from_note_table(const uint8_t *d, size_t n, uint64_t offset, uint64_t entsize, unsigned count) {
+    const T *table = table_at<T>(d, n, offset, entsize, count);
+    if (!table) return {};
+    for (unsigned i = 0; i < count; ++i) {
+        NoteSpan s = note_span(table_entry(table, entsize, i));
+        if (!s.is_note || s.offset > n || s.size > n - s.offset) continue;
+        std::string id = build_id_from_notes(d + s.offset, s.size, s.align);
+        if (!id.empty()) return id;
+    }
+    return {};
 }
 
 } // namespace
@@ -135,41 +151,24 @@ std::string read_build_id_from_file(const std::string &path) {
 }
 
 std::string build_id_from_elf_image(const uint8_t *d, size_t n) {
-    const Elf64_Ehdr *eh = native_elf_header(d, n);
+    const Elf64_Ehdr *eh = elf_header(d, n);
     if (!eh) return {};
-    if (auto *ph = table_at<Elf64_Phdr>(d, n, eh->e_phoff, eh->e_phentsize, eh->e_phnum)) {
-        for (unsigned i = 0; i < eh->e_phnum; ++i) {
-            auto &p = *reinterpret_cast<const Elf64_Phdr *>(reinterpret_cast<const uint8_t *>(ph) +
-                                                           i * size_t(eh->e_phentsize));
-            if (p.p_type != PT_NOTE || p.p_offset > n || p.p_filesz > n - p.p_offset) continue;
-            std::string id = build_id_from_notes(d + p.p_offset, p.p_filesz, p.p_align);
-            if (!id.empty()) return id;
-        }
-    }
+    std::string id = build_id_from_note_table<Elf64_Phdr>(d, n, eh->e_phoff, eh->e_phentsize, eh->e_phnum);
+    if (!id.empty()) return id;
     // Separate debug files (objcopy --only-keep-debug) keep the note as a section.
-    if (auto *sh = table_at<Elf64_Shdr>(d, n, eh->e_shoff, eh->e_shentsize, eh->e_shnum)) {
-        for (unsigned i = 0; i < eh->e_shnum; ++i) {
-            auto &s = *reinterpret_cast<const Elf64_Shdr *>(reinterpret_cast<const uint8_t *>(sh) +
-                                                           i * size_t(eh->e_shentsize));
-            if (s.sh_type != SHT_NOTE || s.sh_offset > n || s.sh_size > n - s.sh_offset) continue;
-            std::string id = build_id_from_notes(d + s.sh_offset, s.sh_size, s.sh_addralign);
-            if (!id.empty()) return id;
-        }
-    }
-    return {};
+    return build_id_from_note_table<Elf64_Shdr>(d, n, eh->e_shoff, eh->e_shentsize, eh->e_shnum);
 }
 
 bool segments_from_file(const std::string &path, uint64_t base, std::vector<Segment> &out) {
     MappedFile f;
     if (!f.open(path.c_str())) return false;
-    const Elf64_Ehdr *eh = native_elf_header(f.data(), f.size());
+    const Elf64_Ehdr *eh = elf_header(f.data(), f.size());
     if (!eh) return false;
     auto *ph = table_at<Elf64_Phdr>(f.data(), f.size(), eh->e_phoff, eh->e_phentsize, eh->e_phnum);
     if (!ph) return false;
     out.clear();
     for (unsigned i = 0; i < eh->e_phnum; ++i) {
-        auto &p = *reinterpret_cast<const Elf64_Phdr *>(reinterpret_cast<const uint8_t *>(ph) +
-                                                       i * size_t(eh->e_phentsize));
+        const Elf64_Phdr &p = table_entry(ph, eh->e_phentsize, i);
         if (p.p_type != PT_LOAD || p.p_memsz == 0) continue;
         out.push_back({base + p.p_vaddr, base + p.p_vaddr + p.p_memsz, (p.p_flags & PF_X) != 0});
     }

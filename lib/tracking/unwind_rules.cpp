@@ -27,26 +27,26 @@ struct Reader {
         p += sizeof v;
         return v;
     }
-    uint64_t uleb() {
+    // The bits of a LEB128 number; *width: how many it has (7 a byte), 0 when it is malformed.
+    uint64_t leb128(unsigned *width) {
         uint64_t v = 0;
         for (unsigned shift = 0;; shift += 7) {
             if (!need(1) || shift >= 64) return ok = false, 0;
             uint8_t b = *p++;
             v |= static_cast<uint64_t>(b & 0x7f) << shift;
-            if (!(b & 0x80)) return v;
+            if (!(b & 0x80)) return *width = shift + 7, v;
         }
     }
+    uint64_t uleb() {
+        unsigned width = 0;
+        return leb128(&width);
+    }
     int64_t sleb() {
-        int64_t v = 0;
-        for (unsigned shift = 0;; shift += 7) {
-            if (!need(1) || shift >= 64) return ok = false, 0;
-            uint8_t b = *p++;
-            v |= static_cast<int64_t>(b & 0x7f) << shift;
-            if (!(b & 0x80)) {
-                if (shift + 7 < 64 && (b & 0x40)) v |= -(static_cast<int64_t>(1) << (shift + 7));
-                return v;
-            }
-        }
+        unsigned width = 0;
+        uint64_t v = leb128(&width);
+        // The top bit of the last byte's seven is the sign.
+        if (width != 0 && width < 64 && ((v >> (width - 1)) & 1)) v |= ~uint64_t{0} << width;
+        return static_cast<int64_t>(v);
     }
     void skip(uint64_t n) {
         if (need(n)) p += n;

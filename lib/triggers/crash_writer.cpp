@@ -17,13 +17,16 @@
 #include "python/python_runtime.h"
 #include "snapshot/report_model.h"
 #include "snapshot/snapshot_fields.h"
-#include "triggers/crash_json.h"
+#include "snapshot/snapshot_layout.h"
 #include "triggers/crash_modules.h"
 
 namespace vramtrace::crash {
 namespace {
 
 namespace member = report::member;
+using report::JsonEmitter;
+using report::JsonMembers;
+using report::JsonRecordList;
 
 constexpr size_t kOutBuffer = 16 * 1024;
 constexpr size_t kMapsScratch = 64 * 1024;
@@ -151,154 +154,160 @@ void select_stacks(Work &w, const StackDepot &depot) {
     }
 }
 
-void write_process(SignalSafeJson &out, Work &w, const Tracker &t, const CrashProcess &p, const char *signal_name) {
+void write_process(JsonEmitter &out, Work &w, const Tracker &t, const CrashProcess &p, const char *signal_name) {
     out.raw("  "), out.key(member::top::process), out.raw("{\n    ");
-    out.key(member::process::pid), out.i64(::getpid()), out.raw(",\n    ");
-    out.key(member::process::ppid), out.i64(::getppid()), out.raw(",\n    ");
-    out.key(member::process::command_line), out.ch('[');
+    JsonMembers m(out, ",\n    ");
+    m.i64(member::process::pid, ::getpid());
+    m.i64(member::process::ppid, ::getppid());
+    m.key(member::process::command_line).ch('[');
     size_t n = read_small_file("/proc/self/cmdline", w.command_line, kCommandLineBytes);
     if (n == kCommandLineBytes) // cut: drop the argument that did not fit whole
         while (n > 0 && w.command_line[n - 1] != 0) --n;
     for (size_t start = 0, i = 0; i < n; ++i) {
         if (w.command_line[i] != 0) continue;
         if (start) out.raw(", ");
-        out.str(w.command_line + start, i - start);
+        out.str({w.command_line + start, i - start});
         start = i + 1;
     }
-    out.raw("],\n    ");
+    out.ch(']');
     ssize_t exe = ::readlink("/proc/self/exe", w.exe_path, kExePathBytes);
-    out.key(member::process::executable), out.str(w.exe_path, exe > 0 ? size_t(exe) : 0), out.raw(",\n    ");
-    out.key(member::process::host), out.str(p.host), out.raw(",\n    ");
-    out.key(member::process::start_time_ns), out.u64(t.start_wall_ns), out.raw(",\n    ");
-    out.key(member::process::dump_time_ns), out.u64(wall_ns()), out.raw(",\n    ");
-    out.key(member::process::driver_version), out.i64(cached_driver_version()), out.raw(",\n    ");
-    out.key(member::process::reason), out.str("crash"), out.raw(",\n    ");
-    out.key(member::process::vramtrace_version), out.str(VRAMTRACE_VERSION), out.raw(",\n    ");
-    out.key(member::process::stack_depth), out.u64(p.stack_depth), out.raw(",\n    ");
-    out.key(member::process::dump_monotonic_ns), out.u64(monotonic_ns()), out.raw(",\n    ");
-    out.key(member::process::rank), out.str(p.rank), out.raw(",\n    ");
-    out.key(member::process::symbolized), out.raw("false"), out.raw(",\n    ");
-    out.key(member::process::signal), out.str(signal_name);
+    m.str(member::process::executable, {w.exe_path, exe > 0 ? size_t(exe) : 0});
+    m.str(member::process::host, p.host);
+    m.u64(member::process::start_time_ns, t.start_wall_ns);
+    m.u64(member::process::dump_time_ns, wall_ns());
+    m.i64(member::process::driver_version, cached_driver_version());
+    m.str(member::process::reason, "crash");
+    m.str(member::process::vramtrace_version, VRAMTRACE_VERSION);
+    m.u64(member::process::stack_depth, p.stack_depth);
+    m.u64(member::process::dump_monotonic_ns, monotonic_ns());
+    m.str(member::process::rank, p.rank);
+    m.boolean(member::process::symbolized, false);
+    m.str(member::process::signal, signal_name);
     const char *python = python::interpreter_version(); // static storage, no lock
-    if (*python) out.raw(",\n    "), out.key(member::process::python), out.str(python);
+    if (*python) m.str(member::process::python, python);
     out.raw("\n  },\n");
 }
 
-void write_document(SignalSafeJson &out, Work &w, const Tracker &t, const CrashProcess &p, const char *signal_name) {
+void write_modules(JsonEmitter &out, Work &w) {
+    // Only the modules that frames point into, in address order.
+    for (uint32_t i = 0; i < w.frame_count; ++i)
+        if (w.frames[i].module >= 0) w.modules.modules[w.frames[i].module].output_index = 0;
+    int32_t referenced = 0;
+    JsonRecordList list(out, member::top::modules);
+    for (uint32_t i = 0; i < w.modules.count; ++i) {
+        CrashModule &m = w.modules.modules[i];
+        if (m.output_index < 0) continue;
+        m.output_index = referenced++;
+        list.add([&](JsonMembers &r) {
+            r.str(member::modules::path, {w.modules.paths + m.path_offset, m.path_length});
+            r.hex(member::modules::base, m.base);
+            r.key(member::modules::build_id).ch('"');
+            static const char kDigits[] = "0123456789abcdef";
+            for (uint8_t b = 0; b < m.build_id_length; ++b) {
+                out.ch(kDigits[m.build_id[b] >> 4]);
+                out.ch(kDigits[m.build_id[b] & 15]);
+            }
+            out.ch('"');
+        });
+    }
+    list.close(false);
+}
+
+void write_frames(JsonEmitter &out, const Work &w, const Tracker &t) {
+    JsonRecordList list(out, member::top::frames);
+    for (uint32_t i = 0; i < w.frame_count; ++i) {
+        const CrashFrame &f = w.frames[i];
+        const CrashModule *m = f.module >= 0 ? &w.modules.modules[f.module] : nullptr;
+        list.add([&](JsonMembers &r) {
+            r.hex(member::frames::address, f.address);
+            r.i64(member::frames::module, m ? m->output_index : -1);
+            r.hex(member::frames::module_offset, m ? f.address - m->base : 0);
+            python::FrameEntryView py{};
+            if (python::is_python_frame(f.address))
+                py = python::entry_view(t.python_frames, python::python_frame_id(f.address));
+            if (py.valid) { // Python frames are named already: the table is read without a lock
+                r.str(member::frames::function, {py.function, py.function_len});
+                r.str(member::frames::file, {py.file, py.file_len});
+                r.u64(member::frames::line, py.line);
+                r.boolean(member::frames::python, true);
+            } else {
+                r.str(member::frames::function, "");
+                r.str(member::frames::file, "");
+                r.u64(member::frames::line, 0);
+            }
+        });
+    }
+    list.close(false);
+}
+
+void write_stacks(JsonEmitter &out, const Work &w, const Tracker &t) {
+    JsonRecordList list(out, member::top::stacks);
+    for (uint32_t s = 0; s < w.stack_count; ++s) {
+        StackView view = t.depot.get(w.stack_ids[s]);
+        list.add([&](JsonMembers &r) {
+            r.u64(member::stacks::id, w.stack_ids[s]);
+            r.key(member::stacks::frames).ch('[');
+            int call_site = -1;
+            for (uint32_t d = 0; d < view.depth; ++d) {
+                uint32_t index = find_frame(w, view.frames[d]) - 1; // every frame was added
+                if (d) out.raw(", ");
+                out.u64(index);
+                if (call_site < 0 && !is_cuda_or_vramtrace(w.modules, w.frames[index].module)) call_site = int(d);
+            }
+            out.ch(']');
+            r.i64(member::stacks::call_site, call_site);
+        });
+    }
+    list.close(false);
+}
+
+void write_allocations(JsonEmitter &out, const Work &w) {
+    JsonRecordList list(out, member::top::allocations);
+    for (uint32_t i = 0; i < w.record_count; ++i) {
+        const AllocationRecord &a = w.records[i];
+        uint32_t slot = a.stack_id <= w.max_stack_id ? w.stack_slot[a.stack_id] : kDroppedStack;
+        list.add([&](JsonMembers &r) {
+            // As the snapshot writer: a reservation's key is its address with the tag bit set.
+            r.hex(member::allocations::address,
+                  a.kind == MemoryKind::VaReservation ? reservation_address(a.address) : a.address);
+            r.u64(member::allocations::size, a.size);
+            // As the snapshot writer: an array's size is computed from its descriptor.
+            if (a.kind == MemoryKind::Array) r.boolean(member::allocations::size_is_estimate, true);
+            r.str(member::allocations::kind, memory_kind_name(a.kind));
+            r.i64(member::allocations::device, a.device);
+            r.str(member::allocations::api, api_name(a.api));
+            r.hex(member::allocations::stream, a.stream);
+            r.u64(member::allocations::thread_id, a.thread_id);
+            r.u64(member::allocations::time_ns, a.time_ns);
+            r.u64(member::allocations::stack, slot != 0 && slot != kDroppedStack ? a.stack_id : 0);
+        });
+    }
+    list.close(true);
+}
+
+void write_document(JsonEmitter &out, Work &w, const Tracker &t, const CrashProcess &p, const char *signal_name) {
     out.raw("{\n  ");
     out.key(member::top::format), out.str(report::kFormatName), out.raw(",\n  ");
     out.key(member::top::schema_version), out.i64(report::kSchemaVersion), out.raw(",\n");
     write_process(out, w, t, p, signal_name);
 
-    out.raw("  ");
-    out.key(member::top::devices), out.ch('[');
-    bool first = true;
+    JsonRecordList devices(out, member::top::devices);
     t.counters.for_each_seen([&](const DeviceTotalsView &d) {
-        out.raw(first ? "\n    {" : ",\n    {");
-        first = false;
-        out.key(member::devices::device), out.i64(d.device), out.raw(", ");
-        out.key(member::devices::current_bytes), out.u64(d.current_bytes), out.raw(", ");
-        out.key(member::devices::peak_bytes), out.u64(d.peak_bytes), out.raw(", ");
-        out.key(member::devices::allocation_count), out.u64(d.allocation_count), out.raw(", ");
-        out.key(member::devices::free_count), out.u64(d.free_count), out.raw(", ");
-        out.key(member::devices::total_allocated_bytes), out.u64(d.total_allocated_bytes), out.raw(", ");
-        out.key(member::devices::total_freed_bytes), out.u64(d.total_freed_bytes), out.ch('}');
+        devices.add([&](JsonMembers &r) { report::write_device_counters(r, d); });
     });
-    out.raw(first ? "],\n" : "\n  ],\n");
+    devices.close(false);
 
     out.raw("  ");
     out.key(member::top::dropped), out.ch('{');
-    out.key(member::dropped::allocations), out.u64(t.table.dropped() + w.records_over_cap), out.raw(", ");
-    out.key(member::dropped::stacks), out.u64(t.depot.dropped() + w.stacks_over_cap), out.raw("},\n");
+    JsonMembers dropped(out, ", ");
+    dropped.u64(member::dropped::allocations, t.table.dropped() + w.records_over_cap);
+    dropped.u64(member::dropped::stacks, t.depot.dropped() + w.stacks_over_cap);
+    out.raw("},\n");
 
-    // Only the modules that frames point into, in address order.
-    int32_t referenced = 0;
-    for (uint32_t i = 0; i < w.frame_count; ++i)
-        if (w.frames[i].module >= 0) w.modules.modules[w.frames[i].module].output_index = 0;
-    out.raw("  ");
-    out.key(member::top::modules), out.ch('[');
-    for (uint32_t i = 0; i < w.modules.count; ++i) {
-        CrashModule &m = w.modules.modules[i];
-        if (m.output_index < 0) continue;
-        m.output_index = referenced++;
-        out.raw(m.output_index == 0 ? "\n    {" : ",\n    {");
-        out.key(member::modules::path), out.str(w.modules.paths + m.path_offset, m.path_length), out.raw(", ");
-        out.key(member::modules::base), out.hex(m.base), out.raw(", ");
-        out.key(member::modules::build_id), out.ch('"');
-        static const char kDigits[] = "0123456789abcdef";
-        for (uint8_t b = 0; b < m.build_id_length; ++b) {
-            out.ch(kDigits[m.build_id[b] >> 4]);
-            out.ch(kDigits[m.build_id[b] & 15]);
-        }
-        out.raw("\"}");
-    }
-    out.raw(referenced == 0 ? "],\n" : "\n  ],\n");
-
-    out.raw("  ");
-    out.key(member::top::frames), out.ch('[');
-    for (uint32_t i = 0; i < w.frame_count; ++i) {
-        const CrashFrame &f = w.frames[i];
-        const CrashModule *m = f.module >= 0 ? &w.modules.modules[f.module] : nullptr;
-        out.raw(i == 0 ? "\n    {" : ",\n    {");
-        out.key(member::frames::address), out.hex(f.address), out.raw(", ");
-        out.key(member::frames::module), out.i64(m ? m->output_index : -1), out.raw(", ");
-        out.key(member::frames::module_offset), out.hex(m ? f.address - m->base : 0), out.raw(", ");
-        python::FrameEntryView py{};
-        if (python::is_python_frame(f.address))
-            py = python::entry_view(t.python_frames, python::python_frame_id(f.address));
-        if (py.valid) { // Python frames are named already: the table is read without a lock
-            out.key(member::frames::function), out.str(py.function, py.function_len), out.raw(", ");
-            out.key(member::frames::file), out.str(py.file, py.file_len), out.raw(", ");
-            out.key(member::frames::line), out.u64(py.line), out.raw(", ");
-            out.key(member::frames::python), out.raw("true}");
-        } else {
-            out.key(member::frames::function), out.raw("\"\", ");
-            out.key(member::frames::file), out.raw("\"\", ");
-            out.key(member::frames::line), out.raw("0}");
-        }
-    }
-    out.raw(w.frame_count == 0 ? "],\n" : "\n  ],\n");
-
-    out.raw("  ");
-    out.key(member::top::stacks), out.ch('[');
-    for (uint32_t s = 0; s < w.stack_count; ++s) {
-        StackView view = t.depot.get(w.stack_ids[s]);
-        out.raw(s == 0 ? "\n    {" : ",\n    {");
-        out.key(member::stacks::id), out.u64(w.stack_ids[s]), out.raw(", ");
-        out.key(member::stacks::frames), out.ch('[');
-        int call_site = -1;
-        for (uint32_t d = 0; d < view.depth; ++d) {
-            uint32_t index = find_frame(w, view.frames[d]) - 1; // every frame was added
-            if (d) out.raw(", ");
-            out.u64(index);
-            if (call_site < 0 && !is_cuda_or_vramtrace(w.modules, w.frames[index].module)) call_site = int(d);
-        }
-        out.raw("], ");
-        out.key(member::stacks::call_site), out.i64(call_site), out.ch('}');
-    }
-    out.raw(w.stack_count == 0 ? "],\n" : "\n  ],\n");
-
-    out.raw("  ");
-    out.key(member::top::allocations), out.ch('[');
-    for (uint32_t i = 0; i < w.record_count; ++i) {
-        const AllocationRecord &r = w.records[i];
-        uint32_t slot = r.stack_id <= w.max_stack_id ? w.stack_slot[r.stack_id] : kDroppedStack;
-        out.raw(i == 0 ? "\n    {" : ",\n    {");
-        // As the snapshot writer: a reservation's key is its address with the tag bit set.
-        out.key(member::allocations::address);
-        out.hex(r.kind == MemoryKind::VaReservation ? reservation_address(r.address) : r.address), out.raw(", ");
-        out.key(member::allocations::size), out.u64(r.size), out.raw(", ");
-        // As the snapshot writer: an array's size is computed from its descriptor.
-        if (r.kind == MemoryKind::Array) out.key(member::allocations::size_is_estimate), out.raw("true, ");
-        out.key(member::allocations::kind), out.str(memory_kind_name(r.kind)), out.raw(", ");
-        out.key(member::allocations::device), out.i64(r.device), out.raw(", ");
-        out.key(member::allocations::api), out.str(api_name(r.api)), out.raw(", ");
-        out.key(member::allocations::stream), out.hex(r.stream), out.raw(", ");
-        out.key(member::allocations::thread_id), out.u64(r.thread_id), out.raw(", ");
-        out.key(member::allocations::time_ns), out.u64(r.time_ns), out.raw(", ");
-        out.key(member::allocations::stack), out.u64(slot != 0 && slot != kDroppedStack ? r.stack_id : 0), out.ch('}');
-    }
-    out.raw(w.record_count == 0 ? "]\n" : "\n  ]\n");
+    write_modules(out, w);
+    write_frames(out, w, t);
+    write_stacks(out, w, t);
+    write_allocations(out, w);
     out.raw("}\n");
     out.flush();
 }
@@ -359,7 +368,7 @@ CrashWriteResult write_crash_snapshot(const Tracker &t, const CrashProcess &p, c
     add_unloaded_modules(w.modules, t.modules.newest()); // dlclose'd since their stacks were captured
     select_stacks(w, t.depot);
 
-    SignalSafeJson out(fd, w.out_buffer, kOutBuffer);
+    JsonEmitter out(fd, w.out_buffer, kOutBuffer, JsonEmitter::WhenFull::fail);
     write_document(out, w, t, p, signal_name);
     result.written = !out.failed();
     result.error_number = out.error_number();

@@ -265,13 +265,15 @@ std::string stack_key(const report::Snapshot &snapshot, const Stack &stack, cons
     return key;
 }
 
-bool collect_sites(std::istream &in, const std::string &name, const SiteKeyOptions &options, SnapshotSites *out,
-                   std::string *error) {
+// Collects what read(SiteCollector &) passes through; *out is left empty on failure.
+template <class Read>
+bool collect_through(const std::string &name, const SiteKeyOptions &options, SnapshotSites *out, std::string *error,
+                     Read &&read) {
     *out = SnapshotSites{};
     out->name = name;
     try {
         SiteCollector collector(options, *out);
-        if (!read_snapshot_stream(in, name, collector, error)) {
+        if (!read(collector)) {
             *out = SnapshotSites{};
             return false;
         }
@@ -283,22 +285,16 @@ bool collect_sites(std::istream &in, const std::string &name, const SiteKeyOptio
     return false;
 }
 
+bool collect_sites(std::istream &in, const std::string &name, const SiteKeyOptions &options, SnapshotSites *out,
+                   std::string *error) {
+    return collect_through(name, options, out, error,
+                           [&](SiteCollector &c) { return read_snapshot_stream(in, name, c, error); });
+}
+
 bool collect_sites_from_file(const std::string &path, const SiteKeyOptions &options, Progress *progress,
                              SnapshotSites *out, std::string *error) {
-    *out = SnapshotSites{};
-    out->name = path;
-    try {
-        SiteCollector collector(options, *out);
-        if (!stream_snapshot_file(path, collector, progress, error)) {
-            *out = SnapshotSites{};
-            return false;
-        }
-        return finish_collect(collector, path, out, error);
-    } catch (const std::bad_alloc &) {
-        if (error) *error = path + ": out of memory while reading";
-    }
-    *out = SnapshotSites{};
-    return false;
+    return collect_through(path, options, out, error,
+                           [&](SiteCollector &c) { return stream_snapshot_file(path, c, progress, error); });
 }
 
 } // namespace vramtrace::cli

@@ -184,26 +184,21 @@ DiffResult compute_diff(const SnapshotSites &base, const SnapshotSites &now, con
     r.live_bytes = {base.live_bytes, now.live_bytes};
     r.live_count = {base.live_count, now.live_count};
     std::map<int, DeviceDiff> devices;
-    for (const auto &d : base.devices) {
-        DeviceDiff &x = devices[d.device];
-        x.device = d.device;
-        x.in_base = true;
-        x.current_bytes.base += d.current_bytes;
-        x.peak_bytes.base += d.peak_bytes;
-        x.allocation_count.base += d.allocation_count;
-        x.free_count.base += d.free_count;
-        r.peak_bytes.base += d.peak_bytes;
-    }
-    for (const auto &d : now.devices) {
-        DeviceDiff &x = devices[d.device];
-        x.device = d.device;
-        x.in_new = true;
-        x.current_bytes.now += d.current_bytes;
-        x.peak_bytes.now += d.peak_bytes;
-        x.allocation_count.now += d.allocation_count;
-        x.free_count.now += d.free_count;
-        r.peak_bytes.now += d.peak_bytes;
-    }
+    // One snapshot's devices into their side (Compared::base or ::now) of each ordinal's row.
+    auto add_side = [&](const SnapshotSites &snapshot, uint64_t Compared::*side, bool DeviceDiff::*seen) {
+        for (const auto &d : snapshot.devices) {
+            DeviceDiff &x = devices[d.device];
+            x.device = d.device;
+            x.*seen = true;
+            x.current_bytes.*side += d.current_bytes;
+            x.peak_bytes.*side += d.peak_bytes;
+            x.allocation_count.*side += d.allocation_count;
+            x.free_count.*side += d.free_count;
+            r.peak_bytes.*side += d.peak_bytes;
+        }
+    };
+    add_side(base, &Compared::base, &DeviceDiff::in_base);
+    add_side(now, &Compared::now, &DeviceDiff::in_new);
     // CUDA devices in ascending order, then host-pinned (-1) and unknown (-2), as the summary lists them.
     for (auto &[ordinal, d] : devices)
         if (ordinal >= 0) r.devices.push_back(d);

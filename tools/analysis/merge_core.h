@@ -85,13 +85,6 @@ public:
 
 private:
     friend class MergeFileReader;
-    struct Frame {
-        int module = -1;
-        uint64_t address = 0, module_offset = 0;
-        std::string function, file;
-        uint32_t line = 0;
-        std::vector<report::Frame::Inlined> inlined;
-    };
     // What the merged snapshot says of one ordinal's peak: the sum of the inputs' peaks there, and
     // the bytes and allocations each merged stack held at them.
     struct Peak {
@@ -121,6 +114,9 @@ private:
     bool spool_rewind(long long offset, uint64_t count);
     // Reading one input and adding it to the merge (merge_read.cpp).
     struct FileState;
+    // A new input's number and where its allocations begin in the spool; false with *error when
+    // the spool cannot be used.
+    bool start_file(FileState &state, const std::string &name, std::string *error);
     bool read_pass(std::istream &in, const std::string &name, FileState &state, bool second, std::string *error);
     bool commit(FileState &state, const std::string &name, std::string *error);
 
@@ -133,7 +129,7 @@ private:
 
     std::vector<report::Module> modules_;
     std::unordered_map<std::string, uint32_t> module_index_;
-    std::vector<Frame> frames_;
+    std::vector<report::Frame> frames_; // module: an index into modules_
     std::unordered_map<std::string, uint32_t> frame_index_;
     std::vector<Stack> stacks_;   // merged stack id = index + 1
     std::unordered_map<std::string, uint32_t> stack_index_;

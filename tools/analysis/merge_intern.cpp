@@ -54,15 +54,8 @@ uint32_t Merger::intern_frame(const report::Frame &f, int merged_module) {
     }
     auto [it, inserted] = frame_index_.try_emplace(std::move(key), uint32_t(frames_.size()));
     if (inserted) {
-        Frame k;
-        k.module = merged_module;
-        k.address = f.address;
-        k.module_offset = f.module_offset;
-        k.function = f.function;
-        k.file = f.file;
-        k.line = f.line;
-        k.inlined = f.inlined;
-        frames_.push_back(std::move(k));
+        frames_.push_back(f);
+        frames_.back().module = merged_module;
     }
     return it->second;
 }
@@ -86,16 +79,9 @@ uint32_t Merger::intern_stack(std::vector<uint32_t> frames, int call_site) {
     } else {
         unsigned taken = 0;
         for (size_t i = size_t(call_site); i < frames.size() && taken < keys_.frames; ++i, ++taken) {
-            const Frame &k = frames_[frames[i]];
-            report::Frame f;
-            f.module = k.module;
-            f.address = k.address;
-            f.module_offset = k.module_offset;
-            f.function = k.function;
-            f.file = k.file;
-            f.line = k.line;
+            const report::Frame &f = frames_[frames[i]];
             if (!site_key.empty()) site_key += kKeySeparator;
-            site_key += frame_key(k.module >= 0 ? std::string_view(modules_[size_t(k.module)].path) : "", f, keys_.lines);
+            site_key += frame_key(f.module >= 0 ? std::string_view(modules_[size_t(f.module)].path) : "", f, keys_.lines);
         }
     }
     auto [s, new_site] = site_index_.try_emplace(site_key, uint32_t(sites_.size()));

@@ -35,6 +35,13 @@ int64_t rank_number(const std::string &rank) {
     return value;
 }
 
+// "NAME: cannot use the temporary file: WHY" (from errno), and false.
+bool temporary_file_error(const std::string &name, std::string *error) {
+    int err = errno;
+    if (error) *error = name + ": cannot use the temporary file: " + std::strerror(err);
+    return false;
+}
+
 } // namespace
 
 // What is known of the input being read.
@@ -240,14 +247,16 @@ bool Merger::read_pass(std::istream &in, const std::string &name, FileState &sta
     return read_snapshot_stream(in, name, reader, error);
 }
 
+bool Merger::start_file(FileState &state, const std::string &name, std::string *error) {
+    state.file_number = files_;
+    if (!spool_mark(&state.spool_start)) return temporary_file_error(name, error);
+    state.spool_count_start = spooled_;
+    return true;
+}
+
 bool Merger::add_stream(std::istream &in, const std::string &name, std::string *error) {
     FileState state;
-    state.file_number = files_;
-    if (!spool_mark(&state.spool_start)) {
-        if (error) *error = name + ": cannot use the temporary file: " + std::strerror(errno);
-        return false;
-    }
-    state.spool_count_start = spooled_;
+    if (!start_file(state, name, error)) return false;
     if (!read_pass(in, name, state, false, error)) return false;
     if (state.late_metadata) {
         if (error) *error = name + ": its allocations come before its stacks; a stream is read only once";
@@ -259,21 +268,13 @@ bool Merger::add_stream(std::istream &in, const std::string &name, std::string *
 bool Merger::add_file(const std::string &path, Progress *progress, std::string *error) {
     try {
         FileState state;
-        state.file_number = files_;
-        if (!spool_mark(&state.spool_start)) {
-            if (error) *error = path + ": cannot use the temporary file: " + std::strerror(errno);
-            return false;
-        }
-        state.spool_count_start = spooled_;
+        if (!start_file(state, path, error)) return false;
         MergeFileReader first(*this, state, false);
         if (!stream_snapshot_file(path, first, progress, error)) return false;
         if (state.late_metadata) {
             // Allocations came before the modules, frames or stacks they need: forget what was
             // taken from them and read the file again, now that everything else is known.
-            if (!spool_rewind(state.spool_start, state.spool_count_start)) {
-                if (error) *error = path + ": cannot use the temporary file: " + std::strerror(errno);
-                return false;
-            }
+            if (!spool_rewind(state.spool_start, state.spool_count_start)) return temporary_file_error(path, error);
             struct stat st {};
             if (::stat(path.c_str(), &st) == 0 && S_ISFIFO(st.st_mode)) {
                 if (error)
@@ -372,14 +373,8 @@ bool Merger::commit(FileState &state, const std::string &name, std::string *erro
         for (const report::DeviceTotals &t : state.devices) {
             MergedDevice d;
             d.input = p.input;
-            d.device = t.device;
+            report::copy_device_counters(t, d);
             d.uuid = t.uuid;
-            d.current_bytes = t.current_bytes;
-            d.peak_bytes = t.peak_bytes;
-            d.allocation_count = t.allocation_count;
-            d.free_count = t.free_count;
-            d.total_allocated_bytes = t.total_allocated_bytes;
-            d.total_freed_bytes = t.total_freed_bytes;
             process_devices_.push_back(std::move(d));
         }
         process_hosts_.push_back(p.host);
@@ -388,27 +383,21 @@ bool Merger::commit(FileState &state, const std::string &name, std::string *erro
 
     // Totals per ordinal.
     for (const report::DeviceTotals &t : state.devices) {
-        auto it = std::lower_bound(devices_.begin(), devices_.end(), t.device,
-                                   [](const report::DeviceTotals &d, int ordinal) { return d.device < ordinal; });
-        if (it == devices_.end() || it->device != t.device) {
-            report::DeviceTotals zero;
-            zero.device = t.device;
-            it = devices_.insert(it, zero);
-        }
-        it->current_bytes += t.current_bytes;
-        it->peak_bytes += t.peak_bytes;
-        it->allocation_count += t.allocation_count;
-        it->free_count += t.free_count;
-        it->total_allocated_bytes += t.total_allocated_bytes;
-        it->total_freed_bytes += t.total_freed_bytes;
+        report::DeviceTotals &row = report::device_row(devices_, t.device);
+        row.current_bytes += t.current_bytes;
+        row.peak_bytes += t.peak_bytes;
+        row.allocation_count += t.allocation_count;
+        row.free_count += t.free_count;
+        row.total_allocated_bytes += t.total_allocated_bytes;
+        row.total_freed_bytes += t.total_freed_bytes;
         // Graph memory: each process's graph pool is its own, so they add up like the counters.
         auto add = [](std::optional<uint64_t> &sum, const std::optional<uint64_t> &v) {
             if (v) sum = sum.value_or(0) + *v;
         };
-        add(it->graph_reserved_bytes, t.graph_reserved_bytes);
-        add(it->graph_used_bytes, t.graph_used_bytes);
-        add(it->graph_reserved_high_bytes, t.graph_reserved_high_bytes);
-        add(it->graph_used_high_bytes, t.graph_used_high_bytes);
+        add(row.graph_reserved_bytes, t.graph_reserved_bytes);
+        add(row.graph_used_bytes, t.graph_used_bytes);
+        add(row.graph_reserved_high_bytes, t.graph_reserved_high_bytes);
+        add(row.graph_used_high_bytes, t.graph_used_high_bytes);
         // The ordinal's identity, kept while every input that has it agrees.
         auto [identity, first_time] = device_identity_.try_emplace(t.device, t.uuid, t.pci_bus_id);
         if (!first_time) {
@@ -463,17 +452,11 @@ bool Merger::commit(FileState &state, const std::string &name, std::string *erro
             continue;
         }
         // An older file's graph memory (a pool entry then): into its device's row.
-        auto it = std::lower_bound(devices_.begin(), devices_.end(), pool.device,
-                                   [](const report::DeviceTotals &d, int ordinal) { return d.device < ordinal; });
-        if (it == devices_.end() || it->device != pool.device) {
-            report::DeviceTotals zero;
-            zero.device = pool.device;
-            it = devices_.insert(it, zero);
-        }
-        it->graph_reserved_bytes = it->graph_reserved_bytes.value_or(0) + pool.reserved_bytes;
-        it->graph_used_bytes = it->graph_used_bytes.value_or(0) + pool.used_bytes;
-        it->graph_reserved_high_bytes = it->graph_reserved_high_bytes.value_or(0) + pool.reserved_high_bytes;
-        it->graph_used_high_bytes = it->graph_used_high_bytes.value_or(0) + pool.used_high_bytes;
+        report::DeviceTotals &row = report::device_row(devices_, pool.device);
+        row.graph_reserved_bytes = row.graph_reserved_bytes.value_or(0) + pool.reserved_bytes;
+        row.graph_used_bytes = row.graph_used_bytes.value_or(0) + pool.used_bytes;
+        row.graph_reserved_high_bytes = row.graph_reserved_high_bytes.value_or(0) + pool.reserved_high_bytes;
+        row.graph_used_high_bytes = row.graph_used_high_bytes.value_or(0) + pool.used_high_bytes;
     }
 
     // Call sites.

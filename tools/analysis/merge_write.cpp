@@ -198,7 +198,7 @@ bool Merger::write_snapshot(int fd, const std::vector<std::string> &command_line
         return "{" + json_key(f::path) + json_string(m.path) + ", " + json_key(f::base) + "\"" +
                report::hex_u64(m.base) + "\", " + json_key(f::build_id) + json_string(m.build_id) + "}";
     });
-    write_array(out, top::frames, frames_, [](const Frame &f) {
+    write_array(out, top::frames, frames_, [](const report::Frame &f) {
         namespace in = member::inlined;
         namespace fr = member::frames;
         std::string inlined;

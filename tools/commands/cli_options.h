@@ -1,4 +1,4 @@
-// Command-line option reading shared by diff and merge: "--name VALUE" and "--name=VALUE", "--" ends
+// Command-line option reading shared by the subcommands: "--name VALUE" and "--name=VALUE", "--" ends
 // the options, and every error is one usage line (common/cli.h: usage_error).
 #pragma once
 
@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 
+#include "analysis/call_sites.h"
 #include "common/cli.h"
 
 namespace vramtrace::cli {
@@ -68,5 +69,22 @@ private:
     bool options_done_ = false;
     bool failed_ = false;
 };
+
+// --no-lines and --frames N, the call-site key options of diff and merge: true when the argument is
+// one of them (a bad value is then reported through `opts`, which ends the reading).
+inline bool read_site_key_option(OptionReader &opts, SiteKeyOptions &keys) {
+    std::string_view value;
+    if (opts.is("--no-lines")) {
+        keys.lines = false;
+        return true;
+    }
+    if (!opts.with_value("--frames", &value)) return false;
+    size_t n = 0;
+    if (!parse_count(value, n) || n < 1 || n > 256)
+        opts.error("--frames needs a number from 1 to 256, got '" + std::string(value) + "'");
+    else
+        keys.frames = unsigned(n);
+    return true;
+}
 
 } // namespace vramtrace::cli

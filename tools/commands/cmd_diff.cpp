@@ -1,7 +1,5 @@
 // `vramtrace diff [options] BASE NEW`: what changed between two snapshots, per call site, with an
 // optional growth gate for CI. The work is in analysis/call_sites.cpp and analysis/diff_core.cpp.
-#include <exception>
-#include <new>
 #include <string>
 #include <string_view>
 
@@ -53,23 +51,6 @@ namespace {
 constexpr int kExitGateFailed = 1;
 constexpr int kExitBadInput = 3;
 
-int diff_main(int argc, char **argv);
-
-} // namespace
-
-int diff_command(int argc, char **argv) {
-    try {
-        return diff_main(argc, argv);
-    } catch (const std::bad_alloc &) {
-        log_error("diff: out of memory");
-    } catch (const std::exception &e) {
-        log_error(std::string("diff: ") + e.what());
-    }
-    return kExitBadInput;
-}
-
-namespace {
-
 int diff_main(int argc, char **argv) {
     SiteKeyOptions keys;
     DiffTextOptions text;
@@ -91,13 +72,8 @@ int diff_main(int argc, char **argv) {
             json = true;
         } else if (opts.is("--all")) {
             text.all = true;
-        } else if (opts.is("--no-lines")) {
-            keys.lines = false;
-        } else if (opts.with_value("--frames", &value)) {
-            size_t n = 0;
-            if (!parse_count(value, n) || n < 1 || n > 256)
-                return opts.error("--frames needs a number from 1 to 256, got '" + std::string(value) + "'");
-            keys.frames = unsigned(n);
+        } else if (read_site_key_option(opts, keys)) {
+            continue;
         } else if (opts.with_value("--top", &value)) {
             if (!parse_count(value, text.top))
                 return opts.error("--top needs a number, got '" + std::string(value) + "'");
@@ -164,5 +140,9 @@ int diff_main(int argc, char **argv) {
 }
 
 } // namespace
+
+int diff_command(int argc, char **argv) {
+    return run_reporting_exceptions("diff", kExitBadInput, diff_main, argc, argv);
+}
 
 } // namespace vramtrace::cli

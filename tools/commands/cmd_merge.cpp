@@ -5,8 +5,6 @@
 #include <cstdlib>
 #include <cstdio>
 #include <cstring>
-#include <exception>
-#include <new>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -182,23 +180,6 @@ bool fill_merged(int fd, void *ctx, std::string *error) {
     return true;
 }
 
-int merge_main(int argc, char **argv);
-
-} // namespace
-
-int merge_command(int argc, char **argv) {
-    try {
-        return merge_main(argc, argv);
-    } catch (const std::bad_alloc &) {
-        log_error("merge: out of memory");
-    } catch (const std::exception &e) {
-        log_error(std::string("merge: ") + e.what());
-    }
-    return kExitFailure;
-}
-
-namespace {
-
 int merge_main(int argc, char **argv) {
     SiteKeyOptions keys;
     size_t top = 10;
@@ -215,18 +196,13 @@ int merge_main(int argc, char **argv) {
         if (opts.is("-h") || opts.is("--help")) return write_stdout(kMergeHelp) ? kExitOk : kExitFailure;
         if (opts.is("-q") || opts.is("--quiet")) {
             quiet = true;
-        } else if (opts.is("--no-lines")) {
-            keys.lines = false;
+        } else if (read_site_key_option(opts, keys)) {
+            continue;
         } else if (opts.with_value("--output", &value) || opts.with_value("-o", &value)) {
             if (value.empty()) return opts.error("--output needs a non-empty path");
             output = value;
         } else if (opts.with_value("--top", &value)) {
             if (!parse_count(value, top)) return opts.error("--top needs a number, got '" + std::string(value) + "'");
-        } else if (opts.with_value("--frames", &value)) {
-            size_t n = 0;
-            if (!parse_count(value, n) || n < 1 || n > 256)
-                return opts.error("--frames needs a number from 1 to 256, got '" + std::string(value) + "'");
-            keys.frames = unsigned(n);
         } else {
             return opts.unknown();
         }
@@ -295,5 +271,9 @@ int merge_main(int argc, char **argv) {
 }
 
 } // namespace
+
+int merge_command(int argc, char **argv) {
+    return run_reporting_exceptions("merge", kExitFailure, merge_main, argc, argv);
+}
 
 } // namespace vramtrace::cli

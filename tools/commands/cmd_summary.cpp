@@ -1,8 +1,8 @@
 // `vramtrace summary [--top N] SNAPSHOT`: the summary of a snapshot file, on stdout.
-#include <charconv>
 #include <string>
 #include <string_view>
 
+#include "commands/cli_options.h"
 #include "common/cli.h"
 #include "input/snapshot_input.h"
 #include "input/summary_input.h"
@@ -28,15 +28,6 @@ const char *const kSummaryHelp =
     "\n"
     "Exit status: 0 success, 1 the file is missing, unreadable or not a valid snapshot,\n"
     "2 usage error.\n";
-
-namespace {
-
-bool parse_count(std::string_view text, size_t &out) {
-    auto res = std::from_chars(text.data(), text.data() + text.size(), out);
-    return !text.empty() && res.ec == std::errc() && res.ptr == text.data() + text.size();
-}
-
-} // namespace
 
 int summary_command(int argc, char **argv) {
     report::SummaryOptions options;

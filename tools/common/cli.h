@@ -20,6 +20,11 @@ int diff_command(int argc, char **argv);
 int merge_command(int argc, char **argv);
 int export_command(int argc, char **argv);
 
+// Runs a subcommand's body; an exception that escapes it becomes one error line ("COMMAND: out of
+// memory", "COMMAND: what it says") and the exit code `failure`.
+int run_reporting_exceptions(std::string_view command, int failure, int (*body)(int argc, char **argv), int argc,
+                             char **argv);
+
 // Help texts (printed on stdout by --help).
 extern const char *const kRunHelp;
 extern const char *const kSummaryHelp;

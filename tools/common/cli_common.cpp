@@ -4,6 +4,9 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <exception>
+#include <new>
+#include <string>
 
 #include "report/text_safety.h"
 
@@ -32,6 +35,18 @@ int usage_error(std::string_view message, std::string_view help_for) {
     std::string hint = help_for.empty() ? "vramtrace --help" : "vramtrace " + std::string(help_for) + " --help";
     spdlog::error("{} (see '{}')", report::shown_value(message, kMaxMessageBytes), hint);
     return kExitUsage;
+}
+
+int run_reporting_exceptions(std::string_view command, int failure, int (*body)(int argc, char **argv), int argc,
+                             char **argv) {
+    try {
+        return body(argc, argv);
+    } catch (const std::bad_alloc &) {
+        log_error(std::string(command) + ": out of memory");
+    } catch (const std::exception &e) {
+        log_error(std::string(command) + ": " + e.what());
+    }
+    return failure;
 }
 
 bool write_stdout(std::string_view raw) {

@@ -1,4 +1,4 @@
-// The snapshot schema as the streaming reader (snapshot_reader.cpp) applies it: the fields of each
+// The snapshot schema as the streaming reader (snapshot_sax_handler.h) applies it: the fields of each
 // record type (a member of snapshot/snapshot_fields.h and the model's member it is read into), the
 // top-level members, and the conversions of a JSON scalar into a field with their one-line
 // messages. Internal to the reader.
@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <variant>
 #include <vector>
 
@@ -135,6 +136,13 @@ inline bool convert_hex(const Scalar &v, uint64_t &out, std::string *why) {
     }
     if (!ok) *why = "expected a hex string such as \"0x1f\", got \"" + printable(s) + "\"";
     return ok;
+}
+
+// A scalar into a record's field: a uint64_t field that the format writes as a hex string (hex)
+// takes one, every other field its own conversion.
+template <class T> bool convert_field(const Scalar &v, bool hex, T &out, std::string *why) {
+    if constexpr (std::is_same_v<T, uint64_t>) return hex ? convert_hex(v, out, why) : convert(v, out, why);
+    else return convert(v, out, why);
 }
 
 // The fields of one record type: the member of the format (snapshot/snapshot_fields.h: its name,
