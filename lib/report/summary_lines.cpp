@@ -16,30 +16,6 @@ std::string plural(uint64_t n, std::string_view word) {
     return out;
 }
 
-// Snapshot text made safe for one line: control characters become C escapes.
-std::string one_line(std::string_view text) {
-    static constexpr char kHex[] = "0123456789abcdef";
-    std::string out;
-    out.reserve(text.size());
-    for (char c : text) {
-        auto u = static_cast<unsigned char>(c);
-        if (u >= 0x20 && u != 0x7f) {
-            out += c;
-        } else if (c == '\n') {
-            out += "\\n";
-        } else if (c == '\t') {
-            out += "\\t";
-        } else if (c == '\r') {
-            out += "\\r";
-        } else {
-            out += "\\x";
-            out += kHex[u >> 4];
-            out += kHex[u & 15];
-        }
-    }
-    return out;
-}
-
 // A command line as a shell would need it typed: arguments with special characters single-quoted.
 std::string shell_words(const std::vector<std::string> &args) {
     std::string out;

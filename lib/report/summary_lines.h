@@ -9,13 +9,12 @@
 #include <vector>
 
 #include "report/summary_format.h"
+#include "report/text_safety.h" // one_line
 
 namespace vramtrace::report::summary {
 
 std::string dec(uint64_t v);
 std::string plural(uint64_t n, std::string_view word); // "1 allocation", "2 allocations"
-// Snapshot text made safe for one line: control characters become C escapes.
-std::string one_line(std::string_view text);
 // A command line as a shell would need it typed: arguments with special characters single-quoted.
 std::string shell_words(const std::vector<std::string> &args);
 // Share of total in percent with one decimal, rounded half up: "56.0%"; "-" when total is 0.

@@ -109,4 +109,24 @@ std::string shown_value(std::string_view value, size_t max_bytes) {
     return out;
 }
 
+std::string one_line(std::string_view text) {
+    std::string out;
+    out.reserve(text.size());
+    for (char c : text) {
+        auto u = static_cast<unsigned char>(c);
+        if (u >= 0x20 && u != 0x7f) {
+            out += c;
+        } else if (c == '\n') {
+            out += "\\n";
+        } else if (c == '\t') {
+            out += "\\t";
+        } else if (c == '\r') {
+            out += "\\r";
+        } else {
+            append_byte_escape(out, u);
+        }
+    }
+    return out;
+}
+
 } // namespace vramtrace::report

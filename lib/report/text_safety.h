@@ -31,4 +31,8 @@ std::string escape_control_characters(std::string_view text, bool keep_newlines 
 // boundary) with "... (N bytes)" appended, N the value's full length.
 std::string shown_value(std::string_view value, size_t max_bytes = 80);
 
+// Snapshot text made safe for one line of a report: a line feed, tab and carriage return become
+// \n, \t, \r, every other control character (and DEL) \xHH; everything else is kept as it is.
+std::string one_line(std::string_view text);
+
 } // namespace vramtrace::report

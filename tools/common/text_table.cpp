@@ -1,6 +1,8 @@
 // Plain-text tables. See text_table.h.
 #include "common/text_table.h"
 
+#include "report/text_safety.h"
+
 #include <algorithm>
 
 namespace vramtrace::cli {
@@ -16,20 +18,7 @@ size_t display_width(std::string_view s) {
 
 } // namespace
 
-std::string one_line(std::string_view text) {
-    static constexpr char kHex[] = "0123456789abcdef";
-    std::string out;
-    out.reserve(text.size());
-    for (char c : text) {
-        auto u = static_cast<unsigned char>(c);
-        if (c == '\n') out += "\\n";
-        else if (c == '\t') out += "\\t";
-        else if (c == '\r') out += "\\r";
-        else if (u < 0x20 || u == 0x7f) out.append("\\x").append(1, kHex[u >> 4]).append(1, kHex[u & 15]);
-        else out += c;
-    }
-    return out;
-}
+std::string one_line(std::string_view text) { return report::one_line(text); }
 
 std::string TextTable::render(std::string_view indent) const {
     size_t columns = header_.size();

@@ -7,7 +7,7 @@
 
 namespace vramtrace::cli {
 
-// `text` with control characters escaped ("\n" as \n, others as \xNN), so that it stays on one line.
+// report::one_line (lib/report/text_safety.h), by the name the CLI's tables use.
 std::string one_line(std::string_view text);
 
 // Columns separated by two spaces, each as wide as its widest cell (counted in UTF-8 characters);
