@@ -1,5 +1,6 @@
-// diff on PyTorch-like snapshots: call-site keys carry the via of the frame rules
-// (docs/attribution.md), and diff compares live bytes per memory category. BASE is written as a file of before the rules (its call sites are
+// diff and merge on PyTorch-like snapshots: call-site keys carry the via of the frame rules
+// (docs/attribution.md), diff compares live bytes per memory category, and a merged snapshot keeps
+// each stack's via and category. BASE is written as a file of before the rules (its call sites are
 // PyTorch's allocator, no via, no category), NEW as the library writes one now: both read the same.
 #include <catch2/catch.hpp>
 
@@ -335,4 +336,75 @@ TEST_CASE("diff: a stack read before its frames keeps the call site and category
                                         {0, "activation", 3 * kMiB, 2},
                                         {0, "backward", 3 * kMiB, 1},
                                         {-1, "other", 4, 1}});
+}
+
+TEST_CASE("merge: stacks keep via and category, the summary of the merge sums categories", "[merge][attribution]") {
+    vt_test::TempDir dir;
+    std::FILE *spool = std::tmpfile();
+    REQUIRE(spool);
+    Merger merger(SiteKeyOptions{}, spool);
+    std::string error;
+    std::istringstream in_a(json_of(base_run())), in_b(json_of(new_run()));
+    REQUIRE(merger.add_stream(in_a, "rank0.json", &error));
+    REQUIRE(merger.add_stream(in_b, "rank1.json", &error));
+    std::vector<std::tuple<std::string, uint64_t, uint64_t, size_t>> sites;
+    for (const MergedSiteRow &r : merger.sites()) sites.emplace_back(r.key, r.live_bytes, r.live_count, r.files);
+    CHECK(sites == std::vector<std::tuple<std::string, uint64_t, uint64_t, size_t>>{
+                       {kOptimizer, 24 * kMiB, 3, 2},
+                       {kParameters, 8 * kMiB, 2, 2},
+                       {kForward, 5 * kMiB, 3, 2},
+                       {kBackward, 3 * kMiB, 1, 1},
+                       {"(no stack captured)", 8, 2, 2}});
+    std::string text = format_merge_text(merger, 0, {});
+    INFO(text);
+    CHECK(text.find("  24.00 MiB (25165824 B)  3            2 of 2  " + kOptimizer + "\n") != std::string::npos);
+    CHECK(text.find("  5.00 MiB (5242880 B)    3            2 of 2  " + kForward + "\n") != std::string::npos);
+
+    std::string path = dir.file("merged.json");
+    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    REQUIRE(fd >= 0);
+    REQUIRE(merger.write_snapshot(fd, {"vramtrace", "merge"}, "9.9.9", &error));
+    ::close(fd);
+    std::fclose(spool);
+    // As written (the rules not applied again): each stack's via and category.
+    Snapshot merged;
+    REQUIRE(read_snapshot_file(path, &merged, &error));
+    REQUIRE(merged.stacks.size() == 4); // one per distinct frame sequence: the two runs' stacks agree
+    std::multiset<std::string> written;
+    for (const Stack &st : merged.stacks) {
+        written.insert(st.category);
+        if (st.category == "backward") CHECK(st.via == -1);
+        else CHECK(st.via >= 0);
+        if (st.category == "optimizer_state") {
+            REQUIRE(size_t(st.via) < st.frames.size());
+            CHECK(merged.frames[st.frames[size_t(st.via)]].function == "Adam.step");
+        }
+    }
+    CHECK(written == std::multiset<std::string>{"activation", "backward", "optimizer_state", "parameter"});
+    CHECK(vt_test::read_file(path).find("\"call_site\": 8, \"via\": 7, \"category\": \"optimizer_state\"}") !=
+          std::string::npos);
+
+    // summary merged.json: the categories of both ranks added up.
+    vramtrace::cli::symbolize_offline(merged, path);
+    SummaryOptions options;
+    std::string summary = format_summary(merged, options);
+    INFO(summary);
+    CHECK(summary.find("vramtrace: memory by category (stacks read by the frame rules, docs/attribution.md):\n"
+                       "vramtrace:   cuda:0                  live    at peak\n"
+                       "vramtrace:     parameter         8.00 MiB   8.00 MiB\n"
+                       "vramtrace:     optimizer_state  24.00 MiB  24.00 MiB\n"
+                       "vramtrace:     activation        5.00 MiB   5.00 MiB\n"
+                       "vramtrace:     backward          3.00 MiB   3.00 MiB\n"
+                       "vramtrace:   host     live  at peak\n"
+                       "vramtrace:     other   8 B      8 B\n") != std::string::npos);
+    CHECK(summary.find(" main at /home/me/train.py:50 (python) via torch.optim.adam.Adam.step\n") != std::string::npos);
+
+    // diff reads the merged file with the same keys and categories.
+    SnapshotSites m = sites_of(vt_test::read_file(path), "merged.json");
+    CHECK(std::get<0>(rows(m)[3]) == kOptimizer);
+    CHECK(categories(m) == CategoryRows{{0, "parameter", 8 * kMiB, 2},
+                                        {0, "optimizer_state", 24 * kMiB, 3},
+                                        {0, "activation", 5 * kMiB, 3},
+                                        {0, "backward", 3 * kMiB, 1},
+                                        {-1, "other", 8, 2}});
 }
