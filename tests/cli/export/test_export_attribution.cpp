@@ -1,0 +1,98 @@
+// The exporters carry the frame rules' attribution (docs/attribution.md, docs/exports.md): on the
+// snapshot recorded on the H200 by PyTorch's default caching allocator
+// (tests/unit/report/data/torch_default_checkpoint.json), read as `vramtrace export` reads it
+// (the rules applied again), each format's categories add up to the summary's, and the via goes
+// where the format shows the call site.
+#include <catch2/catch.hpp>
+
+#include <map>
+#include <string>
+
+#include "export/export.h"
+#include "input/offline_symbolize.h"
+#include "snapshot/reader/snapshot_reader.h"
+
+using namespace vramtrace;
+
+namespace {
+
+report::Snapshot recorded() {
+    report::Snapshot s;
+    std::string error;
+    INFO(error);
+    REQUIRE(cli::read_snapshot_file(VT_TORCH_SNAPSHOT, &s, &error));
+    cli::symbolize_offline(s, VT_TORCH_SNAPSHOT); // named already: applies the frame rules
+    return s;
+}
+
+// Live bytes at the dump per category, as the summary has them (cuda:0 and host added up).
+const std::map<std::string, uint64_t> kLiveByCategory = {
+    {"parameter", 18874368},          {"optimizer_state", 33554432}, {"activation", 20971520},
+    {"backward", 18874368},           {"library_workspace", 201641488}, {"other", 4},
+};
+
+// ---- a minimal reader of the protobuf pprof writes: varints and length-delimited fields ----
+struct Field {
+    uint32_t number = 0;
+    uint64_t value = 0;     // varint
+    std::string bytes;      // length-delimited
+};
+uint64_t varint(const std::string &b, size_t &at) {
+    uint64_t v = 0;
+    for (int shift = 0; at < b.size(); shift += 7) {
+        uint8_t c = uint8_t(b[at++]);
+        v |= uint64_t(c & 0x7f) << shift;
+        if (c < 0x80) break;
+    }
+    return v;
+}
+std::vector<Field> fields(const std::string &b) {
+    std::vector<Field> out;
+    for (size_t at = 0; at < b.size();) {
+        uint64_t key = varint(b, at);
+        Field f;
+        f.number = uint32_t(key >> 3);
+        if ((key & 7) == 0) {
+            f.value = varint(b, at);
+        } else {
+            REQUIRE((key & 7) == 2);
+            uint64_t n = varint(b, at);
+            f.bytes = b.substr(at, n);
+            at += n;
+        }
+        out.push_back(std::move(f));
+    }
+    return out;
+}
+
+} // namespace
+
+TEST_CASE("export attribution: each pprof sample has a category label", "[export][attribution]") {
+    std::string raw = exporter::export_pprof_uncompressed(recorded(), {}, nullptr);
+    std::vector<std::string> strings;
+    for (const Field &f : fields(raw))
+        if (f.number == 6) strings.push_back(f.bytes);
+    std::map<std::string, uint64_t> bytes;
+    size_t samples = 0;
+    for (const Field &f : fields(raw)) {
+        if (f.number != 2) continue;
+        ++samples;
+        std::vector<std::string> categories;
+        uint64_t space = 0;
+        for (const Field &g : fields(f.bytes)) {
+            if (g.number == 2) { // packed values: inuse_objects, inuse_space
+                size_t at = 0;
+                varint(g.bytes, at);
+                space = varint(g.bytes, at);
+            } else if (g.number == 3) {
+                std::vector<Field> label = fields(g.bytes);
+                REQUIRE(label.size() == 2);
+                if (strings.at(label[0].value) == "category") categories.push_back(strings.at(label[1].value));
+            }
+        }
+        REQUIRE(categories.size() == 1);
+        bytes[categories[0]] += space;
+    }
+    CHECK(samples == 21); // 20 stacks on cuda:0 or the host, one of them on both
+    CHECK(bytes == kLiveByCategory);
+}
