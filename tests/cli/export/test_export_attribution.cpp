@@ -8,6 +8,8 @@
 #include <map>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "export/export.h"
 #include "input/offline_symbolize.h"
 #include "snapshot/reader/snapshot_reader.h"
@@ -95,4 +97,32 @@ TEST_CASE("export attribution: each pprof sample has a category label", "[export
     }
     CHECK(samples == 21); // 20 stacks on cuda:0 or the host, one of them on both
     CHECK(bytes == kLiveByCategory);
+}
+
+TEST_CASE("export attribution: chrome allocation events carry category and via", "[export][attribution]") {
+    nlohmann::json trace = nlohmann::json::parse(exporter::export_chrome(recorded(), {}, nullptr));
+    std::map<std::string, uint64_t> bytes;
+    size_t allocations = 0, with_via = 0;
+    for (const auto &e : trace["traceEvents"]) {
+        if (e.value("cat", "") != "alloc") continue;
+        ++allocations;
+        const auto &args = e["args"];
+        std::string category = args["category"];
+        bytes[category] += args["size"].get<uint64_t>();
+        if (category == "optimizer_state") {
+            CHECK(args["call_site"] == "main at /work/main/tests/gpu/attribution/torch_categories.py:49 (python)");
+            CHECK(args["via"] == "torch.optim.adam.Adam.step");
+        }
+        if (category == "parameter") CHECK(args["via"] == "torch.nn.modules.module.Module.cuda");
+        if (category == "backward") {
+            // The engine's thread: the node names the call site, there is no via.
+            CHECK((args["call_site"] == "AddmmBackward0 (libtorch_cpu.so)" ||
+                   args["call_site"] == "ReluBackward0 (libtorch_cpu.so)"));
+            CHECK_FALSE(args.contains("via"));
+        }
+        with_via += args.contains("via");
+    }
+    CHECK(allocations == 22);
+    CHECK(with_via == 12); // parameters 2, activation 1, cuDNN handle 3, cuBLASLt workspace 4, optimizer 2
+    CHECK(bytes == kLiveByCategory); // nothing is freed in this run: every allocation is live
 }
