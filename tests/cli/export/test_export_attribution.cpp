@@ -5,12 +5,15 @@
 // where the format shows the call site.
 #include <catch2/catch.hpp>
 
+#include <cstdio>
 #include <map>
 #include <string>
+#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
 #include "export/export.h"
+#include "export_fixture.h"
 #include "input/offline_symbolize.h"
 #include "snapshot/reader/snapshot_reader.h"
 
@@ -65,6 +68,29 @@ std::vector<Field> fields(const std::string &b) {
         out.push_back(std::move(f));
     }
     return out;
+}
+
+// The pickle loaded with tests/cli/restricted_unpickle.py, reduced by `script` (Python reading `d`).
+std::string python_on_pickle(const std::string &pickle, const std::string &script) {
+    char path[] = "/tmp/vt-pickle-XXXXXX";
+    int fd = mkstemp(path);
+    REQUIRE(fd >= 0);
+    REQUIRE(write(fd, pickle.data(), pickle.size()) == ssize_t(pickle.size()));
+    close(fd);
+    std::string dir = VT_RESTRICTED_UNPICKLE;
+    dir = dir.substr(0, dir.rfind('/'));
+    std::string program = "import sys; sys.path.insert(0, '" + dir +
+                          "'); from restricted_unpickle import load_restricted; d = load_restricted(open('" + path +
+                          "', 'rb').read()); " + script;
+    std::string command = "python3 -c \"" + program + "\" 2>&1";
+    std::string output;
+    FILE *p = popen(command.c_str(), "r");
+    REQUIRE(p != nullptr);
+    char buf[4096];
+    while (fgets(buf, sizeof buf, p)) output += buf;
+    CHECK(pclose(p) == 0);
+    unlink(path);
+    return output;
 }
 
 } // namespace
@@ -125,4 +151,31 @@ TEST_CASE("export attribution: chrome allocation events carry category and via",
     CHECK(allocations == 22);
     CHECK(with_via == 12); // parameters 2, activation 1, cuDNN handle 3, cuBLASLt workspace 4, optimizer 2
     CHECK(bytes == kLiveByCategory); // nothing is freed in this run: every allocation is live
+}
+
+TEST_CASE("export attribution: memory_viz trace entries carry the category it colours by", "[export][attribution]") {
+    std::string pickle = exporter::export_pickle(recorded(), {}, nullptr);
+    // Per device: each alloc entry's category, that of its segment_alloc, the last entry, and the
+    // categories in the order MemoryViz.js collects them (it needs "unknown" among them).
+    std::string out = python_on_pickle(
+        pickle, "t = d['device_traces'][0]; "
+                "a = [e['category'] for e in t if e['action'] == 'alloc']; "
+                "s = [e['category'] for e in t if e['action'] == 'segment_alloc']; "
+                "seen = []; [seen.append(e['category']) for e in t if 'category' in e and e['category'] not in seen]; "
+                "print(len(d['device_traces']), a == s, ' '.join(a)); print(t[-1]); print(' '.join(seen))");
+    // cuda:0 only (the host's pinned memory has no place in the pickle): the cuDNN handle 2, the
+    // cuBLASLt workspace 4, cublasCreate 3 and the cuBLAS handle 1 are the ten library workspaces
+    // before the backward pass, cudnnCreate the two after it.
+    CHECK(out == "1 True parameter parameter activation library_workspace library_workspace library_workspace "
+                 "library_workspace library_workspace library_workspace library_workspace library_workspace "
+                 "library_workspace library_workspace backward backward library_workspace library_workspace "
+                 "optimizer_state optimizer_state\n"
+                 "{'action': 'snapshot', 'addr': 0, 'size': 0, 'stream': 0, 'time_us': 1796125005797194, "
+                 "'frames': [], 'category': 'unknown'}\n"
+                 "parameter activation library_workspace backward optimizer_state unknown\n");
+
+    // A program no rule knows: no category (MemoryViz then colours each allocation on its own).
+    std::string plain = exporter::export_pickle(vt_export_test::fixture_snapshot(), {}, nullptr);
+    CHECK(plain.find("category") == std::string::npos);
+    CHECK(plain.find("snapshot") == std::string::npos);
 }
