@@ -179,3 +179,39 @@ TEST_CASE("export attribution: memory_viz trace entries carry the category it co
     CHECK(plain.find("category") == std::string::npos);
     CHECK(plain.find("snapshot") == std::string::npos);
 }
+
+TEST_CASE("export attribution: the HTML report lists categories with a colour, as text", "[export][attribution]") {
+    exporter::Options at_exit;
+    at_exit.at = exporter::At::Exit;
+    std::string html = exporter::export_html(recorded(), at_exit, nullptr);
+    auto swatch = [](const char *colour) {
+        return std::string("<span style=\"display:inline-block;width:.8em;height:.8em;margin-right:.4em;background:") +
+               colour + "\"></span>";
+    };
+    CHECK(html.find("<h2>Memory by category</h2>\n<table><tr><th>category</th><th>bytes</th><th>share</th></tr>\n"
+                    "<tr><td>" + swatch("#4e79a7") + "parameter</td><td class=\"n\">18.00 MiB (18874368 B)</td><td class=\"n\">6.4%</td></tr>\n"
+                    "<tr><td>" + swatch("#f28e2c") + "optimizer_state</td><td class=\"n\">32.00 MiB (33554432 B)</td><td class=\"n\">11.4%</td></tr>\n"
+                    "<tr><td>" + swatch("#59a14f") + "activation</td><td class=\"n\">20.00 MiB (20971520 B)</td><td class=\"n\">7.1%</td></tr>\n"
+                    "<tr><td>" + swatch("#e15759") + "backward</td><td class=\"n\">18.00 MiB (18874368 B)</td><td class=\"n\">6.4%</td></tr>\n"
+                    "<tr><td>" + swatch("#af7aa1") + "library_workspace</td><td class=\"n\">192.30 MiB (201641488 B)</td><td class=\"n\">68.6%</td></tr>\n"
+                    "<tr><td>" + swatch("#bab0ab") + "other</td><td class=\"n\">4 B</td><td class=\"n\">0.0%</td></tr>\n"
+                    "</table>\n") != std::string::npos);
+    CHECK(html.find("<table><tr><th>bytes</th><th>allocations</th><th>category</th><th>call site</th></tr>\n") !=
+          std::string::npos);
+    CHECK(html.find("<tr><td class=\"n\">32.00 MiB (33554432 B)</td><td class=\"n\">2</td><td>" + swatch("#f28e2c") +
+                    "optimizer_state</td><td>main at /work/main/tests/gpu/attribution/torch_categories.py:49 (python) "
+                    "via torch.optim.adam.Adam.step</td></tr>\n") != std::string::npos);
+
+    // Names from a snapshot are text, never markup; a category outside the list is grey.
+    report::Snapshot s = vt_export_test::fixture_snapshot();
+    s.stacks[0].category = "<img src=x onerror=alert(1)>";
+    s.stacks[0].via_label = "a<b>&\"c\"";
+    std::string hostile = exporter::export_html(s, at_exit, nullptr);
+    CHECK(hostile.find("<img") == std::string::npos);
+    CHECK(hostile.find(swatch("#bab0ab") + "&lt;img src=x onerror=alert(1)&gt;</td>") != std::string::npos);
+    CHECK(hostile.find(" via a&lt;b&gt;&amp;&quot;c&quot;</td>") != std::string::npos);
+    // Without any category but "other" the table is as before.
+    std::string plain = exporter::export_html(vt_export_test::fixture_snapshot(), at_exit, nullptr);
+    CHECK(plain.find("by category") == std::string::npos);
+    CHECK(plain.find("<th>category</th>") == std::string::npos);
+}
