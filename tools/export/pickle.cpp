@@ -162,6 +162,12 @@ std::string export_pickle(const report::Snapshot &snapshot, const Options &optio
     // so each device's trace ends with a "snapshot" entry (the dump, as PyTorch records one) of
     // category "unknown".
     const bool categories = has_categories(snapshot);
+    std::map<std::string_view, uint32_t> category_memo; // each name written once, then referenced
+    auto category = [&](std::string_view name) {
+        if (auto it = category_memo.find(name); it != category_memo.end()) return w.memo_get(it->second);
+        w.str(name);
+        if (std::optional<uint32_t> index = w.memoize()) category_memo.emplace(name, *index);
+    };
     uint64_t dump_ns = proc.dump_monotonic_ns;
     for (const report::Event *e : history) dump_ns = std::max(dump_ns, e->time_ns);
     w.key("device_traces");
@@ -189,7 +195,7 @@ std::string export_pickle(const report::Snapshot &snapshot, const Options &optio
                 frames.write(w, e->stack);
                 if (categories && e->type != "oom") {
                     w.key("category");
-                    w.str(category_text(snapshot, e->stack));
+                    category(category_text(snapshot, e->stack));
                 }
                 if (e->type == "oom") {
                     // The free bytes the driver reported right after the failure, when recorded.
@@ -228,7 +234,7 @@ std::string export_pickle(const report::Snapshot &snapshot, const Options &optio
             w.begin_list();
             w.end_list();
             w.key("category");
-            w.str("unknown");
+            category("unknown");
             w.end_dict();
         }
         w.end_list();
