@@ -1,11 +1,14 @@
 // Call-site keys and the streaming per-site reduction of a snapshot. See call_sites.h.
 #include "analysis/call_sites.h"
 
+#include "input/offline_symbolize.h"
 #include "report/text_safety.h"
 
 #include <algorithm>
 #include <istream>
+#include <iterator>
 #include <map>
+#include <tuple>
 #include <unordered_map>
 
 namespace vramtrace::cli {
@@ -41,9 +44,17 @@ struct KeptStack {
     size_t position = 0;             // index in the file's stacks array, for messages
     int call_site = -1;
     std::vector<uint32_t> key_frames; // indices into frames of the frames that make the key
+    std::string via_label;           // Stack::via_label, "" when none
+    std::string category;            // category_of the stack
     uint32_t max_frame = 0;          // the largest frame index of the whole stack, and where it is
     size_t max_frame_at = 0;
     bool has_frames = false;
+};
+
+struct DeviceBytes {
+    int device = 0;
+    uint64_t bytes = 0;
+    uint64_t count = 0;
 };
 
 struct RunningTotal {
@@ -52,6 +63,7 @@ struct RunningTotal {
     uint64_t count = 0;
     std::vector<int> devices;
     std::vector<std::string> apis;
+    std::vector<DeviceBytes> per_device; // for the totals per category
 };
 
 class SiteCollector final : public SnapshotSink {
@@ -96,6 +108,8 @@ public:
         if (s.call_site >= 0)
             for (size_t i = size_t(s.call_site); i < s.frames.size() && k.key_frames.size() < options_.frames; ++i)
                 k.key_frames.push_back(s.frames[i]);
+        k.via_label = std::move(s.via_label);
+        k.category = std::string(category_of(&s));
         if (!stacks_.emplace(s.id, std::move(k)).second)
             error_ = "stacks: id " + std::to_string(s.id) + " appears more than once";
     }
@@ -109,6 +123,11 @@ public:
         t.count += 1;
         insert_sorted_unique(t.devices, a.device);
         insert_sorted_unique(t.apis, a.api);
+        auto d = std::find_if(t.per_device.begin(), t.per_device.end(),
+                              [&](const DeviceBytes &x) { return x.device == a.device; });
+        if (d == t.per_device.end()) d = t.per_device.insert(t.per_device.end(), DeviceBytes{a.device});
+        d->bytes += a.size;
+        d->count += 1;
     }
     void on_merged_process(MergedProcess &&) override { ++out_.merged_processes; }
     void on_oom_count(uint64_t count) override { out_.oom_count = count; }
@@ -187,6 +206,20 @@ public:
             out_.live_count += site.live_count;
             out_.sites.push_back(std::move(site));
         }
+        // Live bytes per device and category.
+        std::map<std::tuple<int64_t, size_t, std::string>, CategoryTotals> categories;
+        for (const auto &[stack_id, t] : totals_) {
+            std::string_view category = stack_id == 0 ? category_of(nullptr) : stacks_.find(stack_id)->second.category;
+            for (const DeviceBytes &d : t.per_device) {
+                CategoryTotals &c =
+                    categories[{device_rank(d.device), category_rank(category), std::string(category)}];
+                c.device = d.device;
+                c.category = std::string(category);
+                c.live_bytes += d.bytes;
+                c.live_count += d.count;
+            }
+        }
+        for (auto &[order, c] : categories) out_.categories.push_back(std::move(c));
         return {};
     }
 
@@ -194,8 +227,8 @@ private:
     std::string key_of(const KeptStack &s) const {
         if (s.call_site < 0) return std::string(kNoCallSiteKey);
         std::string key;
-        for (uint32_t index : s.key_frames) {
-            const KeptFrame &k = frames_[index];
+        for (size_t n = 0; n < s.key_frames.size(); ++n) {
+            const KeptFrame &k = frames_[s.key_frames[n]];
             Frame f;
             f.module = k.module;
             f.line = k.line;
@@ -205,6 +238,7 @@ private:
             f.file = k.file;
             append_part(key, frame_key(k.module >= 0 ? std::string_view(modules_[size_t(k.module)]) : "", f,
                                        options_.lines));
+            if (n == 0) key += via_key(s.via_label);
         }
         return key;
     }
@@ -261,8 +295,27 @@ std::string stack_key(const report::Snapshot &snapshot, const Stack &stack, cons
         const Frame &f = snapshot.frames[stack.frames[i]];
         const Module *m = snapshot.find_module(f);
         append_part(key, frame_key(m ? std::string_view(m->path) : "", f, options.lines));
+        if (taken == 0) key += via_key(stack.via_label);
     }
     return key;
+}
+
+std::string via_key(std::string_view via_label) {
+    if (via_label.empty()) return {};
+    return std::string(kViaSeparator) + report::escape_control_characters(via_label);
+}
+
+std::string_view category_of(const Stack *stack) {
+    return stack && !stack->category.empty() ? std::string_view(stack->category) : std::string_view("other");
+}
+
+int64_t device_rank(int device) { return device >= 0 ? int64_t(device) : (int64_t(1) << 40) | -int64_t(device); }
+
+size_t category_rank(std::string_view category) {
+    size_t n = std::size(kCategoryOrder);
+    for (size_t i = 0; i < n; ++i)
+        if (kCategoryOrder[i] == category) return i;
+    return n;
 }
 
 // Collects what read(SiteCollector &) passes through; *out is left empty on failure.
@@ -288,7 +341,10 @@ bool collect_through(const std::string &name, const SiteKeyOptions &options, Sna
 bool collect_sites(std::istream &in, const std::string &name, const SiteKeyOptions &options, SnapshotSites *out,
                    std::string *error) {
     return collect_through(name, options, out, error,
-                           [&](SiteCollector &c) { return read_snapshot_stream(in, name, c, error); });
+                           [&](SiteCollector &c) {
+                               SymbolizingSink rules(c, name); // the frame rules, as stream_snapshot_file applies them
+                               return read_snapshot_stream(in, name, rules, error);
+                           });
 }
 
 bool collect_sites_from_file(const std::string &path, const SiteKeyOptions &options, Progress *progress,

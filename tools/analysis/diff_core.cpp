@@ -204,6 +204,7 @@ DiffResult compute_diff(const SnapshotSites &base, const SnapshotSites &now, con
         if (ordinal >= 0) r.devices.push_back(d);
     for (auto it = devices.rbegin(); it != devices.rend(); ++it)
         if (it->first < 0) r.devices.push_back(it->second);
+    r.categories = compare_categories(base, now);
     return r;
 }
 
@@ -360,6 +361,7 @@ std::string format_diff_text(const SnapshotSites &base, const SnapshotSites &now
         out += "warning: records were dropped (allocations " + dec(base.dropped_allocations) + " -> " +
                dec(now.dropped_allocations) + ", stacks " + dec(base.dropped_stacks) + " -> " +
                dec(now.dropped_stacks) + "): the totals above may differ from the call sites below\n";
+    if (std::string categories = format_categories_text(diff); !categories.empty()) out += "\n" + categories;
 
     size_t grew = 0, shrank = 0, added = 0, gone = 0;
     for (size_t i = 0; i < diff.changed; ++i) {
@@ -427,6 +429,16 @@ nlohmann::ordered_json diff_json(const SnapshotSites &base, const SnapshotSites 
         devices.push_back(std::move(x));
     }
     j["devices"] = std::move(devices);
+    nlohmann::ordered_json categories = nlohmann::ordered_json::array();
+    for (const CategoryDiff &c : diff.categories) {
+        nlohmann::ordered_json x;
+        x["device"] = c.device;
+        x["category"] = c.category;
+        x["live_bytes"] = compared_json(c.live_bytes);
+        x["live_allocations"] = compared_json(c.live_count);
+        categories.push_back(std::move(x));
+    }
+    j["categories"] = std::move(categories);
     nlohmann::ordered_json sites = nlohmann::ordered_json::array();
     size_t listed = options.all ? diff.sites.size() : diff.changed;
     if (options.top > 0 && listed > options.top) listed = options.top;

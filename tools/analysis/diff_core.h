@@ -48,6 +48,14 @@ struct DeviceDiff {
     Compared free_count;
 };
 
+// Live bytes and allocations of one memory category on one device, in both runs.
+struct CategoryDiff {
+    int device = 0;
+    std::string category;
+    Compared live_bytes;
+    Compared live_count;
+};
+
 struct DiffResult {
     SiteKeyOptions options;
     std::vector<SiteDiff> sites;  // every key of either run: the largest growth first, then the
@@ -59,11 +67,15 @@ struct DiffResult {
     Compared live_count;
     Compared peak_bytes;          // sum of devices[].peak_bytes
     std::vector<DeviceDiff> devices; // union of both runs' ordinals: CUDA devices ascending, then -1, -2
+    std::vector<CategoryDiff> categories; // every (device, category) live in either run, devices as
+                                          // above, categories in kCategoryOrder (diff_categories.cpp)
     bool has_peak_composition = false;
     std::optional<Compared> oom_count; // out-of-memory failures since start, when both snapshots say
 };
 
 DiffResult compute_diff(const SnapshotSites &base, const SnapshotSites &now, const SiteKeyOptions &options);
+// The categories part of compute_diff.
+std::vector<CategoryDiff> compare_categories(const SnapshotSites &base, const SnapshotSites &now);
 
 // ---- the gate: --fail-if-growth LIMIT [--metric live|peak] [--site KEY] ----
 
@@ -104,6 +116,10 @@ std::string format_diff_text(const SnapshotSites &base, const SnapshotSites &now
                              const DiffTextOptions &options, const GateResult *gate);
 nlohmann::ordered_json diff_json(const SnapshotSites &base, const SnapshotSites &now, const DiffResult &diff,
                          const DiffTextOptions &options, const GateResult *gate, const GrowthLimit *limit);
+
+// The "live bytes by category" table of the text report, "" when neither run has bytes in a category
+// other than "other" (a program no frame rule knows has nothing to say there).
+std::string format_categories_text(const DiffResult &diff);
 
 // "+1.00 MiB (+1048576 B)", "-512 B", "0 B": a signed byte change, exact.
 std::string format_change_bytes(const Compared &c);

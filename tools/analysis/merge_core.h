@@ -94,6 +94,8 @@ private:
     struct Stack {
         std::vector<uint32_t> frames; // merged frame indices
         int call_site = -1;
+        int via = -1;                 // Stack::via, -1: none
+        std::string category;         // Stack::category, "": none
         uint32_t site = 0;            // index into sites_
     };
     struct Site {
@@ -107,7 +109,9 @@ private:
     // merge_read.cpp).
     uint32_t intern_module(const report::Module &m);
     uint32_t intern_frame(const report::Frame &f, int merged_module);
-    uint32_t intern_stack(std::vector<uint32_t> frames, int call_site);
+    // `stack` gives the call site, via and category (as the frame rules set them) and the via label
+    // of the call-site key; `frames` its frames, merged.
+    uint32_t intern_stack(std::vector<uint32_t> frames, const report::Stack &stack);
     uint32_t no_stack_site();
     void spool_allocation(const report::Allocation &a, uint32_t merged_stack);
     bool spool_mark(long long *offset);
@@ -154,6 +158,7 @@ private:
     // What the merged process record says.
     bool first_ = true;
     std::string host_, executable_;
+    std::string python_; // process.python when every input has the same, else ""
     int driver_version_ = 0;
     uint64_t start_time_ns_ = 0, dump_time_ns_ = 0;
     uint32_t stack_depth_ = 0;

@@ -45,7 +45,7 @@ uint32_t Merger::intern_frame(const report::Frame &f, int merged_module) {
         append_bytes(key, &merged_module, sizeof merged_module);
         append_bytes(key, &f.module_offset, sizeof f.module_offset);
     } else {
-        key = "a";
+        key = f.python ? "p" : "a";
         append_bytes(key, &f.address, sizeof f.address);
         append_bytes(key, &f.line, sizeof f.line);
         key += f.function;
@@ -66,10 +66,17 @@ uint32_t Merger::no_stack_site() {
     return it->second;
 }
 
-uint32_t Merger::intern_stack(std::vector<uint32_t> frames, int call_site) {
+uint32_t Merger::intern_stack(std::vector<uint32_t> frames, const report::Stack &stack) {
+    const int call_site = stack.call_site;
+    // A via outside the stack (a file's own, kept for a stack read before its frames) is none.
+    const int via = stack.via >= 0 && size_t(stack.via) < frames.size() ? stack.via : -1;
     std::string key;
     append_bytes(key, &call_site, sizeof call_site);
+    append_bytes(key, &via, sizeof via);
     append_bytes(key, frames.data(), frames.size() * sizeof(uint32_t));
+    key += stack.category;
+    key += '\0';
+    key += stack.via_label;
     auto [it, inserted] = stack_index_.try_emplace(std::move(key), uint32_t(stacks_.size() + 1));
     if (!inserted) return it->second;
     // Its call-site key, as call_sites.h builds it.
@@ -82,6 +89,7 @@ uint32_t Merger::intern_stack(std::vector<uint32_t> frames, int call_site) {
             const report::Frame &f = frames_[frames[i]];
             if (!site_key.empty()) site_key += kKeySeparator;
             site_key += frame_key(f.module >= 0 ? std::string_view(modules_[size_t(f.module)].path) : "", f, keys_.lines);
+            if (taken == 0) site_key += via_key(stack.via_label);
         }
     }
     auto [s, new_site] = site_index_.try_emplace(site_key, uint32_t(sites_.size()));
@@ -89,6 +97,8 @@ uint32_t Merger::intern_stack(std::vector<uint32_t> frames, int call_site) {
     Stack st;
     st.frames = std::move(frames);
     st.call_site = call_site;
+    st.via = via;
+    st.category = stack.category;
     st.site = s->second;
     stacks_.push_back(std::move(st));
     return it->second;

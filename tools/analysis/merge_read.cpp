@@ -13,6 +13,7 @@
 
 #include <sys/stat.h>
 
+#include "input/offline_symbolize.h"
 #include "snapshot/report_model.h"
 #include "snapshot/snapshot_fields.h"
 
@@ -212,7 +213,7 @@ public:
         std::vector<uint32_t> frames;
         frames.reserve(st.frames.size());
         for (uint32_t f : st.frames) frames.push_back(frame_of(f));
-        uint32_t id = m_.intern_stack(std::move(frames), st.call_site);
+        uint32_t id = m_.intern_stack(std::move(frames), st);
         s_.stack_merged[local] = id;
         return id;
     }
@@ -244,7 +245,8 @@ private:
 
 bool Merger::read_pass(std::istream &in, const std::string &name, FileState &state, bool second, std::string *error) {
     MergeFileReader reader(*this, state, second);
-    return read_snapshot_stream(in, name, reader, error);
+    SymbolizingSink rules(reader, name); // as stream_snapshot_file reads a file
+    return read_snapshot_stream(in, name, rules, error);
 }
 
 bool Merger::start_file(FileState &state, const std::string &name, std::string *error) {
@@ -477,6 +479,7 @@ bool Merger::commit(FileState &state, const std::string &name, std::string *erro
     if (first_) {
         host_ = p.host;
         executable_ = p.executable;
+        python_ = p.python;
         driver_version_ = p.driver_version;
         start_time_ns_ = p.start_time_ns;
         dump_time_ns_ = p.dump_time_ns;
@@ -484,6 +487,7 @@ bool Merger::commit(FileState &state, const std::string &name, std::string *erro
     } else {
         if (host_ != p.host) host_.clear();
         if (executable_ != p.executable) executable_.clear();
+        if (python_ != p.python) python_.clear();
         if (driver_version_ != p.driver_version) driver_version_ = 0;
         start_time_ns_ = std::min(start_time_ns_, p.start_time_ns);
         dump_time_ns_ = std::max(dump_time_ns_, p.dump_time_ns);

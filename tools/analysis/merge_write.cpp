@@ -113,7 +113,9 @@ bool Merger::write_snapshot(int fd, const std::vector<std::string> &command_line
     out.put(json_key(pr::driver_version) + std::to_string(driver_version_) + next);
     out.put(json_key(pr::reason) + "\"merge\"" + next);
     out.put(json_key(pr::vramtrace_version) + json_string(version) + next);
-    out.put(json_key(pr::stack_depth) + std::to_string(stack_depth_) + "\n  },\n");
+    out.put(json_key(pr::stack_depth) + std::to_string(stack_depth_));
+    if (!python_.empty()) out.put(next + json_key(pr::python) + json_string(python_));
+    out.put("\n  },\n");
     write_array(out, top::devices, devices_, [this](const report::DeviceTotals &d) {
         namespace f = member::devices;
         std::string identity;
@@ -210,7 +212,8 @@ bool Merger::write_snapshot(int fd, const std::vector<std::string> &command_line
                std::to_string(f.module) + ", " + json_key(fr::module_offset) + "\"" + report::hex_u64(f.module_offset) +
                "\", " + json_key(fr::function) + json_string(f.function) + ", " + json_key(fr::file) +
                json_string(f.file) + ", " + json_key(fr::line) + std::to_string(f.line) +
-               (inlined.empty() ? "}" : ", " + json_key(fr::inlined) + "[" + inlined + "]}");
+               (inlined.empty() ? "" : ", " + json_key(fr::inlined) + "[" + inlined + "]") +
+               (f.python ? ", " + json_key(fr::python) + "true}" : "}");
     });
     uint32_t id = 0;
     write_array(out, top::stacks, stacks_, [&id](const Stack &s) {
@@ -222,7 +225,9 @@ bool Merger::write_snapshot(int fd, const std::vector<std::string> &command_line
         }
         frames += "]";
         return "{" + json_key(f::id) + std::to_string(++id) + ", " + json_key(f::frames) + frames + ", " +
-               json_key(f::call_site) + std::to_string(s.call_site) + "}";
+               json_key(f::call_site) + std::to_string(s.call_site) +
+               (s.via >= 0 ? ", " + json_key(f::via) + std::to_string(s.via) : std::string()) +
+               (s.category.empty() ? std::string() : ", " + json_key(f::category) + json_string(s.category)) + "}";
     });
     if (spooled_ == 0 || !spool_) {
         out.put("  " + json_key(top::allocations) + "[]\n}\n");

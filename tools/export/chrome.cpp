@@ -73,6 +73,15 @@ std::string export_chrome(const report::Snapshot &snapshot, const Options &optio
         }
     }
 
+    // The frame rules' category of the stack, and its via when it has one.
+    auto attribution = [&](uint32_t stack) {
+        w.out += ", \"category\": ";
+        append_json_string(w.out, category_text(snapshot, stack));
+        if (std::string_view via = via_text(snapshot, stack); !via.empty()) {
+            w.out += ", \"via\": ";
+            append_json_string(w.out, via);
+        }
+    };
     auto memory_event = [&](const char *what, uint64_t time_ns, uint32_t tid, int device, uint64_t address,
                             uint64_t size, const std::string &kind, const std::string &api, uint32_t stack) {
         w.begin_event();
@@ -85,6 +94,7 @@ std::string export_chrome(const report::Snapshot &snapshot, const Options &optio
         append_json_string(w.out, api);
         w.out += ", \"call_site\": ";
         append_json_string(w.out, call_site_text(snapshot, stack));
+        attribution(stack);
         w.out += "}}";
     };
     auto oom_event = [&](uint64_t time_ns, uint32_t tid, int device, uint64_t requested, const std::string &api,
@@ -97,6 +107,7 @@ std::string export_chrome(const report::Snapshot &snapshot, const Options &optio
         append_json_string(w.out, api);
         w.out += ", \"call_site\": ";
         append_json_string(w.out, call_site_text(snapshot, stack));
+        attribution(stack);
         w.out += "}}";
     };
 

@@ -53,7 +53,22 @@ std::string call_site_text(const Snapshot &snapshot, uint32_t stack_id) {
     if (!stack) return std::string(kNoStackName);
     const Frame *frame = snapshot.call_site_frame(*stack);
     if (!frame) return "(no call site: every frame is in vramtrace, the CUDA runtime or the driver)";
-    return report::describe_frame(snapshot, *frame);
+    return stack->site_label.empty() ? report::describe_frame(snapshot, *frame) : stack->site_label;
+}
+
+std::string_view category_text(const Snapshot &snapshot, uint32_t stack_id) {
+    const Stack *stack = snapshot.find_stack(stack_id);
+    return stack && !stack->category.empty() ? std::string_view(stack->category) : std::string_view("other");
+}
+
+std::string_view via_text(const Snapshot &snapshot, uint32_t stack_id) {
+    const Stack *stack = snapshot.find_stack(stack_id);
+    return stack ? std::string_view(stack->via_label) : std::string_view();
+}
+
+bool has_categories(const Snapshot &snapshot) {
+    return std::any_of(snapshot.stacks.begin(), snapshot.stacks.end(),
+                       [](const Stack &s) { return !s.category.empty() && s.category != "other"; });
 }
 
 bool held_kind(std::string_view kind) {

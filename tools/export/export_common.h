@@ -26,10 +26,21 @@ struct NamedFrame {
 std::string frame_name(const report::Snapshot &snapshot, const report::Frame &frame);
 // The frames of a stack, leaf first, inlined frames expanded. Empty for a null stack.
 std::vector<NamedFrame> expand_stack(const report::Snapshot &snapshot, const report::Stack *stack);
-// The call site of a stack as one line (report::describe_frame), or the summary's notes
-// "(no stack captured)" / "(no call site: ...)".
+// The call site of a stack as one line, as the summary names it (Stack::site_label for a frame
+// that names the call site of a stack without the program's frames, else report::describe_frame),
+// or the summary's notes "(no stack captured)" / "(no call site: ...)".
 std::string call_site_text(const report::Snapshot &snapshot, uint32_t stack_id);
 inline constexpr std::string_view kNoStackName = "(no stack captured)";
+// The attribution of the frame rules (docs/attribution.md): a stack's memory category ("other" for
+// a stack without one and for no stack) and its via label ("" when none).
+std::string_view category_text(const report::Snapshot &snapshot, uint32_t stack_id);
+std::string_view via_text(const report::Snapshot &snapshot, uint32_t stack_id);
+// Whether some stack of the snapshot has a category other than "other": formats that show the
+// categories as colours show them only then (a program no rule knows would be all one colour).
+bool has_categories(const report::Snapshot &snapshot);
+// The categories in the order reports list them (the summary's).
+inline constexpr std::string_view kCategories[] = {"parameter",         "optimizer_state", "activation", "backward",
+                                                   "library_workspace", "communication",   "other"};
 
 // Whether memory of this kind counts as held (report::counts_as_held for a kind name).
 bool held_kind(std::string_view kind);

@@ -45,6 +45,22 @@ std::string seconds_text(uint64_t ns) {
     return buf;
 }
 
+// A colour per memory category (docs/attribution.md), in kCategories' order; grey for a name
+// outside it. Constants of ours: no text of the snapshot ever reaches a style attribute.
+std::string_view category_colour(std::string_view category) {
+    static constexpr std::string_view kColours[] = {"#4e79a7", "#f28e2c", "#59a14f", "#e15759",
+                                                    "#af7aa1", "#76b7b2", "#bab0ab"};
+    for (size_t i = 0; i < std::size(kCategories); ++i)
+        if (kCategories[i] == category) return kColours[i];
+    return "#bab0ab";
+}
+
+// A category as a coloured square and its name (the name as text).
+std::string category_cell(std::string_view category) {
+    return "<span style=\"display:inline-block;width:.8em;height:.8em;margin-right:.4em;background:" +
+           std::string(category_colour(category)) + "\"></span>" + esc(category);
+}
+
 // A stable warm colour per frame name (flame graph convention).
 std::string colour(std::string_view name) {
     uint32_t h = 2166136261u;
@@ -228,7 +244,9 @@ std::string export_html(const report::Snapshot &snapshot, const Options &options
     std::vector<WeightedStack> stacks = weighted_stacks(snapshot, options, at);
     Node root;
     root.name = at == At::Peak ? "all (at each device's peak)" : "all (live at the dump)";
-    std::map<std::string, std::pair<uint64_t, uint64_t>> sites; // call site -> bytes, allocations
+    // (call site with its via, category) -> bytes, allocations; category -> bytes
+    std::map<std::pair<std::string, std::string>, std::pair<uint64_t, uint64_t>> sites;
+    std::map<std::string, uint64_t> category_bytes;
     bool several = false;
     for (const WeightedStack &w : stacks) several |= w.device != stacks.front().device;
     for (const WeightedStack &w : stacks) {
@@ -257,9 +275,13 @@ std::string export_html(const report::Snapshot &snapshot, const Options &options
             if (it->inlined) where += " (inlined)";
             step(it->name, where);
         }
-        auto &site = sites[call_site_text(snapshot, w.stack)];
+        std::string where = call_site_text(snapshot, w.stack);
+        if (std::string_view via = via_text(snapshot, w.stack); !via.empty()) where += " via " + std::string(via);
+        std::string category(category_text(snapshot, w.stack));
+        auto &site = sites[{where, category}];
         site.first = saturating_add(site.first, w.bytes);
         site.second = saturating_add(site.second, w.count);
+        category_bytes[category] = saturating_add(category_bytes[category], w.bytes);
     }
     out += "<h2>" + std::string(at == At::Peak ? "Live at the peak" : "Live at the dump") +
            " (icicle graph, callers on top)</h2>\n<div id=\"info\">&nbsp;</div>\n";
@@ -270,13 +292,35 @@ std::string export_html(const report::Snapshot &snapshot, const Options &options
     out += "<svg viewBox=\"0 0 " + num(kWidth) + " " + num((max_depth + 1) * kRow) + "\" id=\"flame\">\n" + graph +
            "</svg>\n";
 
+    // The same weights by category (the legend of the call sites' column), when the frame rules
+    // name some category other than "other".
+    const bool categories = has_categories(snapshot);
+    if (categories) {
+        std::vector<std::pair<std::string, uint64_t>> by_category(category_bytes.begin(), category_bytes.end());
+        auto rank = [](const std::string &c) {
+            return size_t(std::find(std::begin(kCategories), std::end(kCategories), c) - std::begin(kCategories));
+        };
+        std::stable_sort(by_category.begin(), by_category.end(),
+                         [&](auto &a, auto &b) { return rank(a.first) < rank(b.first); });
+        out += "<h2>Memory by category</h2>\n<table><tr><th>category</th><th>bytes</th><th>share</th></tr>\n";
+        for (const auto &[category, bytes] : by_category)
+            out += "<tr><td>" + category_cell(category) + "</td><td class=\"n\">" +
+                   esc(report::format_bytes_exact(bytes)) + "</td><td class=\"n\">" +
+                   num(root.bytes ? 100.0 * double(bytes) / double(root.bytes) : 0) + "%</td></tr>\n";
+        out += "</table>\n";
+    }
+
     // Top call sites of the same weights.
-    std::vector<std::pair<std::string, std::pair<uint64_t, uint64_t>>> rows(sites.begin(), sites.end());
+    std::vector<std::pair<std::pair<std::string, std::string>, std::pair<uint64_t, uint64_t>>> rows(sites.begin(),
+                                                                                                   sites.end());
     std::stable_sort(rows.begin(), rows.end(), [](auto &a, auto &b) { return a.second.first > b.second.first; });
-    out += "<h2>Top call sites</h2>\n<table><tr><th>bytes</th><th>allocations</th><th>call site</th></tr>\n";
+    out += "<h2>Top call sites</h2>\n<table><tr><th>bytes</th><th>allocations</th>" +
+           std::string(categories ? "<th>category</th>" : "") + "<th>call site</th></tr>\n";
     for (size_t i = 0; i < rows.size() && i < 20; ++i)
         out += "<tr><td class=\"n\">" + esc(report::format_bytes_exact(rows[i].second.first)) + "</td><td class=\"n\">" +
-               to_dec(rows[i].second.second) + "</td><td>" + esc(rows[i].first) + "</td></tr>\n";
+               to_dec(rows[i].second.second) + "</td>" +
+               (categories ? "<td>" + category_cell(rows[i].first.second) + "</td>" : std::string()) + "<td>" +
+               esc(rows[i].first.first) + "</td></tr>\n";
     out += "</table>\n";
     if (rows.size() > 20) out += "<p>... and " + to_dec(rows.size() - 20) + " more call sites.</p>\n";
     out += "<script>\nfor (const g of document.querySelectorAll('#flame .f'))\n"

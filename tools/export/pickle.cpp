@@ -154,6 +154,22 @@ std::string export_pickle(const report::Snapshot &snapshot, const Options &optio
     }
     w.end_list();
 
+    // The frame rules' categories go where memory_viz reads them: a "category" on each trace entry
+    // of an allocation or a free (as PyTorch's profile_plot writes them); the Active Memory Timeline
+    // then colours by category with a legend. Only when some stack has a category other than
+    // "other" (else every allocation would be one colour). memory_viz colours what has none
+    // (blocks live before the history) as "unknown" and fails on a list of categories without it,
+    // so each device's trace ends with a "snapshot" entry (the dump, as PyTorch records one) of
+    // category "unknown".
+    const bool categories = has_categories(snapshot);
+    std::map<std::string_view, uint32_t> category_memo; // each name written once, then referenced
+    auto category = [&](std::string_view name) {
+        if (auto it = category_memo.find(name); it != category_memo.end()) return w.memo_get(it->second);
+        w.str(name);
+        if (std::optional<uint32_t> index = w.memoize()) category_memo.emplace(name, *index);
+    };
+    uint64_t dump_ns = proc.dump_monotonic_ns;
+    for (const report::Event *e : history) dump_ns = std::max(dump_ns, e->time_ns);
     w.key("device_traces");
     w.begin_list();
     for (const std::vector<const report::Event *> &events : by_device) {
@@ -177,6 +193,10 @@ std::string export_pickle(const report::Snapshot &snapshot, const Options &optio
                 w.integer(time_us(e->time_ns));
                 w.key("frames");
                 frames.write(w, e->stack);
+                if (categories && e->type != "oom") {
+                    w.key("category");
+                    category(category_text(snapshot, e->stack));
+                }
                 if (e->type == "oom") {
                     // The free bytes the driver reported right after the failure, when recorded.
                     auto found = oom_free.find(std::make_pair(e->time_ns, e->device));
@@ -196,6 +216,26 @@ std::string export_pickle(const report::Snapshot &snapshot, const Options &optio
             } else {
                 entry("oom");
             }
+        }
+        if (categories && !events.empty()) {
+            w.item();
+            w.begin_dict();
+            w.key("action");
+            w.str("snapshot");
+            w.key("addr");
+            w.unsigned_integer(0);
+            w.key("size");
+            w.unsigned_integer(0);
+            w.key("stream");
+            w.integer(0);
+            w.key("time_us");
+            w.integer(time_us(dump_ns));
+            w.key("frames");
+            w.begin_list();
+            w.end_list();
+            w.key("category");
+            category("unknown");
+            w.end_dict();
         }
         w.end_list();
     }

@@ -121,6 +121,7 @@ std::string export_pprof_uncompressed(const report::Snapshot &snapshot, const Op
         label("device", report::device_label(key.device));
         label("kind", key.kind);
         label("api", key.api);
+        label("category", std::string(category_text(snapshot, key.stack)));
         profile.message_field(2, sample);
     }
 

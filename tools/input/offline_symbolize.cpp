@@ -141,6 +141,13 @@ void SymbolizingSink::on_frame(report::Frame &&frame) {
 
 void SymbolizingSink::on_stack(report::Stack &&stack) {
     State &s = *state_;
+    // A stack read before the frames it names (legal JSON, never what the library writes) keeps
+    // the attribution its file gives it: the rules would take its unknown frames for the call site.
+    // So does a stack whose call_site is not an index into its frames, for the reader's check.
+    for (uint32_t f : stack.frames)
+        if (f >= s.known.frames.size()) return ForwardingSink::on_stack(std::move(stack));
+    if (stack.call_site < -1 || (stack.call_site >= 0 && size_t(stack.call_site) >= stack.frames.size()))
+        return ForwardingSink::on_stack(std::move(stack));
     if (!s.attributor) s.attributor = std::make_unique<Attributor>(s.known);
     apply_attribution(s.known, stack, s.attributor->attribute(stack));
     ForwardingSink::on_stack(std::move(stack));

@@ -38,9 +38,11 @@ UsableModules check_modules_on_disk(const std::vector<report::Module> &modules);
 
 // A sink that names frames on their way to `inner` when the snapshot says it is not symbolized
 // (process, then modules, arrive before frames in every file the library writes), and applies the
-// frame rules to every stack (frames arrive before stacks). Warnings go to stderr as above. Every other
-// callback (devices, allocations, peaks, OOMs, pools, events, merge records, ...) reaches `inner`
-// unchanged through ForwardingSink, including callbacks added to SnapshotSink later.
+// frame rules to every stack (frames arrive before stacks there too; a stack that comes before the
+// frames it names, or whose call_site is out of its range, keeps the call site, via and category
+// its file gives it). Warnings go to stderr as above. Every other callback (devices, allocations, peaks, OOMs, pools, events, merge records,
+// ...) reaches `inner` unchanged through ForwardingSink, including callbacks added to SnapshotSink
+// later.
 class SymbolizingSink final : public ForwardingSink {
 public:
     SymbolizingSink(SnapshotSink &inner, std::string name);
