@@ -3,6 +3,7 @@
 
 #include "input/offline_symbolize.h"
 #include "report/text_safety.h"
+#include "snapshot/snapshot_fields.h"
 
 #include <algorithm>
 #include <istream>
@@ -91,15 +92,9 @@ public:
     void on_stack(Stack &&s) override {
         size_t position = stack_count_++;
         if (!error_.empty()) return;
-        if (s.id == 0) {
-            error_ = "stacks[" + std::to_string(position) + "].id: 0 is reserved for \"no stack\"";
-            return;
-        }
-        if (s.call_site < -1 || (s.call_site >= 0 && size_t(s.call_site) >= s.frames.size())) {
-            error_ = "stacks[" + std::to_string(position) + "].call_site: " + std::to_string(s.call_site) +
-                     " is not an index into this stack's frames (" + std::to_string(s.frames.size()) + " entries)";
-            return;
-        }
+        error_ = references::stack_id(position, s.id);
+        if (error_.empty()) error_ = references::stack_indices(position, s);
+        if (!error_.empty()) return;
         KeptStack k;
         k.position = position;
         k.call_site = s.call_site;
@@ -110,8 +105,7 @@ public:
                 k.key_frames.push_back(s.frames[i]);
         k.via_label = std::move(s.via_label);
         k.category = std::string(category_of(&s));
-        if (!stacks_.emplace(s.id, std::move(k)).second)
-            error_ = "stacks: id " + std::to_string(s.id) + " appears more than once";
+        if (!stacks_.emplace(s.id, std::move(k)).second) error_ = references::duplicate_stack(s.id);
     }
     void on_allocation(Allocation &&a) override {
         size_t index = allocation_count_++;
@@ -141,37 +135,34 @@ public:
     // After a successful read: checks the cross references and fills out_.sites. "" or the problem.
     std::string finish() {
         if (!error_.empty()) return error_;
-        for (size_t i = 0; i < frames_.size(); ++i) {
-            int m = frames_[i].module;
-            if (m < -1 || (m >= 0 && size_t(m) >= modules_.size()))
-                return "frames[" + std::to_string(i) + "].module: " + std::to_string(m) +
-                       " is not an index into modules (" + std::to_string(modules_.size()) + " entries)";
-        }
+        for (size_t i = 0; i < frames_.size(); ++i)
+            if (std::string p = references::frame_module(i, frames_[i].module, modules_.size()); !p.empty()) return p;
         for (const auto &[id, s] : stacks_)
-            if (s.has_frames && s.max_frame >= frames_.size())
-                return "stacks[" + std::to_string(s.position) + "].frames[" + std::to_string(s.max_frame_at) +
-                       "]: " + std::to_string(s.max_frame) + " is not an index into frames (" +
-                       std::to_string(frames_.size()) + " entries)";
+            if (s.has_frames)
+                if (std::string p = references::stack_frame(s.position, s.max_frame_at, s.max_frame, frames_.size());
+                    !p.empty())
+                    return p;
         // Stacks named but not listed: the first such record of allocations, then peaks, OOMs and
         // events, with the messages of read_snapshot_file.
-        auto not_a_stack = [](uint32_t id) { return ".stack: " + std::to_string(id) + " is not the id of an entry in stacks"; };
+        using references::missing_stack;
+        using references::record;
         auto missing = [&](uint32_t id) { return id != 0 && stacks_.find(id) == stacks_.end(); };
         const std::pair<const uint32_t, RunningTotal> *first = nullptr;
         for (const auto &entry : totals_)
             if (missing(entry.first) && (!first || entry.second.first_allocation < first->second.first_allocation))
                 first = &entry;
-        if (first) return "allocations[" + std::to_string(first->second.first_allocation) + "]" + not_a_stack(first->first);
+        if (first) return missing_stack(record(report::member::top::allocations, first->second.first_allocation), first->first);
         for (size_t i = 0; i < peaks_.size(); ++i)
             for (size_t k = 0; k < peaks_[i].sites.size(); ++k)
                 if (missing(peaks_[i].sites[k].stack))
-                    return "peaks[" + std::to_string(i) + "].sites[" + std::to_string(k) + "]" +
-                           not_a_stack(peaks_[i].sites[k].stack);
+                    return missing_stack(record(report::member::top::peaks, i) + record(".sites", k),
+                                         peaks_[i].sites[k].stack);
         for (size_t i = 0; i < oom_stacks_.size(); ++i)
-            if (missing(oom_stacks_[i])) return "ooms[" + std::to_string(i) + "]" + not_a_stack(oom_stacks_[i]);
+            if (missing(oom_stacks_[i])) return missing_stack(record(report::member::top::ooms, i), oom_stacks_[i]);
         const std::pair<const uint32_t, size_t> *first_event = nullptr;
         for (const auto &ref : event_stacks_)
             if (missing(ref.first) && (!first_event || ref.second < first_event->second)) first_event = &ref;
-        if (first_event) return "events[" + std::to_string(first_event->second) + "]" + not_a_stack(first_event->first);
+        if (first_event) return missing_stack(record(report::member::top::events, first_event->second), first_event->first);
 
         auto key_of_stack = [&](uint32_t stack_id) {
             return stack_id == 0 ? std::string(kNoStackKey) : key_of(stacks_.find(stack_id)->second);

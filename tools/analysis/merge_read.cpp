@@ -91,22 +91,14 @@ struct Merger::FileState {
 
     // The cross references read_snapshot_file checks, on what was read so far; "" when they hold.
     std::string check() const {
-        for (size_t i = 0; i < frames.size(); ++i) {
-            int m = frames[i].module;
-            if (m < -1 || (m >= 0 && size_t(m) >= modules.size()))
-                return idx(top::frames, i) + ".module: " + std::to_string(m) + " is not an index into modules (" +
-                       std::to_string(modules.size()) + " entries)";
-        }
+        for (size_t i = 0; i < frames.size(); ++i)
+            if (std::string p = references::frame_module(i, frames[i].module, modules.size()); !p.empty()) return p;
         for (size_t i = 0; i < stacks.size(); ++i) {
             const report::Stack &st = stacks[i];
-            if (st.id == 0) return idx(top::stacks, i) + ".id: 0 is reserved for \"no stack\"";
+            if (std::string p = references::stack_id(i, st.id); !p.empty()) return p;
             for (size_t k = 0; k < st.frames.size(); ++k)
-                if (st.frames[k] >= frames.size())
-                    return idx(top::stacks, i) + ".frames[" + std::to_string(k) + "]: " + std::to_string(st.frames[k]) +
-                           " is not an index into frames (" + std::to_string(frames.size()) + " entries)";
-            if (st.call_site < -1 || (st.call_site >= 0 && size_t(st.call_site) >= st.frames.size()))
-                return idx(top::stacks, i) + ".call_site: " + std::to_string(st.call_site) +
-                       " is not an index into this stack's frames (" + std::to_string(st.frames.size()) + " entries)";
+                if (std::string p = references::stack_frame(i, k, st.frames[k], frames.size()); !p.empty()) return p;
+            if (std::string p = references::stack_indices(i, st); !p.empty()) return p;
         }
         return duplicate_stack;
     }
@@ -146,7 +138,7 @@ public:
         metadata();
         size_t at = s_.stacks.size();
         if (!s_.stack_at.emplace(st.id, at).second && s_.duplicate_stack.empty())
-            s_.duplicate_stack = "stacks: id " + std::to_string(st.id) + " appears more than once";
+            s_.duplicate_stack = references::duplicate_stack(st.id);
         s_.stacks.push_back(std::move(st));
     }
     void on_merged_process(MergedProcess &&p) override {
@@ -311,25 +303,24 @@ bool Merger::commit(FileState &state, const std::string &name, std::string *erro
     };
     if (std::string problem = state.check(); !problem.empty()) return fail(problem);
     if (state.dangling)
-        return fail(idx(top::allocations, state.dangling_index) + ".stack: " + std::to_string(state.dangling_id) +
-                    " is not the id of an entry in stacks");
+        return fail(references::missing_stack(idx(top::allocations, state.dangling_index), state.dangling_id));
     // Peaks, OOM records and events name stacks too (0: none), as read_snapshot_file checks.
     auto local_stack = [&](uint32_t id) -> std::optional<size_t> {
         auto found = state.stack_at.find(id);
         return found == state.stack_at.end() ? std::nullopt : std::optional<size_t>(found->second);
     };
-    auto not_a_stack = [](uint32_t id) { return ".stack: " + std::to_string(id) + " is not the id of an entry in stacks"; };
+    auto missing = [](std::string where, uint32_t id) { return references::missing_stack(where, id); };
     for (size_t i = 0; i < state.peaks.size(); ++i)
         for (size_t k = 0; k < state.peaks[i].sites.size(); ++k)
             if (uint32_t id = state.peaks[i].sites[k].stack; id != 0 && !local_stack(id))
-                return fail(idx(top::peaks, i) + idx(".sites", k) + not_a_stack(id));
+                return fail(missing(idx(top::peaks, i) + idx(".sites", k), id));
     for (size_t i = 0; i < state.ooms.size(); ++i)
-        if (uint32_t id = state.ooms[i].stack; id != 0 && !local_stack(id)) return fail(idx(top::ooms, i) + not_a_stack(id));
+        if (uint32_t id = state.ooms[i].stack; id != 0 && !local_stack(id)) return fail(missing(idx(top::ooms, i), id));
     {
         const std::pair<const uint32_t, size_t> *first = nullptr;
         for (const auto &ref : state.event_stacks)
             if (!local_stack(ref.first) && (!first || ref.second < first->second)) first = &ref;
-        if (first) return fail(idx(top::events, first->second) + not_a_stack(first->first));
+        if (first) return fail(missing(idx(top::events, first->second), first->first));
     }
     if (spool_failed_) return fail(std::string("cannot write the temporary file: ") + std::strerror(spool_errno_));
 

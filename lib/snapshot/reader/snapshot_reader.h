@@ -118,4 +118,17 @@ using StackReferences = std::unordered_map<uint32_t, size_t>;
 std::string check_snapshot_references(report::Snapshot &snapshot, const StackReferences *allocation_stacks = nullptr,
                                       const StackReferences *event_stacks = nullptr);
 
+// Each cross reference as one rule with one message, for check_snapshot_references and for the
+// readers that keep only part of a snapshot (diff's site collector, merge): "" when it holds.
+namespace references {
+std::string record(std::string_view array, size_t i); // "allocations[3]"
+std::string frame_module(size_t frame, int module, size_t modules);
+std::string stack_id(size_t stack, uint32_t id); // 0 is reserved for "no stack"
+std::string stack_frame(size_t stack, size_t k, uint32_t frame, size_t frames);
+std::string stack_indices(size_t stack, const report::Stack &s); // call_site and via within its frames
+std::string duplicate_stack(uint32_t id);
+// A record (`where`: "peaks[0].sites[1]") names stack `id`, which is not in stacks.
+std::string missing_stack(std::string_view where, uint32_t id);
+} // namespace references
+
 } // namespace vramtrace::cli

@@ -183,6 +183,8 @@ TEST_CASE("reader: dangling references", "[reader]") {
           "stacks[1].frames[1]: 7 is not an index into frames (7 entries)");
     CHECK(read_error(replaced(json, "\"frames\": [0], \"call_site\": -1", "\"frames\": [0], \"call_site\": 1")) ==
           "stacks[3].call_site: 1 is not an index into this stack's frames (1 entries)");
+    CHECK(read_error(replaced(json, "\"frames\": [0], \"call_site\": -1", "\"frames\": [0], \"call_site\": -1, \"via\": 9")) ==
+          "stacks[3].via: 9 is not an index into this stack's frames (1 entries)");
     CHECK(read_error(replaced(json, "{\"id\": 2,", "{\"id\": 1,")) == "stacks: id 1 appears more than once");
     CHECK(read_error(replaced(json, "{\"id\": 2,", "{\"id\": 0,")) == "stacks[1].id: 0 is reserved for \"no stack\"");
     CHECK(read_error(replaced(json, "\"time_ns\": 9000000, \"stack\": 6}", "\"time_ns\": 9000000, \"stack\": 60}")) ==
