@@ -34,5 +34,8 @@ for m in torch_nocache torch_async torch_default; do
   python3 "$A/check_categories.py" "$OUT/$m.checkpoint.json" "$OUT/$m.truth.json" "$OUT/$m.summary.txt" ||
     failures=$((failures+1))
 done
+# The categories in the memory_viz pickle: PyTorch's own viewer code opens it.
+"$B/bin/vramtrace" export --format pickle -o "$OUT/torch_default.pickle" "$OUT/torch_default.checkpoint.json" &&
+  python3 "$SRC/tests/gpu/check_memory_viz.py" "$OUT/torch_default.pickle" "$OUT" || failures=$((failures+1))
 echo "== $failures failure(s)"
 exit $((failures > 0))
