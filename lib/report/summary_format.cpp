@@ -267,8 +267,12 @@ constexpr const char *kCategories[] = {"parameter",         "optimizer_state", "
 void categories(Lines &lines, const Snapshot &s, const SummaryBody::State &body) {
     std::unordered_map<uint32_t, std::string_view> category_of; // stack id -> category
     bool caching_segments = false;
+    auto known = [](std::string_view c) {
+        return std::find(std::begin(kCategories), std::end(kCategories), c) != std::end(kCategories);
+    };
     for (const Stack &st : s.stacks) {
-        category_of.emplace(st.id, st.category.empty() ? std::string_view("other") : std::string_view(st.category));
+        // A name this report does not know (a foreign file) is counted as other, so rows add up.
+        category_of.emplace(st.id, known(st.category) ? std::string_view(st.category) : std::string_view("other"));
         for (uint32_t f : st.frames)
             if (!caching_segments && f < s.frames.size() &&
                 s.frames[f].function.find("CUDACachingAllocator::Native::DeviceCachingAllocator::") != std::string::npos)

@@ -257,7 +257,11 @@ std::vector<CallSiteGroup> group_items(const Snapshot &snapshot, const std::vect
             const Module *module = snapshot.find_module(*frame);
             std::string module_path = module ? module->path : std::string();
             std::string key;
-            if (!frame->file.empty()) {
+            if (!stack->site_label.empty()) {
+                // A name rule's call site (an autograd node, a library call) is one site whatever
+                // the return address inside it.
+                key = "4|" + module_path + '\x1f' + stack->site_label;
+            } else if (!frame->file.empty()) {
                 key = "1|" + module_path + '\x1f' + frame->file + '\x1f' +
                       zero_padded(frame->line, 10, 10) + '\x1f' + frame->function;
                 // Inlined calls at the frame: two places in one inlined function are two call

@@ -6,12 +6,10 @@ namespace vramtrace {
 
 namespace {
 
-const std::string kNoModule;
-
-const std::string &module_path(const report::Snapshot &snapshot, const report::Frame &frame) {
+std::string_view module_path(const report::Snapshot &snapshot, const report::Frame &frame) {
     if (frame.module >= 0 && static_cast<size_t>(frame.module) < snapshot.modules.size())
         return snapshot.modules[static_cast<size_t>(frame.module)].path;
-    return kNoModule;
+    return {};
 }
 
 bool is_cuda_layer(const FrameRule *rule) {
@@ -20,12 +18,23 @@ bool is_cuda_layer(const FrameRule *rule) {
 
 // A C++ function name without its parameter list (and without a trailing " const").
 std::string_view without_parameters(std::string_view name) {
+    constexpr std::string_view kAnonymous = "(anonymous namespace)";
     int depth = 0;
     for (size_t i = 0; i < name.size(); ++i) {
         char c = name[i];
-        if (c == '<') ++depth;
-        else if (c == '>' && depth > 0) --depth;
-        else if (c == '(' && depth == 0 && i > 0) return name.substr(0, i);
+        if (c == '(' && name.substr(i, kAnonymous.size()) == kAnonymous) {
+            i += kAnonymous.size() - 1;
+        } else if (c == '(' && i >= 8 && name.substr(i - 8, 8) == "operator") {
+            if (name.substr(i, 2) == "()") ++i; // operator() names a function; its list follows
+        } else if (i >= 8 && name.substr(i - 8, 8) == "operator" && (c == '<' || c == '>')) {
+            while (i + 1 < name.size() && (name[i + 1] == '<' || name[i + 1] == '>' || name[i + 1] == '=')) ++i;
+        } else if (c == '<') {
+            ++depth;
+        } else if (c == '>' && depth > 0) {
+            --depth;
+        } else if (c == '(' && depth == 0 && i > 0) {
+            return name.substr(0, i);
+        }
     }
     return name;
 }
@@ -81,8 +90,10 @@ std::string cython_name(std::string_view name) {
         size_t end = i;
         while (end < rest.size() && !(rest[end] == '_' && end + 1 < rest.size() && rest[end + 1] >= '0' && rest[end + 1] <= '9'))
             ++end;
-        if (!out.empty()) out += '.';
-        out.append(rest.substr(i, end - i));
+        if (end > i) { // a name ends in its counter's digits ("_4"): no empty component
+            if (!out.empty()) out += '.';
+            out.append(rest.substr(i, end - i));
+        }
         i = end + 1;
     }
     return out;
@@ -109,10 +120,6 @@ Attributor::Attributor(const report::Snapshot &snapshot, const FrameRules &rules
     : snapshot_(snapshot), rules_(rules) {}
 
 const FrameRules::Verdict &Attributor::verdict(uint32_t frame) {
-    if (frame >= verdicts_.size()) {
-        verdicts_.resize(snapshot_.frames.size());
-        judged_.resize(snapshot_.frames.size(), 0);
-    }
     if (!judged_[frame]) {
         const report::Frame &f = snapshot_.frames[frame];
         verdicts_[frame] = rules_.judge(f, module_path(snapshot_, f));
@@ -123,6 +130,12 @@ const FrameRules::Verdict &Attributor::verdict(uint32_t frame) {
 
 StackAttribution Attributor::attribute(const report::Stack &stack) {
     static const FrameRules::Verdict kUnknownFrame;
+    // Sized for every frame known now, before any verdict's address is taken below: the snapshot
+    // may have grown since the last stack (a streaming reader adds frames as they come).
+    if (verdicts_.size() < snapshot_.frames.size()) {
+        verdicts_.resize(snapshot_.frames.size());
+        judged_.resize(snapshot_.frames.size(), 0);
+    }
     const size_t n = stack.frames.size();
     std::vector<const FrameRules::Verdict *> v(n);
     bool has_python = false;
@@ -191,11 +204,18 @@ void apply_attribution(const report::Snapshot &snapshot, report::Stack &stack, c
         return &snapshot.frames[stack.frames[size_t(index)]];
     };
     if (const report::Frame *site = frame_at(a.call_site); site && a.named_site) {
-        stack.site_label = framework_frame_label(snapshot, *site, rules);
-        if (const report::Module *m = snapshot.find_module(*site))
-            stack.site_label += " (" + std::string(report::path_basename(m->path)) + ")";
+        std::string label = framework_frame_label(snapshot, *site, rules);
+        // A frame without a name (a name rule that matched its module only) is described as usual.
+        if (!label.empty()) {
+            stack.site_label = std::move(label);
+            if (const report::Module *m = snapshot.find_module(*site))
+                stack.site_label += " (" + std::string(report::path_basename(m->path)) + ")";
+        }
     }
-    if (const report::Frame *via = frame_at(a.via)) stack.via_label = framework_frame_label(snapshot, *via, rules);
+    if (const report::Frame *via = frame_at(a.via)) {
+        stack.via_label = framework_frame_label(snapshot, *via, rules);
+        if (stack.via_label.empty()) stack.via = -1; // nothing to show: no via
+    }
 }
 
 std::string framework_frame_label(const report::Snapshot &snapshot, const report::Frame &frame,

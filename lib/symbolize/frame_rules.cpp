@@ -1,7 +1,12 @@
 #include "symbolize/frame_rules.h"
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 // The shipped table (lib/symbolize/frame_rules.txt), embedded at build time.
 extern const char kShippedFrameRules[];
@@ -202,18 +207,31 @@ const FrameRules &FrameRules::from_environment(void (*warn)(const char *message)
         if (path == nullptr || *path == 0) return &builtin();
         auto *r = new FrameRules;
         std::string text, error;
-        FILE *f = fopen(path, "re");
-        if (f != nullptr) {
-            char buf[4096];
-            size_t n;
-            while ((n = fread(buf, 1, sizeof buf, f)) > 0 && text.size() < (1u << 20)) text.append(buf, n);
-            fclose(f);
-        }
-        if (f == nullptr) {
+        // Only a regular file, read without blocking (a FIFO named here must not hold a dump up),
+        // whole or not at all.
+        constexpr off_t kMaxBytes = 1 << 20;
+        int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+        struct stat st {};
+        if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
             error = std::string("VRAMTRACE_FRAMEWORK_RULES: cannot read ") + path + "; the shipped rules apply";
-        } else if (!r->add(text, path, &error)) {
-            error = "VRAMTRACE_FRAMEWORK_RULES: " + error + "; the file is ignored, the shipped rules apply";
+        } else if (st.st_size > kMaxBytes) {
+            error = std::string("VRAMTRACE_FRAMEWORK_RULES: ") + path + " is larger than 1 MiB; the shipped rules apply";
+        } else {
+            text.resize(size_t(st.st_size));
+            size_t got = 0;
+            while (got < text.size()) {
+                ssize_t n = read(fd, text.data() + got, text.size() - got);
+                if (n < 0 && errno == EINTR) continue;
+                if (n <= 0) break;
+                got += size_t(n);
+            }
+            text.resize(got);
+            if (got != size_t(st.st_size))
+                error = std::string("VRAMTRACE_FRAMEWORK_RULES: cannot read ") + path + " whole; the shipped rules apply";
+            else if (!r->add(text, path, &error))
+                error = "VRAMTRACE_FRAMEWORK_RULES: " + error + "; the file is ignored, the shipped rules apply";
         }
+        if (fd >= 0) close(fd);
         if (!error.empty() && warn) warn(error.c_str());
         r->add_shipped();
         return r;

@@ -1,5 +1,6 @@
 #include "triggers/trigger_config.h"
 
+#include <atomic>
 #include <cstdlib>
 
 #include "core/log.h"
@@ -9,6 +10,9 @@ namespace vramtrace::triggers {
 namespace {
 
 TriggerConfig g_config;
+const TriggerConfig kDefaults;
+// 0: not read, 1: being read (by the first caller), 2: read and published.
+std::atomic<int> g_state{0};
 
 const char *setting(const char *name) {
     const char *v = getenv(name);
@@ -31,9 +35,20 @@ bool parse_interval(const char *v, uint64_t *ns) {
 
 } // namespace
 
-const TriggerConfig &trigger_config() { return g_config; }
+const TriggerConfig &trigger_config() {
+    // Read on first use, from whichever comes first: the library constructor or a hook that runs
+    // before it (another library's constructor may allocate first). One acquire load after that.
+    int state = g_state.load(std::memory_order_acquire);
+    if (state == 0) {
+        load_trigger_config();
+        state = g_state.load(std::memory_order_acquire);
+    }
+    return state == 2 ? g_config : kDefaults;
+}
 
 void load_trigger_config() {
+    int expected = 0;
+    if (!g_state.compare_exchange_strong(expected, 1, std::memory_order_acq_rel)) return; // read once
     TriggerConfig c;
     if (const char *v = setting("VRAMTRACE_SIGNAL")) {
         if (auto s = parse_signal(v)) {
@@ -79,6 +94,7 @@ void load_trigger_config() {
             log_warning("VRAMTRACE_OOM_INTERVAL=\"%s\" is not a number of seconds from 0 to 86400; using 10", ShownValue(v).text);
     }
     g_config = c;
+    g_state.store(2, std::memory_order_release);
 }
 
 } // namespace vramtrace::triggers

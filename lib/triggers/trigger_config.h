@@ -23,7 +23,9 @@ struct TriggerConfig {
     bool threshold_on() const { return warn_bytes != 0 || warn_fraction > 0.0; }
 };
 
+// The settings, read from the environment on first use (from the constructor, or from a hook that
+// runs before it); while another thread is reading them, the defaults.
 const TriggerConfig &trigger_config();
-void load_trigger_config();
+void load_trigger_config(); // reads them now unless already read; idempotent
 
 } // namespace vramtrace::triggers

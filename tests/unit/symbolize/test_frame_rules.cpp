@@ -252,3 +252,35 @@ TEST_CASE("attribution: a user's rules come first", "[frame_rules]") {
     CHECK(r.category == Category::Activation);
     CHECK(r.via == 2);
 }
+
+TEST_CASE("attribution: frames that arrive after the first stacks (a streaming reader)", "[frame_rules]") {
+    Stacks b;
+    report::Stack first = b.stack({b.native(Stacks::kCudart, "cudaMalloc"), b.native(Stacks::kTrain, "early()")});
+    Attributor a(b.s, FrameRules::builtin());
+    CHECK(a.attribute(first).call_site == 1);
+    // Many frames later (the verdict cache grows while earlier frames are judged again).
+    std::vector<uint32_t> later{first.frames[0]};
+    for (int i = 0; i < 1000; ++i) later.push_back(b.native(Stacks::kTorchCpu, "at::native::op(at::Tensor const&)"));
+    later.push_back(b.native(Stacks::kTrain, "late()"));
+    vramtrace::StackAttribution r = a.attribute(b.stack(later));
+    CHECK(r.call_site == 1001);
+    CHECK(a.attribute(first).call_site == 1);
+}
+
+TEST_CASE("attribution: labels of C++ names with anonymous namespaces and operators", "[frame_rules]") {
+    Stacks b;
+    FrameRules rules;
+    std::string error;
+    REQUIRE(rules.add("name function=x::* show=class\n", "m", &error));
+    auto label = [&](const char *function) {
+        return vramtrace::framework_frame_label(b.s, b.s.frames[b.native(Stacks::kTrain, function)], rules);
+    };
+    CHECK(label("x::(anonymous namespace)::Node::apply(std::vector<int>&&)") == "Node");
+    CHECK(label("x::Functor::operator()(int) const") == "Functor");
+    CHECK(vramtrace::framework_frame_label(b.s, b.s.frames[b.native(Stacks::kTrain, "y::Functor::operator()(int)")],
+                                           FrameRules::builtin()) == "y::Functor::operator()");
+    CHECK(vramtrace::framework_frame_label(b.s, b.s.frames[b.native(Stacks::kTrain, "y::operator<<(std::ostream&, int)")],
+                                           FrameRules::builtin()) == "y::operator<<");
+    CHECK(vramtrace::framework_frame_label(b.s, b.s.frames[b.native(Stacks::kTrain, "__pyx_pw_4cupy_4")],
+                                           FrameRules::builtin()) == "cupy");
+}
