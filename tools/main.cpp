@@ -19,7 +19,7 @@ constexpr const char *kUsage =
     "snapshots it writes.\n"
     "\n"
     "commands:\n"
-    "  run [--output PATH] [--no-summary] -- PROGRAM [ARGS...]\n"
+    "  run [--output PATH] [--no-summary] [--no-follow] [--backend preload|cupti] -- PROGRAM [ARGS...]\n"
     "                          run PROGRAM with libvramtrace.so preloaded\n"
     "  summary [--top N] SNAPSHOT\n"
     "                          print the summary of a snapshot file\n"

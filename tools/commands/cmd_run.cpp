@@ -35,7 +35,7 @@ const char *const kRunHelp =
     "options:\n"
     "  -o, --output PATH   where to write the snapshot; sets VRAMTRACE_OUTPUT=PATH ('-': the\n"
     "                      program's standard output)\n"
-    "                      (%p is replaced by the pid, %h by the host name)\n"
+    "                      (%p is replaced by the pid, %h by the host name, %r by the rank)\n"
     "  --no-summary        no summary on stderr; sets VRAMTRACE_SUMMARY=0\n"
     "  --no-follow         trace PROGRAM only, not the programs it starts or forks; sets\n"
     "                      VRAMTRACE_FOLLOW=0 (the library takes itself out of LD_PRELOAD)\n"
