@@ -106,8 +106,7 @@ void devices(Lines &lines, const Snapshot &s, const SummaryBody::State &body) {
     std::vector<const DeviceTotals *> order;
     for (const DeviceTotals &d : s.devices) order.push_back(&d);
     std::stable_sort(order.begin(), order.end(), [](const DeviceTotals *a, const DeviceTotals *b) {
-        auto rank = [](int dev) { return dev >= 0 ? int64_t(dev) : int64_t(1) << 40 | int64_t(-dev); };
-        return rank(a->device) < rank(b->device);
+        return device_order_rank(a->device) < device_order_rank(b->device);
     });
     std::map<int, DeviceReplay> replayed = replay_events(s, body);
 
@@ -236,8 +235,7 @@ void peaks(Lines &lines, const Snapshot &s, const SummaryOptions &options) {
     for (const DevicePeak &p : s.peaks)
         if (p.peak_bytes != 0 && !p.sites.empty()) order.push_back(&p);
     std::stable_sort(order.begin(), order.end(), [](const DevicePeak *a, const DevicePeak *b) {
-        auto rank = [](int dev) { return dev >= 0 ? int64_t(dev) : int64_t(1) << 40 | int64_t(-dev); };
-        return rank(a->device) < rank(b->device);
+        return device_order_rank(a->device) < device_order_rank(b->device);
     });
     for (const DevicePeak *p : order) {
         std::vector<StackWeight> weights;
@@ -301,8 +299,7 @@ void categories(Lines &lines, const Snapshot &s, const SummaryBody::State &body)
     std::vector<int> order;
     for (const auto &entry : by_device) order.push_back(entry.first);
     std::stable_sort(order.begin(), order.end(), [](int a, int b) {
-        auto rank = [](int dev) { return dev >= 0 ? int64_t(dev) : int64_t(1) << 40 | int64_t(-dev); };
-        return rank(a) < rank(b);
+        return device_order_rank(a) < device_order_rank(b);
     });
     for (int device : order) {
         const auto &rows = by_device[device];

@@ -349,6 +349,8 @@ std::string format_bytes_exact(uint64_t bytes);
 std::string format_duration(uint64_t ns);
 // The device column: "cuda:N" for an ordinal, "host" for -1 (host-pinned), "unknown" for -2.
 std::string device_label(int device);
+// The order reports list devices in: GPUs by ordinal, then host-pinned (-1), then unknown (-2).
+inline int64_t device_order_rank(int device) { return device >= 0 ? int64_t(device) : int64_t(1) << 40 | int64_t(-device); }
 // Lowercase hexadecimal with a 0x prefix and no padding: "0x7f3a00000000", "0x0".
 std::string hex_u64(uint64_t value);
 // The last component of a path ("/usr/lib/libcudart.so.13" -> "libcudart.so.13").

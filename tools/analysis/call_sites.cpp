@@ -203,7 +203,7 @@ public:
             std::string_view category = stack_id == 0 ? category_of(nullptr) : stacks_.find(stack_id)->second.category;
             for (const DeviceBytes &d : t.per_device) {
                 CategoryTotals &c =
-                    categories[{device_rank(d.device), category_rank(category), std::string(category)}];
+                    categories[{report::device_order_rank(d.device), category_rank(category), std::string(category)}];
                 c.device = d.device;
                 c.category = std::string(category);
                 c.live_bytes += d.bytes;
@@ -299,8 +299,6 @@ std::string via_key(std::string_view via_label) {
 std::string_view category_of(const Stack *stack) {
     return stack && !stack->category.empty() ? std::string_view(stack->category) : std::string_view("other");
 }
-
-int64_t device_rank(int device) { return device >= 0 ? int64_t(device) : (int64_t(1) << 40) | -int64_t(device); }
 
 size_t category_rank(std::string_view category) {
     size_t n = std::size(kCategoryOrder);

@@ -65,9 +65,6 @@ inline constexpr std::string_view kCategoryOrder[] = {"parameter",         "opti
 // Where `category` stands in kCategoryOrder; names outside it after them.
 size_t category_rank(std::string_view category);
 
-// Where a device stands in reports: GPUs in ascending ordinal, then host-pinned (-1), then unknown
-// (-2), as the summary lists them.
-int64_t device_rank(int device);
 
 // Live bytes and allocations of one category on one device.
 struct CategoryTotals {
@@ -104,7 +101,7 @@ struct SnapshotSites {
                                              // of before peaks were recorded have none)
     std::optional<uint64_t> oom_count;       // oom_count; nullopt in files of before OOM recording
     std::vector<SiteTotals> sites;           // ascending key
-    std::vector<CategoryTotals> categories;  // per device (device_rank) and category
+    std::vector<CategoryTotals> categories;  // per device (report::device_order_rank) and category
                                              // (kCategoryOrder), only those with live allocations
     uint64_t live_bytes = 0;                 // over every site
     uint64_t live_count = 0;

@@ -11,7 +11,7 @@ namespace vramtrace::cli {
 std::vector<CategoryDiff> compare_categories(const SnapshotSites &base, const SnapshotSites &now) {
     std::map<std::tuple<int64_t, size_t, std::string>, CategoryDiff> rows;
     auto row = [&](const CategoryTotals &c) -> CategoryDiff & {
-        CategoryDiff &d = rows[{device_rank(c.device), category_rank(c.category), c.category}];
+        CategoryDiff &d = rows[{report::device_order_rank(c.device), category_rank(c.category), c.category}];
         d.device = c.device;
         d.category = c.category;
         return d;
