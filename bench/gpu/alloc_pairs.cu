@@ -9,7 +9,8 @@
 //   alloc_pairs async|sync [PAIRS_PER_THREAD [THREADS [FRAMES [BYTES]]]]
 // ALLOC_PAIRS_QUERY=stream_device|ctx_device adds, untraced, the driver query a traced hook makes
 // after each allocation (cuStreamGetDevice / cuCtxGetDevice): its price inside the driver under the
-// same contention, without vramtrace.
+// same contention, without vramtrace. ALLOC_PAIRS_SPIN_NS=N adds N ns of busy work per pair, outside
+// any CUDA call: what work of that size costs the loop when no lock is held across it.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -52,6 +53,8 @@ int main(int argc, char **argv) {
     const int query = query_env == nullptr ? 0 : std::strcmp(query_env, "stream_device") == 0 ? 1
                                              : std::strcmp(query_env, "ctx_device") == 0     ? 2
                                                                                                : 0;
+    const char *spin_env = std::getenv("ALLOC_PAIRS_SPIN_NS");
+    const long spin_ns = spin_env ? std::atol(spin_env) : 0;
     if (!check(cudaSetDevice(0), "cudaSetDevice") || !check(cudaFree(nullptr), "context")) return 1;
 
     std::vector<cudaStream_t> streams(static_cast<size_t>(threads));
@@ -71,6 +74,11 @@ int main(int argc, char **argv) {
                     if (query == 1) cuStreamGetDevice(reinterpret_cast<CUstream>(s), &device);
                     else cuCtxGetDevice(&device);
                     asm volatile("" ::"r"(device) : "memory");
+                }
+                if (spin_ns > 0) {
+                    auto until = std::chrono::steady_clock::now() + std::chrono::nanoseconds(spin_ns);
+                    while (std::chrono::steady_clock::now() < until) {
+                    }
                 }
                 cudaError_t e2 = async ? cudaFreeAsync(p, s) : cudaFree(p);
                 if (e1 != cudaSuccess || e2 != cudaSuccess) {
