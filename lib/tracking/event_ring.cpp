@@ -61,6 +61,13 @@ uint64_t EventRing::take_ticket() {
     }
     c.next.store(next + 1, std::memory_order_relaxed);
     c.pushed.store(c.pushed.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    // The ring is larger than a core's cache, so each slot is a cold line: fetch the block's next
+    // slot for writing now, while this thread goes on to the program's next CUDA call.
+    if (next + 1 < c.end.load(std::memory_order_relaxed)) {
+        const char *following = reinterpret_cast<const char *>(slots_ + ((next + 1) % capacity_) * kSlotWords);
+        __builtin_prefetch(following, 1, 3);
+        __builtin_prefetch(following + kSlotWords * sizeof(uint64_t) - 1, 1, 3);
+    }
     return next;
 }
 
