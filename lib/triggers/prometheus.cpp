@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "core/clock.h"
 #include "core/log.h"
@@ -104,7 +105,39 @@ PrometheusSite site_of(const report::Snapshot &s, const report::Stack *stack) {
     return site;
 }
 
+// Only the stacks of live allocations are symbolized for a reading: those that only the event
+// history, the peaks, the OOM list or the teardowns reference are dropped first, with their frames,
+// so a reading's symbolization is bounded by the live table, not by VRAMTRACE_EVENTS.
+void keep_only_live_stacks(report::Snapshot &s) {
+    s.events = report::EventHistory{};
+    s.peaks.clear();
+    s.ooms.clear();
+    s.teardowns.clear();
+    std::unordered_set<uint32_t> live;
+    for (const report::Allocation &a : s.allocations) live.insert(a.stack);
+    std::vector<report::Frame> frames;
+    std::unordered_map<uint32_t, uint32_t> new_index;
+    size_t kept = 0;
+    for (report::Stack &st : s.stacks) {
+        if (live.count(st.id) == 0) continue;
+        for (uint32_t &f : st.frames) {
+            if (f >= s.frames.size()) {
+                f = UINT32_MAX; // out of range before, out of range after
+                continue;
+            }
+            auto [it, inserted] = new_index.try_emplace(f, uint32_t(frames.size()));
+            if (inserted) frames.push_back(std::move(s.frames[f]));
+            f = it->second;
+        }
+        if (&s.stacks[kept] != &st) s.stacks[kept] = std::move(st); // never a self-move
+        ++kept;
+    }
+    s.stacks.resize(kept);
+    s.frames = std::move(frames);
+}
+
 void add_sites(report::Snapshot &snapshot, PrometheusSample &sample, uint32_t top_n) {
+    keep_only_live_stacks(snapshot);
     if (!symbolize_captured_snapshot(snapshot)) return;
     std::unordered_map<uint32_t, const report::Stack *> stacks;
     for (const report::Stack &st : snapshot.stacks) stacks.try_emplace(st.id, &st);

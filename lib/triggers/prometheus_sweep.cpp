@@ -55,10 +55,10 @@ StatRead start_ticks_of(const std::string &stat_path, uint64_t *ticks) {
     return StatRead::Ok;
 }
 
-bool same_file(int dir, const char *name, const struct stat &st) {
+// (lstat of the path, not fstatat: the library's glibc floor has lstat: lib/start/glibc_compat.c.)
+bool same_file(const std::string &path, const struct stat &st) {
     struct stat now {};
-    return fstatat(dir, name, &now, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(now.st_mode) && now.st_dev == st.st_dev &&
-           now.st_ino == st.st_ino;
+    return lstat(path.c_str(), &now) == 0 && S_ISREG(now.st_mode) && now.st_dev == st.st_dev && now.st_ino == st.st_ino;
 }
 
 bool fill_text(int fd, void *ctx, std::string *error) {
@@ -94,7 +94,7 @@ void sweep_one(int dir, const std::string &dir_path, const char *name, const Swe
         // Gone without a last word: its last update is the latest moment it is known to have run.
         ended = h.updated_ms != 0 ? h.updated_ms : 1;
         std::string marked;
-        if (!mark_prometheus_ended(text, ended, &marked) || !same_file(dir, name, st)) return;
+        if (!mark_prometheus_ended(text, ended, &marked) || !same_file(path, st)) return;
         OutputFileOptions options;
         options.mode = 0644;
         options.fifo_without_waiting = true;
