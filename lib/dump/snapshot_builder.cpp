@@ -87,9 +87,11 @@ void capture_events(const Tracker &t, report::Snapshot &s) {
     report::EventHistory &h = s.events;
     h.capacity = t.events.capacity();
     h.recorded = t.events.for_each([&](const EventRecord &r) { h.events.push_back(to_report_event(r)); });
-    h.wrapped = h.recorded > h.capacity;
-    // Complete from the start until the ring wraps; then from the oldest event kept. (A slot being
-    // rewritten during the walk is left out, so the first event read is the oldest kept.)
+    // The ring is in ticket order, and threads take tickets in blocks (event_ring.h): time order.
+    std::stable_sort(h.events.begin(), h.events.end(),
+                     [](const report::Event &a, const report::Event &b) { return a.time_ns < b.time_ns; });
+    h.wrapped = h.recorded > h.events.size();
+    // Complete from the start while every event pushed is kept; then from the oldest event kept.
     h.complete_from_ns = t.events.start_ns();
     if (h.wrapped) h.complete_from_ns = h.events.empty() ? s.process.dump_monotonic_ns : h.events.front().time_ns;
 }
