@@ -26,13 +26,19 @@ function same(name, got, want) {
 
 let chromium;
 try {
-  ({ chromium } = require(path.join(NODE_MODULES, 'playwright-core')));
+  ({ chromium } = require(path.resolve(NODE_MODULES, 'playwright-core')));
 } catch (e) {
   console.log('FAIL playwright-core is not installed in ' + NODE_MODULES + ' (npm install --prefix ' +
     path.dirname(NODE_MODULES) + ' playwright-core): ' + e.message);
   process.exit(1);
 }
 
+// The version the build pins (tests/browser/CMakeLists.txt), so that CI tests what the README installs.
+const installed = require(path.resolve(NODE_MODULES, 'playwright-core', 'package.json')).version;
+if (process.env.VT_PLAYWRIGHT_VERSION && installed !== process.env.VT_PLAYWRIGHT_VERSION) {
+  console.log('FAIL playwright-core ' + installed + ' is installed, the build pins ' + process.env.VT_PLAYWRIGHT_VERSION);
+  process.exit(1);
+}
 fs.mkdirSync(WORK, { recursive: true });
 function exportPage(name, args) {
   const out = path.join(WORK, name + '.html');
