@@ -1,10 +1,10 @@
 // The interactive part of vramtrace's HTML report: the active memory timeline per device (one band
 // per allocation, stacked by start), the composition at a chosen time (icicle graph and top call
-// sites), pools and segments, search, keyboard, and the compare page. It reads the JSON of
-// <script id="vt-data"> (tools/export/html/page_data.cpp) and nothing else; it loads nothing.
+// sites), pools and segments, search, keyboard, and the compare page. It reads the JSON of the
+// element #vt-data (tools/export/html/page_data.cpp) and nothing else; it loads nothing.
 //
 // Every string of the snapshot reaches the page through textContent or canvas fillText, never
-// through innerHTML or an attribute that the browser interprets, so a hostile name stays text.
+// as markup or through an attribute that the browser interprets, so a hostile name stays text.
 (function () {
   'use strict';
 
