@@ -275,11 +275,28 @@ async function caseHistory(browser) {
   await page.close();
 }
 
-// The PyTorch snapshot recorded on the H200 (tests/unit/report/data): its Python lines show.
-async function casePython(browser, file) {
+// A PyTorch snapshot (the one recorded on the H200 in tests/unit/report/data, or one that
+// tests/gpu/run_viewer.sh wrote: "python=FILE@EXPECT", EXPECT the text the first call site at the
+// peak must hold): its Python lines show in the flame graph and in the stack of a band, pinned by
+// a click.
+async function casePython(browser, arg) {
+  const [file, expect] = arg.split('@');
   const page = await open(browser, exportPage('python', [file]));
   const flame = await texts(page, '#vt-flame .fn');
   check('python: the flame graph names Python lines', flame.some(n => / at .*\.py:\d+ \(python\)$/.test(n)), JSON.stringify(flame.slice(0, 12)));
+  if (expect) {
+    const top = (await rows(page))[0];
+    check('python: the first call site at the peak is ' + expect, top && top[3].includes(expect), JSON.stringify(top));
+  }
+  // A band whose stack has a Python frame: a click pins it, its whole stack names the line.
+  const band = await page.evaluate(() => window.vramtraceViewer.bandWhere(0, '\\.py:\\d+ \\(python\\)$'));
+  check('python: a band of the first GPU has a Python stack', band !== null);
+  if (band) {
+    const p = await at(page, 0, band.t, band.bytes);
+    await page.mouse.click(p.x, p.y);
+    const pinned = await text(page, '#vt-pinned');
+    check('python: the pinned stack of that band names Python lines', / at .*\.py:\d+ \(python\)\n/.test(pinned + '\n'), pinned.slice(0, 400));
+  }
   same('python: no script error', page.vtErrors, []);
   await page.screenshot({ path: path.join(WORK, 'python.png'), fullPage: true });
   await page.close();

@@ -753,8 +753,12 @@
     return { base: 0, cur: 0, label: null };
   }
 
+  // Milliseconds of each stage of the first view (docs/performance.md), from the page's start.
+  const timing = { parsed: 0, decoded: 0, drawn: 0 };
   const data = JSON.parse(document.getElementById('vt-data').textContent);
+  timing.parsed = performance.now();
   const runs = data.runs.map(decodeRun);
+  timing.decoded = performance.now();
 
   function main() {
     const app = document.getElementById('vt-app');
@@ -804,6 +808,7 @@
     selectDefault('peak');
     let pending = 0;
     window.addEventListener('resize', () => { clearTimeout(pending); pending = setTimeout(() => { for (const t of state.timelines) t.draw(); }, 100); });
+    timing.drawn = performance.now();
     document.body.dataset.ready = '1';
   }
 
@@ -819,6 +824,23 @@
       const k = PLOT_HEIGHT / (tl.columns.max || 1);
       return { x: r.left + tl.xAt(t - tl.offset), y: r.top + PLOT_HEIGHT - bytes * k };
     },
+    timing: () => Object.assign({}, timing),
+    peakTime: i => state.timelines[i].dev.peak_time,
+    // The middle of the first band of timeline i (in start order) whose stack has a frame matching
+    // the regular expression, as {t, bytes} at the band's start column; null when none.
+    bandWhere: (i, pattern) => {
+      const tl = state.timelines[i], d = tl.dev, run = tl.run, re = new RegExp(pattern);
+      for (let b = 0; b < d.n; b++) {
+        if (!run.stacks[d.stack[b]][3].some(f => re.test(run.frameText[f]))) continue;
+        const t = (d.start[b] + d.end[b]) / 2, cols = tl.columns;
+        const c = Math.floor((t - tl.offset - state.view.t0) / (state.view.t1 - state.view.t0) * cols.W);
+        for (let s = cols.start[c]; s < cols.start[c + 1]; s++)
+          if (cols.band[s] === b) return { t: t, bytes: (cols.y0[s] + cols.y1[s]) / 2 };
+      }
+      return null;
+    },
+    // Milliseconds to draw every timeline once more (a zoom or a pan costs this).
+    redraw: () => { const t = performance.now(); for (const tl of state.timelines) tl.draw(); return performance.now() - t; },
     timelines: () => state.timelines.map(t => ({ device: t.dev.label, bands: t.dev.n, max: t.columns ? t.columns.max : 0 }))
   };
 
