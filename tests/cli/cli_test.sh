@@ -641,6 +641,37 @@ export_formats)
     same_text "$VT_WORK/s.pickle" "$gold/memory_snapshot.pickle"
     listing "$VT_WORK" | grep -q tmp && fail "a temporary file was left behind"
     run 0 "$VT" help export; stdout_has "usage: vramtrace export --format FORMAT" ;;
+view)
+    # `vramtrace view`: the export's page in a new 0600 file in $TMPDIR, its path on stdout;
+    # xdg-open (a stand-in on PATH that records its arguments) only with a display.
+    in=$VT_CLI_DATA/export_input.json
+    mkdir -p "$VT_WORK/tmp" "$VT_WORK/path"
+    printf '#!/bin/sh\necho "$@" >>"%s/opened"\nexit ${XDG_STATUS:-0}\n' "$VT_WORK" >"$VT_WORK/path/xdg-open"
+    chmod +x "$VT_WORK/path/xdg-open"
+    run 0 env -u DISPLAY -u WAYLAND_DISPLAY TMPDIR="$VT_WORK/tmp" PATH="$VT_WORK/path:$PATH" "$VT" view "$in"
+    stderr_empty
+    page=$(cat "$out")
+    case "$page" in "$VT_WORK/tmp/vramtrace-view-"??????".html") ;; *) fail "path $page" ;; esac
+    [ "$(stat -c %a "$page")" = 600 ] || fail "mode $(stat -c %a "$page")"
+    "$VT" export -f html "$in" >"$VT_WORK/export.html" 2>/dev/null
+    same_text "$page" "$VT_WORK/export.html"
+    [ -e "$VT_WORK/opened" ] && fail "xdg-open ran without a display"
+    run 0 env DISPLAY=:7 TMPDIR="$VT_WORK/tmp" PATH="$VT_WORK/path:$PATH" "$VT" view "$in"; stderr_empty
+    [ "$(cat "$VT_WORK/opened")" = "$(cat "$out")" ] || fail "xdg-open got '$(cat "$VT_WORK/opened")'"
+    run 0 env DISPLAY=:7 XDG_STATUS=3 TMPDIR="$VT_WORK/tmp" PATH="$VT_WORK/path:$PATH" "$VT" view "$in"
+    stderr_is_one_line; stderr_has "vramtrace: warning: xdg-open could not open the page; open $(cat "$out") in a browser"
+    run 0 env DISPLAY=:7 TMPDIR="$VT_WORK/tmp" PATH="$VT_WORK/path:$PATH" "$VT" view --no-open "$in"
+    [ "$(wc -l <"$VT_WORK/opened")" -eq 2 ] || fail "xdg-open ran with --no-open"
+    [ "$(ls "$VT_WORK/tmp" | wc -l)" -eq 4 ] || fail "files in TMPDIR: $(ls "$VT_WORK/tmp")"
+    # A compare page; errors.
+    run 0 env -u DISPLAY -u WAYLAND_DISPLAY TMPDIR="$VT_WORK/tmp" "$VT" view --base "$VT_CLI_DATA/diff_base.json" "$VT_CLI_DATA/diff_new.json"
+    grep -q '{"mode":"compare"' "$(cat "$out")" || fail "not a compare page"
+    run 1 env TMPDIR="$VT_WORK/tmp" "$VT" view "$VT_WORK/missing.json"; stderr_is_one_line
+    run 1 env -u DISPLAY TMPDIR="$VT_WORK/none" "$VT" view "$in"; stderr_is_one_line
+    stderr_has "vramtrace: error: cannot create a file in $VT_WORK/none: No such file or directory"
+    run 2 "$VT" view; stderr_has "no snapshot file given"
+    run 2 "$VT" export -f folded --base "$in" "$in"; stderr_has "--base applies to html only"
+    run 0 "$VT" help view; stdout_has "usage: vramtrace view [options] SNAPSHOT" ;;
 export_consumers)
     # What the formats' readers check, with Python's own json and pickle modules.
     in=$VT_CLI_DATA/export_input.json
