@@ -176,6 +176,9 @@ async function caseCompare(browser) {
   same('compare: the gone site last', diff[diff.length - 1], ['-4.00 KiB (4096 B)', '4.00 KiB (4096 B)', '0 B', '1 → 0', 'alloc_c() at data.cpp:30 (train)']);
   same('compare: both timelines per device', await page.evaluate(() => window.vramtraceViewer.timelines().map(t => t.device)),
     ['cuda:0', 'cuda:0', 'cuda:1', 'cuda:1', 'host', 'host']);
+  // The highest column of each (what the scale shows); allocations made at the dump are drawn too.
+  same('compare: the scales of the timelines', await page.evaluate(() => window.vramtraceViewer.timelines().map(t => t.max)),
+    [5243392, 6291968, 4096, 8192, 100, 100]);
   same('compare: aligned at the starts', await text(page, '.vt-align'), 'The two runs are aligned at their starts.');
   same('compare: no script error', page.vtErrors, []);
   await page.screenshot({ path: path.join(WORK, 'compare.png'), fullPage: true });

@@ -193,7 +193,8 @@
       }
     }
 
-    // The live set at the middle of each pixel column, stacked by start; bands under a pixel tall
+    // The live set at the right edge of each pixel column (so the last column is the dump, with
+    // what was made just before it), stacked by start; bands under a pixel tall
     // are merged with their neighbours into one grey run (level of detail), so a column draws at
     // most one rectangle per pixel whatever the number of allocations.
     layout() {
@@ -204,7 +205,10 @@
       let next = 0;
       // First pass: totals (for the scale); second: segments.
       const times = new Float64Array(W);
-      for (let c = 0; c < W; c++) times[c] = v.t0 + (c + 0.5) / W * span + this.offset;
+      for (let c = 0; c < W; c++) times[c] = v.t0 + (c + 1) / W * span + this.offset;
+      // A band live at the dump shows in the column that holds the dump, even when it was made in
+      // the dump's last nanoseconds (or, on a compare page, its run ends inside a column).
+      const grace = span / W;
       const liveSets = [];
       for (let c = 0; c < W; c++) {
         const t = times[c];
@@ -212,7 +216,7 @@
         let j = 0, total = 0;
         for (let i = 0; i < live.length; i++) {
           const b = live[i];
-          if (dev.end[b] > t) { live[j++] = b; total += dev.size[b]; }
+          if (dev.end[b] > t || ((dev.flags[b] & FLAG_LIVE) && dev.end[b] + grace >= t)) { live[j++] = b; total += dev.size[b]; }
         }
         live.length = j;
         cols.total[c] = total;
