@@ -1,6 +1,7 @@
 #!/bin/sh
 # The HTML report at scale (docs/performance.md, "The HTML report"): for 10k, 100k and 1M events,
-# writes a training-loop snapshot (gen_timeline_snapshot.py), times `vramtrace export --format
+# and 1M events with a wide live set, writes a training-loop snapshot (gen_timeline_snapshot.py),
+# times `vramtrace export --format
 # html`, states the file sizes, and measures the first render in chromium (viewer_render.cjs).
 #   bench/run_viewer.sh BUILD_DIR [OUT_DIR]     (BUILD_DIR/npm holds playwright-core)
 set -eu
@@ -9,8 +10,13 @@ out=${2:-$build/viewer-bench}
 here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$out"
 pages=""
-for n in 10000 100000 1000000; do
-    python3 "$here/gen_timeline_snapshot.py" "$out/s$n.json" --events $n >/dev/null
+# The last row: 1M events with up to 40 000 allocations live at once (each column walks them).
+for n in 10000 100000 1000000 wide; do
+    if [ $n = wide ]; then
+        python3 "$here/gen_timeline_snapshot.py" "$out/s$n.json" --events 1000000 --params 20000 --per-step 20000 >/dev/null
+    else
+        python3 "$here/gen_timeline_snapshot.py" "$out/s$n.json" --events $n >/dev/null
+    fi
     start=$(date +%s%N)
     "$build/bin/vramtrace" export -f html -o "$out/s$n.html" "$out/s$n.json"
     end=$(date +%s%N)

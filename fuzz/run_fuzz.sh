@@ -123,7 +123,7 @@ for target in "${targets[@]}"; do
     export_chrome|export_folded|export_pprof|export_pickle|export_html)
       index=0
       for f in chrome folded pprof pickle html; do [ "export_$f" = "$target" ] && break; index=$((index + 1)); done
-      defines=(-DVT_FUZZ_EXPORTER=$index); corpus_name=exporter; libs=(-lz) ;;
+      defines=(-DVT_FUZZ_EXPORTER=$index); corpus_name=exporter; libs=(-lz -lfmt -ldl) ;; # html: the diff key of call sites (tools/analysis) links the CLI's logging
     *) echo "run_fuzz: unknown target $target"; exit 2 ;;
   esac
   dir="$work/$target"

@@ -110,6 +110,9 @@ async function caseReport(browser) {
   await page.mouse.move(p.x, p.y + 22);
   same('report: hover of the OOM on the axis', (await text(page, '#vt-tip')).split('\n')[0],
     'out of memory: cudaMalloc asked for 8.00 GiB (8589934592 B) at 3.000 s, 1.00 MiB (1048576 B) tracked then, thread 4242');
+  p = await at(page, 0, 5e9, 0);
+  await page.mouse.move(p.x, p.y + 22);
+  same('report: hover of the dump on the axis', await text(page, '#vt-tip'), 'snapshot (reason exit) at 5.000 s');
   await page.screenshot({ path: path.join(WORK, 'report.png'), fullPage: true });
 
   // Click at 3.0 s: only the 1 MiB allocation is live.

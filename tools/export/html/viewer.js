@@ -297,6 +297,10 @@
           fmtTime(o.t - this.offset) + ', ' + fmtBytesExact(o.tracked) + ' tracked then, thread ' + o.thread + '\n' +
           this.run.stackSite[o.stack], 'OOM');
       }
+      // The dump itself; a snapshot written by VRAMTRACE_WARN_BYTES marks the threshold crossing.
+      const r = this.run.reason;
+      this.axisItem(ctx, this.run.end, '#555', (r === 'threshold' ? 'threshold crossed: snapshot' : 'snapshot') + ' (reason ' + r + ') at ' +
+        fmtTime(this.run.end - this.offset), r === 'threshold' ? 'threshold' : 'dump');
       if (this.dev.peak_time !== undefined && this.dev.peak)
         this.axisItem(ctx, this.dev.peak_time, '#6a1b9a', 'peak ' + fmtBytesExact(this.dev.peak) + ' at ' + fmtTime(this.dev.peak_time - this.offset), 'peak');
       this.drawOverlay();
