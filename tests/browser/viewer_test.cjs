@@ -209,6 +209,8 @@ async function caseHostile(browser) {
   s.frames[1].inlined[0].function = evil2;
   s.frames[2].function = 'main\u001b[2J\rname\u0007';
   s.frames[4].file = '/src/<iframe src="javascript:window.__pwned=4">.cpp';
+  // A 100,000-character name (cuda:1's frame worker(int)).
+  s.frames[4].function = 'LONG' + 'w'.repeat(100000) + '<br>';
   for (const e of s.events) if (e.type === 'mark') e.label = '<script>window.__pwned=5</script>';
   // A 3000-frame stack for the host allocation, a huge size and the highest ordinal.
   const first = s.frames.length;
@@ -254,6 +256,13 @@ async function caseHostile(browser) {
   await page.mouse.move(r.x, r.y);
   same('hostile: 2^64 - 1 bytes', (await text(page, '#vt-tip')).split('\n').slice(0, 2),
     ['16.00 EiB on cuda:1023 at 0x7f9000000000', 'api <u>cudaMalloc</u>, stream 0xffffffffffffffff, thread 4294967295']);
+  // The long name: whole in the flame graph's node, which stays inside the graph.
+  const c1 = await page.evaluate(() => window.vramtraceViewer.timelines().findIndex(t => t.device === 'cuda:1'));
+  const w = await at(page, c1, 4e9, MiB);
+  await page.mouse.click(w.x, w.y);
+  const long = await page.$$eval('#vt-flame .fn', es => es.map(e => [e.textContent.length, e.getBoundingClientRect().right <= e.parentNode.getBoundingClientRect().right + 1]));
+  same('hostile: a 100,000-character name is one node, inside the graph', long.filter(x => x[0] > 100000), [[100004 + 4 + ' at /src/<iframe src="javascript:window.__pwned=4">.cpp:120'.length, true]]);
+  same('hostile: the table cuts the long call site', (await rows(page))[0][3].slice(1990), 'wwwwwwwwww… (98075 more characters)');
   same('hostile: no script error', page.vtErrors, []);
   await page.screenshot({ path: path.join(WORK, 'hostile.png'), fullPage: true });
   await page.close();

@@ -43,6 +43,15 @@ std::string category_cell(std::string_view category) {
 // Sizes in a hostile snapshot can add up past 2^64: sums stop at the top.
 uint64_t saturating_add(uint64_t a, uint64_t b) { return b > UINT64_MAX - a ? UINT64_MAX : a + b; }
 
+// A call site as a table shows it: at most 2000 bytes (cut on a character boundary) and how many
+// more there were, so that a hostile 100 000-character name does not make the page that wide.
+std::string shown(const std::string &text) {
+    constexpr size_t kMax = 2000;
+    if (text.size() <= kMax) return text;
+    size_t cut = report::utf8_cut_length(text, kMax);
+    return text.substr(0, cut) + "\u2026 (" + to_dec(text.size() - cut) + " more bytes)";
+}
+
 std::string command_text(const report::Snapshot &snapshot) {
     std::string cmd;
     for (const std::string &a : snapshot.process.command_line) cmd += (cmd.empty() ? "" : " ") + a;
@@ -112,7 +121,7 @@ std::string tables_html(const report::Snapshot &snapshot, const Options &options
         out += "<tr><td class=\"n\">" + escape(report::format_bytes_exact(rows[i].second.first)) + "</td><td class=\"n\">" +
                to_dec(rows[i].second.second) + "</td>" +
                (categories ? "<td>" + category_cell(rows[i].first.second) + "</td>" : std::string()) + "<td>" +
-               escape(rows[i].first.first) + "</td></tr>\n";
+               escape(shown(rows[i].first.first)) + "</td></tr>\n";
     out += "</table>\n";
     if (rows.size() > 20) out += "<p>... and " + to_dec(rows.size() - 20) + " more call sites.</p>\n";
     out += "</section>\n";

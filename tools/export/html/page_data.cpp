@@ -158,11 +158,13 @@ std::map<int, std::vector<Band>> make_bands(const report::Snapshot &snapshot, co
                 list.push_back(b);
             }
         }
+        // Never freed in the history: live at the dump (also when the live table could not hold
+        // the record, so the stream is known only for those it lists).
         for (auto &[key, index] : open) {
             Band &b = bands[key.first][index];
             b.end = end;
+            b.flags |= kLiveAtDump;
             if (auto it = live.find(key); it != live.end()) {
-                b.flags |= kLiveAtDump;
                 b.stream = it->second->stream;
                 b.stream_known = true;
                 live.erase(it);

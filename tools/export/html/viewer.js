@@ -34,6 +34,11 @@
   }
   // The exact count only where a double holds it exactly (sizes past 2^53 come from hostile files).
   function fmtBytesExact(b) { return b < 1024 || b > Number.MAX_SAFE_INTEGER ? fmtBytes(b) : fmtBytes(b) + ' (' + Math.round(b) + ' B)'; }
+  // A call site as a table shows it: a hostile 100,000-character name is cut (the hover, the pinned
+  // stack and the flame graph keep it whole).
+  function shown(text) {
+    return text.length > 2000 ? text.slice(0, 2000) + '… (' + (text.length - 2000) + ' more characters)' : text;
+  }
   function fmtTime(ns, span) {
     const s = span === undefined ? Math.abs(ns) : span;
     if (s >= 1e10) return (ns / 1e9).toFixed(2) + ' s';
@@ -87,8 +92,6 @@
       d.start = start; d.end = end; d.size = size;
       d.stack = Int32Array.from(b.stack);
       d.flags = Uint8Array.from(b.flags);
-      // The order of ends, for sweeping a time range.
-      d.byEnd = Int32Array.from({ length: n }, (_, i) => i).sort((x, y) => end[x] - end[y]);
       d.run = run;
     }
     return run;
@@ -504,7 +507,7 @@
       tr.appendChild(el('td', 'n', fmtBytesExact(w.bytes)));
       tr.appendChild(el('td', 'n', String(w.count)));
       tr.appendChild(el('td', 'n', (total ? (100 * w.bytes / total).toFixed(1) : '0.0') + '%'));
-      tr.appendChild(el('td', 'site', site));
+      tr.appendChild(el('td', 'site', shown(site)));
       tbody.appendChild(tr);
     }
     box.more.textContent = rows.length > 25 ? '... and ' + (rows.length - 25) + ' more call sites.' : '';
@@ -742,7 +745,7 @@
         tr.appendChild(el('td', 'n', fmtBytesExact(r.base.bytes)));
         tr.appendChild(el('td', 'n', fmtBytesExact(r.cur.bytes)));
         tr.appendChild(el('td', 'n', r.base.count + ' → ' + r.cur.count));
-        tr.appendChild(el('td', 'site', r.site));
+        tr.appendChild(el('td', 'site', shown(r.site)));
         tbody.appendChild(tr);
       }
     }
