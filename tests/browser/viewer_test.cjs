@@ -263,6 +263,7 @@ async function caseHostile(browser) {
   const long = await page.$$eval('#vt-flame .fn', es => es.map(e => [e.textContent.length, e.getBoundingClientRect().right <= e.parentNode.getBoundingClientRect().right + 1]));
   same('hostile: a 100,000-character name is one node, inside the graph', long.filter(x => x[0] > 100000), [[100004 + 4 + ' at /src/<iframe src="javascript:window.__pwned=4">.cpp:120'.length, true]]);
   same('hostile: the table cuts the long call site', (await rows(page))[0][3].slice(1990), 'wwwwwwwwww… (98075 more characters)');
+  same('hostile: the page is no wider than the window', await page.evaluate(() => document.documentElement.scrollWidth), 1280);
   same('hostile: no script error', page.vtErrors, []);
   await page.screenshot({ path: path.join(WORK, 'hostile.png'), fullPage: true });
   await page.close();
