@@ -269,13 +269,33 @@ async function caseHostile(browser) {
   await page.close();
 }
 
-// What the page says when it cannot show everything: no history; a wrapped one.
+// What the page says when it cannot show everything: no history; a wrapped one. And the pools.
 async function caseHistory(browser) {
   const s = JSON.parse(fs.readFileSync(path.join(DATA, 'export_input.json')));
+  const pooled = JSON.parse(JSON.stringify(s));
+  pooled.pools = [{ handle: '0x5000', device: 0, is_default: true, reserved_bytes: 8 * MiB, used_bytes: 6 * MiB, reserved_high_bytes: 16 * MiB, used_high_bytes: 12 * MiB },
+    { handle: '0x6000', device: 1, is_default: false, reserved_bytes: 2 * MiB, used_bytes: 0, reserved_high_bytes: 2 * MiB, used_high_bytes: MiB }];
+  let page = await open(browser, exportPage('pools', [writeJson('pools', pooled)]));
+  same('pools: reserved vs used per pool', await page.$$eval('.vt-pools tr', trs => trs.map(tr => Array.from(tr.children).map(td => td.textContent))), [
+    ['device', 'pool', 'reserved', 'used', 'used / reserved', 'reserved high', 'used high'],
+    ['cuda:0', '0x5000 (default)', '8.00 MiB (8388608 B)', '6.00 MiB (6291456 B)', ' 75.0%', '16.00 MiB (16777216 B)', '12.00 MiB (12582912 B)'],
+    ['cuda:1', '0x6000', '2.00 MiB (2097152 B)', '0 B', ' 0.0%', '2.00 MiB (2097152 B)', '1.00 MiB (1048576 B)']]);
+  await page.close();
+  // VMM: 64 MiB of address space reserved, 6 MiB mapped of 8 MiB of physical handles on cuda:0.
+  const vmm = JSON.parse(JSON.stringify(s));
+  const vmmAlloc = (address, size, kind, device) => ({ address, size, kind, device, api: 'cuMemMap', stream: '0x0', thread_id: 1, time_ns: 4000000000, stack: 0 });
+  vmm.allocations.push(vmmAlloc('0x7e0000000000', 64 * MiB, 'va_reservation', -2), vmmAlloc('0x7e0000000000', 6 * MiB, 'vmm_mapping', 0),
+    vmmAlloc('0x1', 8 * MiB, 'vmm_physical', 0));
+  page = await open(browser, exportPage('vmm', [writeJson('vmm', vmm)]));
+  same('vmm: reserved address space', await text(page, '.vt-va'), 'Reserved address space (no device): 64.00 MiB (67108864 B)');
+  same('vmm: mapped vs physical per device', await page.$$eval('.vt-vmm tr', trs => trs.map(tr => Array.from(tr.children).map(td => td.textContent))),
+    [['device', 'mapped', 'physical handles'], ['cuda:0', '6.00 MiB (6291456 B)', '8.00 MiB (8388608 B)']]);
+  same('vmm: no script error', page.vtErrors, []);
+  await page.close();
   const none = JSON.parse(JSON.stringify(s));
   none.events = [];
   none.event_history = { capacity: 0, recorded: 0, wrapped: false, complete_from_ns: 0 };
-  let page = await open(browser, exportPage('no-history', [writeJson('no-history', none)]));
+  page = await open(browser, exportPage('no-history', [writeJson('no-history', none)]));
   same('history: none, the page says so', await texts(page, '#vt-app > .note'), ['The snapshot has no event history (VRAMTRACE_EVENTS=0, or an older vramtrace): the timeline shows only the allocations live at the dump, from the times they were made; memory freed before the dump is not shown.']);
   same('history: none, only the live allocations drawn', await page.evaluate(() => window.vramtraceViewer.timelines().map(t => [t.device, t.bands])),
     [['cuda:0', 1], ['cuda:1', 1], ['host', 1]]);

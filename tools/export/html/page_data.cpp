@@ -293,21 +293,23 @@ std::string page_data_json(const report::Snapshot &snapshot, const Options &opti
                        to_dec(p.sites[i].count) + "]";
             out += "]";
         }
-        // Virtual memory management: reserved address space, mapped ranges, physical handles.
-        uint64_t va = 0, mapped = 0, physical = 0;
+        // Virtual memory management on this device: mapped ranges, physical handles.
+        uint64_t mapped = 0, physical = 0;
         for (const report::Allocation &a : snapshot.allocations) {
-            if (a.kind == "va_reservation" && device == -2) va += a.size;
             if (a.device != device) continue;
             if (a.kind == "vmm_mapping") mapped += a.size;
             else if (a.kind == "vmm_physical") physical += a.size;
         }
-        if (va || mapped || physical)
-            out += ",\"vmm\":[" + to_dec(va) + "," + to_dec(mapped) + "," + to_dec(physical) + "]";
+        if (mapped || physical) out += ",\"vmm\":[" + to_dec(mapped) + "," + to_dec(physical) + "]";
         static const std::vector<Band> kNone;
         auto it = bands.find(device);
         out += ",\"bands\":" + bands_json(it == bands.end() ? kNone : it->second, tables) + "}";
     }
-    out += "],\"marks\":[";
+    // Reserved virtual address space (cuMemAddressReserve) belongs to no device.
+    uint64_t va_reserved = 0;
+    for (const report::Allocation &a : snapshot.allocations)
+        if (a.kind == "va_reservation") va_reserved += a.size;
+    out += "],\"va_reserved\":" + to_dec(va_reserved) + ",\"marks\":[";
     first = true;
     for (const report::Event &e : events) {
         if (e.type != "mark") continue;

@@ -591,7 +591,7 @@
     for (const p of run.pools) rows.push(p);
     const vmm = run.devices.filter(d => d.vmm);
     const graph = run.devices.filter(d => d.graph);
-    if (!rows.length && !vmm.length && !graph.length) return;
+    if (!rows.length && !vmm.length && !graph.length && !run.va_reserved) return;
     const sec = el('section', 'vt-pools');
     sec.appendChild(el('h2', '', 'Pools and segments' + (caption ? ' (' + caption + ')' : '')));
     if (rows.length) {
@@ -617,11 +617,15 @@
       }
       sec.appendChild(t);
     }
+    if (vmm.length || run.va_reserved) {
+      sec.appendChild(el('h3', '', 'Virtual memory management (cuMemAddressReserve / cuMemCreate / cuMemMap)'));
+      sec.appendChild(el('p', 'vt-va', 'Reserved address space (no device): ' + fmtBytesExact(run.va_reserved || 0)));
+    }
     if (vmm.length) {
-      sec.appendChild(el('h3', '', 'Virtual memory management (cuMemCreate / cuMemMap)'));
       const t = el('table');
+      t.className = 'vt-vmm';
       const h = el('tr');
-      for (const c of ['device', 'reserved address space', 'mapped', 'physical']) h.appendChild(el('th', '', c));
+      for (const c of ['device', 'mapped', 'physical handles']) h.appendChild(el('th', '', c));
       t.appendChild(h);
       for (const d of vmm) {
         const tr = el('tr');
