@@ -281,6 +281,13 @@ async function caseHistory(browser) {
     ['cuda:0', '0x5000 (default)', '8.00 MiB (8388608 B)', '6.00 MiB (6291456 B)', ' 75.0%', '16.00 MiB (16777216 B)', '12.00 MiB (12582912 B)'],
     ['cuda:1', '0x6000', '2.00 MiB (2097152 B)', '0 B', ' 0.0%', '2.00 MiB (2097152 B)', '1.00 MiB (1048576 B)']]);
   await page.close();
+  // Nothing tracked at all.
+  const empty = JSON.parse(JSON.stringify(s));
+  Object.assign(empty, { devices: [], allocations: [], events: [], peaks: [], ooms: [], stacks: [], frames: [], modules: [] });
+  page = await open(browser, exportPage('empty', [writeJson('empty', empty)]));
+  same('empty: the page says so', await texts(page, '.vt-timelines > p'), ['No tracked memory.']);
+  same('empty: no script error', page.vtErrors, []);
+  await page.close();
   // VMM: 64 MiB of address space reserved, 6 MiB mapped of 8 MiB of physical handles on cuda:0.
   const vmm = JSON.parse(JSON.stringify(s));
   const vmmAlloc = (address, size, kind, device) => ({ address, size, kind, device, api: 'cuMemMap', stream: '0x0', thread_id: 1, time_ns: 4000000000, stack: 0 });
