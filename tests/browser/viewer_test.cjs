@@ -183,6 +183,7 @@ async function caseCompare(browser) {
   same('compare: the scales of the timelines', await page.evaluate(() => window.vramtraceViewer.timelines().map(t => t.max)),
     [5243392, 6291968, 4096, 8192, 100, 100]);
   same('compare: aligned at the starts', await text(page, '.vt-align'), 'The two runs are aligned at their starts.');
+  same('compare: the composition names its run', await text(page, '#vt-comp-title'), 'Live at the dump on cuda:0 (6.000 µs) in new: 6.00 MiB (6291968 B) in 4 allocations');
   same('compare: no script error', page.vtErrors, []);
   await page.screenshot({ path: path.join(WORK, 'compare.png'), fullPage: true });
   await page.close();

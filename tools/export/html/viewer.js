@@ -464,6 +464,7 @@
     else if (kind === 'dump') { weights = liveAtDump(dev); title = 'at the dump on ' + dev.label + ' (' + fmtTime(run.end) + ')'; }
     else { weights = liveAt(dev, t); title = 'on ' + dev.label + ' at ' + fmtTime(t); }
     state.selection = { run: run, device: dev.device, t: kind === 'dump' ? run.end : t };
+    if (data.mode === 'compare') title += ' in ' + data.names[runs.indexOf(run)];
     renderComposition(run, weights, title);
     for (const tl of state.timelines) tl.drawOverlay();
   }
@@ -678,10 +679,10 @@
   }
 
   function selectDefault(kind) {
-    // The first GPU with a peak, else the first device.
+    // The first GPU with a peak, else any device with one, else the first GPU, else the first device.
     for (const run of runs.slice().reverse()) {
       const devs = run.devices.filter(d => d.n || d.peak_sites);
-      const dev = devs.find(d => d.device >= 0 && d.peak_sites && d.peak_sites.length) || devs.find(d => d.peak_sites && d.peak_sites.length) || devs[0];
+      const dev = devs.find(d => d.device >= 0 && d.peak_sites && d.peak_sites.length) || devs.find(d => d.peak_sites && d.peak_sites.length) || devs.find(d => d.device >= 0) || devs[0];
       if (!dev) continue;
       if (kind === 'peak' && dev.peak_sites) selectTime(run, dev, dev.peak_time, 'peak');
       else selectTime(run, dev, run.end, 'dump');
