@@ -140,3 +140,57 @@ TEST_CASE("two devices: an IPC import in another process is listed under the exp
         if (d.contains("uuid") && d.at("uuid") == exported_on.at("uuid")) on_device1 += d.at("current_bytes").get<uint64_t>();
     CHECK(on_device1 == 3u << 20);
 }
+
+TEST_CASE("two devices: ranks with their own CUDA_VISIBLE_DEVICES each see ordinal 0; snapshots and merge tell the GPUs apart by UUID") {
+    // Rank 0 is given physical device 1, rank 1 physical device 0 (as a launcher does, one GPU per
+    // rank): both allocate on "cuda:0". VRAMTRACE_OUTPUT's %r names each rank's file.
+    std::string dir = make_temp_dir("two-devices-visible");
+    std::vector<std::string> argv = {bin_dir() + "/leaky_pipeline"};
+    std::map<std::string, std::string> uuid_of_rank;
+    uint64_t live_bytes = 0;
+    for (const auto &[rank, visible] : std::vector<std::pair<std::string, std::string>>{{"0", "1"}, {"1", "0"}}) {
+        RunResult r = run(argv, {true,
+                                 {{"CUDA_VISIBLE_DEVICES", visible},
+                                  {"RANK", rank},
+                                  {"VRAMTRACE_OUTPUT", dir + "/rank-%r.json"},
+                                  {"VRAMTRACE_SUMMARY", "0"}},
+                                 dir});
+        INFO("rank " << rank << ": " << r.err);
+        REQUIRE(r.exit_code == 0);
+        uint64_t expected = 0; // what the program says it leaves on its device 0
+        for (const ExpectedLive &e : parse_expectations(r.out))
+            if (e.device == 0) expected += e.bytes;
+        REQUIRE(expected != 0);
+        nlohmann::json s = load_json(dir + "/rank-" + rank + ".json");
+        nlohmann::json d;
+        for (const auto &row : s.at("devices"))
+            if (row.at("device") == 0) d = row;
+        REQUIRE(!d.is_null());
+        uuid_of_rank[rank] = d.at("uuid").get<std::string>();
+        CHECK(d.at("current_bytes") == expected);
+        live_bytes = expected;
+    }
+    // The stand-in's UUIDs end in the physical index.
+    CHECK(uuid_of_rank["0"].substr(uuid_of_rank["0"].size() - 2) == "01");
+    CHECK(uuid_of_rank["1"].substr(uuid_of_rank["1"].size() - 2) == "00");
+    RunResult merged = run({bin_dir() + "/vramtrace", "merge", "--output", dir + "/merged.json", dir + "/rank-0.json",
+                            dir + "/rank-1.json"},
+                           {false, {}, dir});
+    INFO("merge: " << merged.err);
+    REQUIRE(merged.exit_code == 0);
+    // Each input's GPU under its own UUID; the merged "devices" rows sum by ordinal (a merged
+    // snapshot reads as one), so they name no UUID where the inputs' GPUs differ.
+    nlohmann::json m = load_json(dir + "/merged.json");
+    std::map<std::string, uint64_t> by_uuid;
+    for (const auto &d : m.at("merged_devices"))
+        if (d.at("device") == 0) by_uuid[d.at("uuid").get<std::string>()] += d.at("current_bytes").get<uint64_t>();
+    CHECK(by_uuid == std::map<std::string, uint64_t>{{uuid_of_rank["0"], live_bytes}, {uuid_of_rank["1"], live_bytes}});
+    for (const auto &d : m.at("devices"))
+        if (d.at("device") == 0) CHECK(!d.contains("uuid"));
+    // The text report's device table: one row per UUID, one process each.
+    RunResult text = run({bin_dir() + "/vramtrace", "merge", dir + "/rank-0.json", dir + "/rank-1.json"}, {false, {}, dir});
+    REQUIRE(text.exit_code == 0);
+    std::string report = text.out + text.err;
+    for (const std::string &uuid : {uuid_of_rank["0"], uuid_of_rank["1"]})
+        CHECK(std::regex_search(report, std::regex(uuid + " \\([^)]* cuda:0\\) +1 ")));
+}
