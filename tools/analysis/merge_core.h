@@ -29,6 +29,8 @@
 
 namespace vramtrace::cli {
 
+struct EventCheck;
+
 // A device as matched across inputs: by UUID where the snapshots carry one (devices[].uuid), else
 // by host + ordinal.
 struct MergedDeviceRow {
@@ -122,6 +124,10 @@ private:
     // the spool cannot be used.
     bool start_file(FileState &state, const std::string &name, std::string *error);
     bool read_pass(std::istream &in, const std::string &name, FileState &state, bool second, std::string *error);
+    // One file read (twice when its allocations come before its stacks) and committed; `events`
+    // (may be null) checks its event history at parse speed (input/event_check.h).
+    bool read_file(FileState &state, const std::string &path, Progress *progress, EventCheck *events,
+                   std::string *error);
     bool commit(FileState &state, const std::string &name, std::string *error);
 
     SiteKeyOptions keys_;

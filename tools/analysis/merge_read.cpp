@@ -13,6 +13,7 @@
 
 #include <sys/stat.h>
 
+#include "input/event_check.h"
 #include "input/offline_symbolize.h"
 #include "snapshot/report_model.h"
 #include "snapshot/snapshot_fields.h"
@@ -261,39 +262,59 @@ bool Merger::add_stream(std::istream &in, const std::string &name, std::string *
 
 bool Merger::add_file(const std::string &path, Progress *progress, std::string *error) {
     try {
-        FileState state;
-        if (!start_file(state, path, error)) return false;
-        MergeFileReader first(*this, state, false);
-        if (!stream_snapshot_file(path, first, progress, error)) return false;
-        if (state.late_metadata) {
-            // Allocations came before the modules, frames or stacks they need: forget what was
-            // taken from them and read the file again, now that everything else is known.
+        {
+            // First with the events checked at parse speed; when the check declines, everything
+            // taken from the file is forgotten and the reader alone reads it again.
+            FileState state;
+            EventCheck events;
+            std::string first_error;
+            bool ok = read_file(state, path, progress, &events, &first_error);
+            if (!events.declined) {
+                if (!ok && error) *error = first_error;
+                return ok;
+            }
             if (!spool_rewind(state.spool_start, state.spool_count_start)) return temporary_file_error(path, error);
-            struct stat st {};
-            if (::stat(path.c_str(), &st) == 0 && S_ISFIFO(st.st_mode)) {
-                if (error)
-                    *error = path + ": its allocations come before its stacks, which takes a second reading, and a "
-                                    "FIFO is read once: give a regular file";
-                return false;
-            }
-            state.reset_allocations();
-            if (std::string problem = state.check(); !problem.empty()) {
-                if (error) *error = path + ": " + problem;
-                return false;
-            }
-            state.frozen = true;
-            state.frozen_invalid = false;
-            state.late_metadata = false;
-            MergeFileReader second(*this, state, true);
-            if (!stream_snapshot_file(path, second, progress, error)) return false;
         }
-        return commit(state, path, error);
+        FileState state;
+        return read_file(state, path, progress, nullptr, error);
     } catch (const std::bad_alloc &) {
         if (error) *error = path + ": out of memory while merging";
     } catch (const std::exception &e) {
         if (error) *error = path + ": cannot merge: " + e.what();
     }
     return false;
+}
+
+bool Merger::read_file(FileState &state, const std::string &path, Progress *progress, EventCheck *events,
+                       std::string *error) {
+    if (!start_file(state, path, error)) return false;
+    MergeFileReader first(*this, state, false);
+    if (!stream_snapshot_file(path, first, progress, error, true, events)) return false;
+    if (events && events->used)
+        for (const auto &[stack, index] : events->stacks) state.event_stacks.try_emplace(stack, index);
+    if (state.late_metadata) {
+        // Allocations came before the modules, frames or stacks they need: forget what was
+        // taken from them and read the file again, now that everything else is known.
+        if (!spool_rewind(state.spool_start, state.spool_count_start)) return temporary_file_error(path, error);
+        struct stat st {};
+        if (::stat(path.c_str(), &st) == 0 && S_ISFIFO(st.st_mode)) {
+            if (error)
+                *error = path + ": its allocations come before its stacks, which takes a second reading, and a "
+                                "FIFO is read once: give a regular file";
+            return false;
+        }
+        state.reset_allocations();
+        if (std::string problem = state.check(); !problem.empty()) {
+            if (error) *error = path + ": " + problem;
+            return false;
+        }
+        state.frozen = true;
+        state.frozen_invalid = false;
+        state.late_metadata = false;
+        MergeFileReader second(*this, state, true);
+        if (!stream_snapshot_file(path, second, progress, error)) return false;
+    }
+    return commit(state, path, error);
 }
 
 bool Merger::commit(FileState &state, const std::string &name, std::string *error) {
