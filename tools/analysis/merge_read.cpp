@@ -289,7 +289,7 @@ bool Merger::read_file(FileState &state, const std::string &path, Progress *prog
                        std::string *error) {
     if (!start_file(state, path, error)) return false;
     MergeFileReader first(*this, state, false);
-    if (!stream_snapshot_file(path, first, progress, error, true, events)) return false;
+    if (!stream_snapshot_file(path, first, progress, error, true, events) || (events && events->declined)) return false;
     if (events && events->used)
         for (const auto &[stack, index] : events->stacks) state.event_stacks.try_emplace(stack, index);
     if (state.late_metadata) {

@@ -255,6 +255,7 @@ bool EventCheckingBuf::check_events() {
 
 EventCheckingBuf::int_type EventCheckingBuf::underflow() {
     if (gptr() < egptr()) return traits_type::to_int_type(*gptr());
+    if (check_->declined) return traits_type::eof(); // the reader stops; the file is read again
     if (found_ && !done_) {
         done_ = true;
         if (!check_events()) {
