@@ -347,6 +347,7 @@ bool Merger::commit(FileState &state, const std::string &name, std::string *erro
 
     // Rows: the processes a merged input lists, or this process.
     size_t first_row = processes_.size();
+    size_t first_device_row = process_devices_.size();
     if (!state.merged_processes.empty()) {
         std::unordered_map<uint32_t, uint32_t> renumber;
         for (size_t i = 0; i < state.merged_processes.size(); ++i) {
@@ -393,6 +394,35 @@ bool Merger::commit(FileState &state, const std::string &name, std::string *erro
         }
         process_hosts_.push_back(p.host);
         processes_.push_back(std::move(p));
+    }
+
+    // What made up each new device row's peak, by call site: a plain input's peaks[] say it; a
+    // merged input's are sums over its processes.
+    row_sites_.resize(process_devices_.size());
+    row_sites_known_.resize(process_devices_.size(), false);
+    if (state.merged_processes.empty()) {
+        MergeFileReader sites_of(*this, state, false);
+        for (size_t row = first_device_row; row < process_devices_.size(); ++row) {
+            const report::DevicePeak *peak = nullptr;
+            for (const report::DevicePeak &p : state.peaks)
+                if (p.device == process_devices_[row].device) peak = &p;
+            if (!peak) {
+                row_sites_known_[row] = process_devices_[row].peak_bytes == 0;
+                continue;
+            }
+            std::map<uint32_t, RowSite> by_site;
+            for (const report::PeakSite &site : peak->sites) {
+                uint32_t index = no_stack_site();
+                if (site.stack != 0) index = stacks_[sites_of.stack_of(*local_stack(site.stack)) - 1].site;
+                RowSite &r = by_site[index];
+                r.site = index;
+                r.bytes += site.bytes;
+                r.count += site.count;
+            }
+            std::vector<RowSite> &out = row_sites_[row];
+            for (const auto &[index, r] : by_site) out.push_back(r);
+            row_sites_known_[row] = true;
+        }
     }
 
     // Totals per ordinal.

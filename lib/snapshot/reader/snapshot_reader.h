@@ -54,7 +54,9 @@ using report::MergedProcess;
     X(on_teardown, (report::Teardown && teardown), (std::move(teardown)))                               \
     /* written by `vramtrace merge` */                                                                   \
     X(on_merged_process, (MergedProcess && process), (std::move(process)))                              \
-    X(on_merged_device, (MergedDevice && device), (std::move(device)))
+    X(on_merged_device, (MergedDevice && device), (std::move(device)))                                 \
+    X(on_imbalance, (report::ImbalanceRole && role), (std::move(role)))                                 \
+    X(on_imbalance_outlier, (report::ImbalanceOutlier && outlier), (std::move(outlier)))
 
 // Receives a snapshot's parts in document order; every callback does nothing unless overridden.
 // Members a reader does not know are skipped; every field of schema v1 is required (the merged_*
