@@ -108,25 +108,40 @@ bool is_space(char c) { return c == ' ' || c == '\n' || c == '\t' || c == '\r'; 
 
 } // namespace
 
-// One parser for every file: its buffers are sized once, for a window.
+// The window and the parser, made once per thread and kept for every file read after: a merge
+// of thousands of files would otherwise map, fault in and unmap them once per file.
 struct EventCheckingBuf::Parser {
     simdjson::dom::parser parser{kBufferBytes + 1};
+    std::unique_ptr<char[]> buffer{new char[kBufferBytes + simdjson::SIMDJSON_PADDING]};
+    bool in_use = false;
 };
 
-EventCheckingBuf::EventCheckingBuf(int fd, Progress *progress, EventCheck *check)
-    : fd_(fd), progress_(progress), check_(check), buf_(new char[kBufferBytes + simdjson::SIMDJSON_PADDING]) {}
+namespace {
+thread_local std::unique_ptr<EventCheckingBuf::Parser> kept_parser;
+}
 
-EventCheckingBuf::~EventCheckingBuf() = default;
+EventCheckingBuf::EventCheckingBuf(int fd, Progress *progress, EventCheck *check)
+    : fd_(fd), progress_(progress), check_(check) {
+    if (kept_parser && !kept_parser->in_use) parser_ = std::move(kept_parser);
+    else parser_ = std::make_unique<Parser>();
+    parser_->in_use = true;
+    buf_ = parser_->buffer.get();
+}
+
+EventCheckingBuf::~EventCheckingBuf() {
+    parser_->in_use = false;
+    if (!kept_parser) kept_parser = std::move(parser_);
+}
 
 bool EventCheckingBuf::fill() {
     if (pos_ > 1) {
-        std::memmove(buf_.get() + 1, buf_.get() + pos_, end_ - pos_);
+        std::memmove(buf_ + 1, buf_ + pos_, end_ - pos_);
         end_ -= pos_ - 1;
         pos_ = 1;
     }
     if (eof_ || end_ == kBufferBytes) return false;
     for (;;) {
-        ssize_t n = ::read(fd_, buf_.get() + end_, kBufferBytes - end_);
+        ssize_t n = ::read(fd_, buf_ + end_, kBufferBytes - end_);
         if (n < 0 && errno == EINTR) continue;
         if (n < 0) errno_ = errno;
         if (n <= 0) {
@@ -141,7 +156,7 @@ bool EventCheckingBuf::fill() {
 
 size_t EventCheckingBuf::scan(size_t from) {
     static constexpr std::string_view kEvents = report::member::top::events;
-    const char *b = buf_.get();
+    const char *b = buf_;
     for (size_t i = from; i < end_; ++i) {
         char c = b[i];
         if (in_string_) {
@@ -190,11 +205,10 @@ size_t EventCheckingBuf::scan(size_t from) {
 bool EventCheckingBuf::check_window(size_t begin, size_t close, bool last) {
     // The window's records as one array: '[' over the byte before them (already handed on or
     // checked), ']' over the comma after them (or the array's own ']').
-    char *b = buf_.get();
+    char *b = buf_;
     b[begin - 1] = '[';
     b[close] = ']';
     size_t length = close - begin + 2;
-    if (!parser_) parser_ = std::make_unique<Parser>();
     simdjson::dom::element doc;
     if (parser_->parser.parse(b + begin - 1, length, false).get(doc)) return false;
     simdjson::dom::array records;
@@ -214,7 +228,7 @@ bool EventCheckingBuf::check_window(size_t begin, size_t close, bool last) {
 
 bool EventCheckingBuf::check_events() {
     for (;;) {
-        char *b = buf_.get();
+        char *b = buf_;
         const void *nl = pos_ < end_ ? ::memrchr(b + pos_, '\n', end_ - pos_) : nullptr;
         if (!nl) {
             if (!fill()) return false; // no line end in a full window, or the input ended
@@ -265,7 +279,7 @@ EventCheckingBuf::int_type EventCheckingBuf::underflow() {
     }
     if (pos_ == end_ && !fill()) return traits_type::eof();
     size_t stop = done_ ? end_ : scan(pos_);
-    setg(buf_.get() + pos_, buf_.get() + pos_, buf_.get() + stop);
+    setg(buf_ + pos_, buf_ + pos_, buf_ + stop);
     pos_ = stop;
     return traits_type::to_int_type(*gptr());
 }

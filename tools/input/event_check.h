@@ -49,12 +49,12 @@ public:
     int error_number() const { return errno_; }
 
     static constexpr size_t kWindowBytes = 1 << 20;
+    struct Parser; // the window and the simdjson parser (event_check.cpp)
 
 protected:
     int_type underflow() override;
 
 private:
-    struct Parser;
     // Reads more input after end_ (moving what is unread to the front first); false at the end of
     // the input or on a read error.
     bool fill();
@@ -70,8 +70,8 @@ private:
     int fd_;
     Progress *progress_;
     EventCheck *check_;
-    std::unique_ptr<char[]> buf_;
     std::unique_ptr<Parser> parser_;
+    char *buf_ = nullptr; // parser_'s window
     size_t pos_ = 1, end_ = 1; // unread bytes; buf_[0] stays free for a window's opening bracket
     bool eof_ = false;
     int errno_ = 0;
