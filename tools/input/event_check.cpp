@@ -10,8 +10,6 @@
 
 #include <unistd.h>
 
-#include <simdjson.h>
-
 #include "input/snapshot_input.h"
 #include "snapshot/device_range.h"
 #include "snapshot/snapshot_fields.h"
@@ -22,7 +20,7 @@ namespace {
 
 namespace ev = report::member::events;
 
-constexpr size_t kBufferBytes = 1 + EventCheckingBuf::kWindowBytes;
+constexpr size_t kBufferBytes = 1 + SimdSnapshotSource::kWindowBytes;
 
 // The members of an event, as the reader's schema lists them (snapshot_schema.h, Schema<Event>).
 enum Member { Type, TimeNs, ThreadId, Device, Address, Kind, Size, Api, Stack, Label, FreedBy, kMembers };
@@ -110,30 +108,30 @@ bool is_space(char c) { return c == ' ' || c == '\n' || c == '\t' || c == '\r'; 
 
 // The window and the parser, made once per thread and kept for every file read after: a merge
 // of thousands of files would otherwise map, fault in and unmap them once per file.
-struct EventCheckingBuf::Parser {
+struct SimdSnapshotSource::Parser {
     simdjson::dom::parser parser{kBufferBytes + 1};
     std::unique_ptr<char[]> buffer{new char[kBufferBytes + simdjson::SIMDJSON_PADDING]};
     bool in_use = false;
 };
 
 namespace {
-thread_local std::unique_ptr<EventCheckingBuf::Parser> kept_parser;
+thread_local std::unique_ptr<SimdSnapshotSource::Parser> kept_parser;
 }
 
-EventCheckingBuf::EventCheckingBuf(int fd, Progress *progress, EventCheck *check)
-    : fd_(fd), progress_(progress), check_(check) {
+SimdSnapshotSource::SimdSnapshotSource(int fd, Progress *progress, EventCheck *check, bool records)
+    : fd_(fd), progress_(progress), check_(check), records_(records) {
     if (kept_parser && !kept_parser->in_use) parser_ = std::move(kept_parser);
     else parser_ = std::make_unique<Parser>();
     parser_->in_use = true;
     buf_ = parser_->buffer.get();
 }
 
-EventCheckingBuf::~EventCheckingBuf() {
+SimdSnapshotSource::~SimdSnapshotSource() {
     parser_->in_use = false;
     if (!kept_parser) kept_parser = std::move(parser_);
 }
 
-bool EventCheckingBuf::fill() {
+bool SimdSnapshotSource::fill() {
     if (pos_ > 1) {
         std::memmove(buf_ + 1, buf_ + pos_, end_ - pos_);
         end_ -= pos_ - 1;
@@ -154,24 +152,31 @@ bool EventCheckingBuf::fill() {
     }
 }
 
-size_t EventCheckingBuf::scan(size_t from) {
-    static constexpr std::string_view kEvents = report::member::top::events;
+size_t SimdSnapshotSource::scan(size_t from) {
     const char *b = buf_;
     for (size_t i = from; i < end_; ++i) {
         char c = b[i];
         if (in_string_) {
             if (escaped_) {
                 escaped_ = false;
-                key_matches_ = false; // an escaped key is left to the reader
+                key_length_ = sizeof key_; // an escaped key is left to the reader
             } else if (c == '\\') {
                 escaped_ = true;
             } else if (c == '"') {
                 in_string_ = false;
-                key_is_events_ = depth_ == 1 && key_matches_ && key_length_ == kEvents.size();
-                expect_ = key_is_events_ ? Expect::Colon : Expect::Nothing;
-            } else if (depth_ == 1 && key_matches_) {
-                key_matches_ = key_length_ < kEvents.size() && c == kEvents[key_length_];
-                ++key_length_;
+                expect_ = Expect::Nothing;
+                next_ = Array::None;
+                if (depth_ == 1 && key_length_ < sizeof key_) {
+                    std::string_view key(key_, key_length_);
+                    namespace top = report::member::top;
+                    if (key == top::events) next_ = Array::Events;
+                    else if (records_ && (key == top::modules || key == top::frames || key == top::stacks ||
+                                          key == top::allocations))
+                        next_ = Array::Records;
+                    if (next_ != Array::None) expect_ = Expect::Colon;
+                }
+            } else if (depth_ == 1 && key_length_ < sizeof key_) {
+                key_[key_length_++] = c;
             }
             continue;
         }
@@ -180,18 +185,16 @@ size_t EventCheckingBuf::scan(size_t from) {
         case '"':
             in_string_ = true;
             key_length_ = 0;
-            key_matches_ = true;
             expect_ = Expect::Nothing;
             break;
         case ':': expect_ = expect_ == Expect::Colon ? Expect::Bracket : Expect::Nothing; break;
         case '[':
-            if (expect_ == Expect::Bracket && depth_ == 1) {
-                ++depth_;
+            ++depth_;
+            if (expect_ == Expect::Bracket && depth_ == 2) {
                 expect_ = Expect::Nothing;
-                found_ = true;
+                pending_ = next_;
                 return i + 1;
             }
-            ++depth_;
             expect_ = Expect::Nothing;
             break;
         case '{': ++depth_, expect_ = Expect::Nothing; break;
@@ -202,7 +205,109 @@ size_t EventCheckingBuf::scan(size_t from) {
     return end_;
 }
 
-bool EventCheckingBuf::check_window(size_t begin, size_t close, bool last) {
+bool SimdSnapshotSource::emit(simdjson::dom::element e) {
+    using T = simdjson::dom::element_type;
+    switch (e.type()) {
+    case T::ARRAY: {
+        if (!sax_->start_array()) return false;
+        for (simdjson::dom::element child : simdjson::dom::array(e))
+            if (!emit(child)) return false;
+        return sax_->end_array();
+    }
+    case T::OBJECT: {
+        if (!sax_->start_object()) return false;
+        for (simdjson::dom::key_value_pair field : simdjson::dom::object(e)) {
+            text_.assign(field.key);
+            if (!sax_->key(text_) || !emit(field.value)) return false;
+        }
+        return sax_->end_object();
+    }
+    case T::INT64: {
+        int64_t v = int64_t(e);
+        return v < 0 ? sax_->number_integer(v) : sax_->number_unsigned(uint64_t(v));
+    }
+    case T::UINT64: return sax_->number_unsigned(uint64_t(e));
+    case T::DOUBLE: return sax_->number_float();
+    case T::STRING:
+        text_.assign(std::string_view(e));
+        return sax_->string(text_);
+    case T::BOOL: return sax_->boolean(bool(e));
+    case T::NULL_VALUE: return sax_->null();
+    }
+    return false;
+}
+
+bool SimdSnapshotSource::records_window(size_t begin, size_t close, bool last) {
+    char *b = buf_;
+    // "-0" is an integer to the reader's parser (a signed one) and 0 to simdjson: left to the reader.
+    for (const char *m = b + begin, *stop = b + close; (m = static_cast<const char *>(std::memchr(m, '-', size_t(stop - m))));)
+        if (*++m == '0') return false;
+    b[begin - 1] = '[';
+    b[close] = ']';
+    size_t length = close - begin + 2;
+    simdjson::dom::element doc;
+    if (parser_->parser.parse(b + begin - 1, length, false).get(doc)) return false;
+    simdjson::dom::array records;
+    if (doc.get_array().get(records)) return false;
+    size_t count = 0;
+    for (simdjson::dom::element record : records) {
+        if (!emit(record)) return false;
+        ++count;
+    }
+    if (count == 0 && (!last || records_handed_ > 0)) return false;
+    records_handed_ += count;
+    return true;
+}
+
+bool SimdSnapshotSource::hand_records() {
+    records_handed_ = 0;
+    for (;;) {
+        char *b = buf_;
+        const void *nl = pos_ < end_ ? ::memrchr(b + pos_, '\n', end_ - pos_) : nullptr;
+        if (!nl) {
+            if (!fill()) return false;
+            continue;
+        }
+        size_t line_end = size_t(static_cast<const char *>(nl) - b);
+        // The array's close: the first line of the window that begins with ']' (the writer's
+        // "  ]"), or a ']' right at the start ("[]"). A record on a line of its own never begins
+        // a line with ']'; a wrong guess does not parse.
+        size_t close = SIZE_MAX;
+        for (size_t at = pos_; at <= line_end;) {
+            size_t k = at;
+            while (k <= line_end && (b[k] == ' ' || b[k] == '\t' || b[k] == '\r')) ++k;
+            if (k <= line_end && b[k] == ']') {
+                close = k;
+                break;
+            }
+            const void *next = ::memchr(b + k, '\n', line_end + 1 - k);
+            if (!next) break;
+            at = size_t(static_cast<const char *>(next) - b) + 1;
+        }
+        if (close != SIZE_MAX) {
+            if (!records_window(pos_, close, true)) return false;
+            pos_ = close;
+            return true;
+        }
+        size_t q = line_end;
+        while (q > pos_ && is_space(b[q])) --q;
+        if (is_space(b[q])) {
+            pos_ = line_end + 1;
+            if (!fill() && eof_) return false;
+            continue;
+        }
+        if (b[q] == ',') {
+            if (!records_window(pos_, q, false)) return false;
+            pos_ = q + 1;
+            fill();
+            continue;
+        }
+        size_t before = end_ - pos_;
+        if (!fill() || end_ - pos_ == before) return false;
+    }
+}
+
+bool SimdSnapshotSource::check_window(size_t begin, size_t close, bool last) {
     // The window's records as one array: '[' over the byte before them (already handed on or
     // checked), ']' over the comma after them (or the array's own ']').
     char *b = buf_;
@@ -226,7 +331,7 @@ bool EventCheckingBuf::check_window(size_t begin, size_t close, bool last) {
     return check_->count > before || (last && before == 0);
 }
 
-bool EventCheckingBuf::check_events() {
+bool SimdSnapshotSource::check_events() {
     for (;;) {
         char *b = buf_;
         const void *nl = pos_ < end_ ? ::memrchr(b + pos_, '\n', end_ - pos_) : nullptr;
@@ -267,18 +372,18 @@ bool EventCheckingBuf::check_events() {
     }
 }
 
-EventCheckingBuf::int_type EventCheckingBuf::underflow() {
+SimdSnapshotSource::int_type SimdSnapshotSource::underflow() {
     if (gptr() < egptr()) return traits_type::to_int_type(*gptr());
     if (check_->declined) return traits_type::eof(); // the reader stops; the file is read again
-    if (found_ && !done_) {
-        done_ = true;
-        if (!check_events()) {
-            check_->declined = true;
-            return traits_type::eof();
-        }
+    Array pending = pending_;
+    pending_ = Array::None;
+    if ((pending == Array::Events && !check_events()) || (pending == Array::Records && !hand_records())) {
+        check_->declined = true;
+        return traits_type::eof();
     }
     if (pos_ == end_ && !fill()) return traits_type::eof();
-    size_t stop = done_ ? end_ : scan(pos_);
+    size_t stop = scan(pos_);
+    if (!saw_nul_ && std::memchr(buf_ + pos_, 0, stop - pos_)) saw_nul_ = true;
     setg(buf_ + pos_, buf_ + pos_, buf_ + stop);
     pos_ = stop;
     return traits_type::to_int_type(*gptr());

@@ -2,11 +2,11 @@
 // events (merge): most of a rank's snapshot is its event history (65,536 records of about 170
 // bytes: 90% of the file), and the streaming reader's lexer takes about 5 ns a byte.
 //
-// EventCheckingBuf is the byte source of one file for the streaming reader. It hands every byte to
-// the reader unchanged, except the records of the top-level "events" array: those it parses itself
-// with simdjson (On-Demand, libsimdjson-dev), in windows of whole lines (a raw newline is never
-// inside a JSON string, so a window cut after one never splits a token), and then hands the reader
-// the array's closing bracket: the reader sees an empty history. Each record is checked against
+// SimdSnapshotSource is the byte source of one file for the streaming reader (read_snapshot_source).
+// It hands the reader every byte unchanged, except the records of the top-level "events" array:
+// those it parses itself with simdjson (libsimdjson-dev), in windows of whole lines (a raw newline
+// is never inside a JSON string, so a window cut after one never splits a token), and then hands
+// the reader the array's closing bracket: the reader sees an empty history. Each record is checked against
 // the schema's rules for events (snapshot_schema.h: the required members type, time_ns and
 // thread_id; the types and ranges of the others; the four event types; a device in range), and the
 // stack each names is noted, as the reader's sink would note it.
@@ -23,6 +23,9 @@
 #include <cstdint>
 #include <memory>
 #include <streambuf>
+#include <string>
+
+#include <simdjson.h>
 
 #include "snapshot/reader/snapshot_reader.h"
 
@@ -38,14 +41,18 @@ struct EventCheck {
     bool declined = false;  // the check gave up: read the file again without it
 };
 
-class EventCheckingBuf final : public std::streambuf {
+class SimdSnapshotSource final : public RecordSource {
 public:
-    // Reads `fd` (not owned) through a buffer of kWindowBytes; `progress` may be null.
-    EventCheckingBuf(int fd, Progress *progress, EventCheck *check);
-    ~EventCheckingBuf() override;
-    EventCheckingBuf(const EventCheckingBuf &) = delete;
-    EventCheckingBuf &operator=(const EventCheckingBuf &) = delete;
+    // Reads `fd` (not owned) through a window of kWindowBytes; `progress` may be null. With
+    // `records`, the records of modules, frames, stacks and allocations are parsed here too and
+    // handed to the reader as its SAX events.
+    SimdSnapshotSource(int fd, Progress *progress, EventCheck *check, bool records);
+    ~SimdSnapshotSource() override;
+    SimdSnapshotSource(const SimdSnapshotSource &) = delete;
+    SimdSnapshotSource &operator=(const SimdSnapshotSource &) = delete;
 
+    void attach(SaxEvents *reader) override { sax_ = reader; }
+    bool saw_nul() const override { return saw_nul_; }
     int error_number() const { return errno_; }
 
     static constexpr size_t kWindowBytes = 1 << 20;
@@ -55,34 +62,42 @@ protected:
     int_type underflow() override;
 
 private:
+    enum class Array { None, Events, Records };
     // Reads more input after end_ (moving what is unread to the front first); false at the end of
-    // the input or on a read error.
+    // the input, on a read error or when the window is full.
     bool fill();
-    // Scans [pos_, end_) for the opening bracket of the top-level "events" array, as the reader's
-    // bytes; returns where the bytes handed to the reader end (after that bracket, or end_).
+    // Scans [from, end_) as the bytes handed to the reader, for the opening bracket of a top-level
+    // array taken here; returns where the bytes handed on end (after that bracket, or end_).
     size_t scan(size_t from);
-    // Checks the records of the events array; true when they were all accepted and pos_ is at the
-    // array's closing bracket, false when the check declined.
+    // The records of the array just opened, up to its closing bracket (pos_ then stands on it);
+    // false when the check declined.
     bool check_events();
-    // Checks the records in [begin, close) (`last`: the array closes at `close`).
+    bool hand_records();
+    // One window: the records in [begin, close) (`last`: the array closes at `close`).
     bool check_window(size_t begin, size_t close, bool last);
+    bool records_window(size_t begin, size_t close, bool last);
+    bool emit(simdjson::dom::element e);
 
     int fd_;
     Progress *progress_;
     EventCheck *check_;
+    bool records_;
+    SaxEvents *sax_ = nullptr;
     std::unique_ptr<Parser> parser_;
-    char *buf_ = nullptr; // parser_'s window
+    char *buf_ = nullptr;      // parser_'s window
     size_t pos_ = 1, end_ = 1; // unread bytes; buf_[0] stays free for a window's opening bracket
-    bool eof_ = false;
+    bool eof_ = false, saw_nul_ = false;
     int errno_ = 0;
+    std::string text_;         // a key or string handed to the reader
+    size_t records_handed_ = 0;
     // The scanner's state over the bytes handed to the reader.
     enum class Expect { Nothing, Colon, Bracket } expect_ = Expect::Nothing;
     int depth_ = 0;
-    bool in_string_ = false, escaped_ = false, key_is_events_ = false;
-    size_t key_length_ = 0;    // bytes of the current depth-1 string so far
-    bool key_matches_ = false; // ... and they are a prefix of "events"
-    bool found_ = false;       // the events array was opened: check it next
-    bool done_ = false;        // the events were checked (or declined): pass the rest through
+    bool in_string_ = false, escaped_ = false;
+    char key_[16];
+    size_t key_length_ = 0;    // bytes of the current depth-1 string (sizeof key_: not one taken here)
+    Array next_ = Array::None; // the array the last depth-1 key opens, if it is one taken here
+    Array pending_ = Array::None; // opened: taken at the next underflow
 };
 
 } // namespace vramtrace::cli

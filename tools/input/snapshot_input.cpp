@@ -127,21 +127,20 @@ bool stream_snapshot_file(const std::string &path, SnapshotSink &sink, Progress 
         if (::fstat(fd, &st) != 0) return fail(std::string("cannot read: ") + std::strerror(errno));
         ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
         if (progress) progress->start_file(path, S_ISREG(st.st_mode) ? uint64_t(st.st_size) : 0);
-        std::unique_ptr<FdInputBuf> plain;
-        std::unique_ptr<EventCheckingBuf> checking;
-        std::streambuf *buf = nullptr;
-        if (events && S_ISREG(st.st_mode)) {
-            *events = EventCheck{};
-            events->used = true;
-            buf = (checking = std::make_unique<EventCheckingBuf>(fd, progress, events)).get();
-        } else {
-            buf = (plain = std::make_unique<FdInputBuf>(fd, progress)).get();
-        }
-        auto read_errno = [&] { return checking ? checking->error_number() : plain->error_number(); };
-        std::istream in(buf);
         // A crash snapshot (process.symbolized false) gets its frames named on the way.
         SymbolizingSink symbolizing(sink, path);
         SnapshotSink &target = name_frames ? static_cast<SnapshotSink &>(symbolizing) : sink;
+        if (events && S_ISREG(st.st_mode)) {
+            *events = EventCheck{};
+            events->used = true;
+            SimdSnapshotSource source(fd, progress, events, /*records=*/true);
+            bool ok = read_snapshot_source(source, path, target, error);
+            if (source.error_number() != 0) return fail(std::string("read error: ") + std::strerror(source.error_number()));
+            return ok;
+        }
+        FdInputBuf buf(fd, progress);
+        auto read_errno = [&] { return buf.error_number(); };
+        std::istream in(&buf);
         if (!read_snapshot_stream(in, path, target, error)) {
             if (read_errno() != 0) return fail(std::string("read error: ") + std::strerror(read_errno()));
             return false;
