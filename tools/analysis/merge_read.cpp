@@ -263,15 +263,18 @@ bool Merger::add_stream(std::istream &in, const std::string &name, std::string *
 bool Merger::add_file(const std::string &path, Progress *progress, std::string *error) {
     try {
         {
-            // First with the events checked at parse speed; when the check declines, everything
-            // taken from the file is forgotten and the reader alone reads it again.
+            // First through simdjson (input/event_check.h). When that declines, or the file turns
+            // out not to be valid, everything taken from it is forgotten and the reader alone
+            // reads it again: its result and its message (which may name a line and column of
+            // the file) are the ones given.
             FileState state;
             EventCheck events;
             std::string first_error;
             bool ok = read_file(state, path, progress, &events, &first_error);
-            if (!events.declined) {
-                if (!ok && error) *error = first_error;
-                return ok;
+            if (ok) return true;
+            if (!events.used) {
+                if (error) *error = first_error;
+                return false;
             }
             if (!spool_rewind(state.spool_start, state.spool_count_start)) return temporary_file_error(path, error);
         }
