@@ -506,6 +506,9 @@ merge_event_check)
     # Refused with the reader's own message, the record's index included.
     jq '.events[7].type = "bogus"' "$R" >"$VT_WORK/v/type.json"
     run 1 "$VT" merge "$VT_WORK/v/type.json"; stderr_has "events[7].type: \"bogus\" is not one of \"alloc\", \"free\", \"mark\", \"oom\""
+    awk 'e && ++n == 1 { sub(/"time_ns": [0-9]*/, "\"time_ns\": -0") } /"events": \[/ { e = 1 } { print }' "$R" >"$VT_WORK/v/minus0.json"
+    grep -q '"time_ns": -0,' "$VT_WORK/v/minus0.json" || fail "no -0 planted"
+    run 1 "$VT" merge "$VT_WORK/v/minus0.json"; stderr_has "events[0].time_ns: expected an unsigned integer, got 0"
     jq '.events[300].device = 4096' "$R" >"$VT_WORK/v/device.json"
     run 1 "$VT" merge "$VT_WORK/v/device.json"; stderr_has "events[300].device: 4096 is not a device ordinal (-2 to 1023)"
     jq 'del(.events[399].time_ns)' "$R" >"$VT_WORK/v/missing.json"

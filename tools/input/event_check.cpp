@@ -102,6 +102,14 @@ bool check_event(simdjson::dom::object object, uint32_t *stack) {
     return (seen & kRequired) == kRequired;
 }
 
+// Whether the text holds "-0": the reader's parser takes "-0" for a signed integer (refused where
+// an unsigned one is expected), simdjson for 0. Such a window is left to the reader.
+bool has_minus_zero(const char *m, const char *stop) {
+    while ((m = static_cast<const char *>(std::memchr(m, '-', size_t(stop - m)))))
+        if (*++m == '0') return true;
+    return false;
+}
+
 bool is_space(char c) { return c == ' ' || c == '\n' || c == '\t' || c == '\r'; }
 
 } // namespace
@@ -240,8 +248,7 @@ bool SimdSnapshotSource::emit(simdjson::dom::element e) {
 bool SimdSnapshotSource::records_window(size_t begin, size_t close, bool last) {
     char *b = buf_;
     // "-0" is an integer to the reader's parser (a signed one) and 0 to simdjson: left to the reader.
-    for (const char *m = b + begin, *stop = b + close; (m = static_cast<const char *>(std::memchr(m, '-', size_t(stop - m))));)
-        if (*++m == '0') return false;
+    if (has_minus_zero(b + begin, b + close)) return false;
     b[begin - 1] = '[';
     b[close] = ']';
     size_t length = close - begin + 2;
@@ -311,6 +318,7 @@ bool SimdSnapshotSource::check_window(size_t begin, size_t close, bool last) {
     // The window's records as one array: '[' over the byte before them (already handed on or
     // checked), ']' over the comma after them (or the array's own ']').
     char *b = buf_;
+    if (has_minus_zero(b + begin, b + close)) return false;
     b[begin - 1] = '[';
     b[close] = ']';
     size_t length = close - begin + 2;
