@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <map>
 #include <tuple>
+#include <unordered_map>
 
 #include "analysis/merge_core.h"
 #include "common/text_table.h"
@@ -137,6 +138,9 @@ Imbalance Merger::imbalance() const {
             return it != list.end() && it->site == site ? std::make_pair(it->bytes, it->count)
                                                         : std::make_pair(uint64_t(0), uint64_t(0));
         };
+        // Each call site's median over those rows, computed once per role, on first need.
+        std::unordered_map<uint32_t, uint64_t> site_median;
+        std::vector<uint64_t> values(known.size());
         for (size_t row : outliers) {
             report::ImbalanceOutlier o;
             o.imbalance = role_number;
@@ -152,10 +156,13 @@ Imbalance Merger::imbalance() const {
                     uint64_t bytes, count;
                 };
                 std::vector<Above> above;
-                std::vector<uint64_t> values(known.size());
                 for (const RowSite &site : row_sites_[row]) {
-                    for (size_t k = 0; k < known.size(); ++k) values[k] = bytes_at(known[k], site.site).first;
-                    uint64_t median = lower_median(values);
+                    auto [cached, fresh] = site_median.try_emplace(site.site, 0);
+                    if (fresh) {
+                        for (size_t k = 0; k < known.size(); ++k) values[k] = bytes_at(known[k], site.site).first;
+                        cached->second = lower_median(values);
+                    }
+                    uint64_t median = cached->second;
                     if (site.bytes > median) above.push_back({site.site, site.bytes - median, site.count});
                 }
                 std::sort(above.begin(), above.end(), [&](const Above &a, const Above &b) {
