@@ -144,7 +144,7 @@ private:
     bool start_file(FileState &state, const std::string &name, std::string *error);
     bool read_pass(std::istream &in, const std::string &name, FileState &state, bool second, std::string *error);
     // One file read (twice when its allocations come before its stacks) and committed; `events`
-    // (may be null) checks its event history at parse speed (input/event_check.h).
+    // (may be null) checks its event history at parse speed (input/simd_snapshot_source.h).
     bool read_file(FileState &state, const std::string &path, Progress *progress, EventCheck *events,
                    std::string *error);
     bool commit(FileState &state, const std::string &name, std::string *error);

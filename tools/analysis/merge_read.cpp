@@ -13,7 +13,7 @@
 
 #include <sys/stat.h>
 
-#include "input/event_check.h"
+#include "input/simd_snapshot_source.h"
 #include "input/offline_symbolize.h"
 #include "snapshot/report_model.h"
 #include "snapshot/snapshot_fields.h"
@@ -263,10 +263,10 @@ bool Merger::add_stream(std::istream &in, const std::string &name, std::string *
 bool Merger::add_file(const std::string &path, Progress *progress, std::string *error) {
     try {
         {
-            // First through simdjson (input/event_check.h). When that declines, or the file turns
-            // out not to be valid, everything taken from it is forgotten and the reader alone
-            // reads it again: its result and its message (which may name a line and column of
-            // the file) are the ones given.
+            // First through simdjson (input/simd_snapshot_source.h). When that declines, or the
+            // file turns out not to be valid, everything taken from it is forgotten and the reader
+            // alone reads it again: its result and its message (which may name a line and column
+            // of the file) are the ones given.
             FileState state;
             EventCheck events;
             std::string first_error;

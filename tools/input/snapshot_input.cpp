@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "input/event_check.h"
+#include "input/simd_snapshot_source.h"
 #include "input/offline_symbolize.h"
 #include "snapshot/report_model.h"
 

@@ -1,22 +1,26 @@
-// The event history of a snapshot checked at parse speed, for a command that does not keep the
-// events (merge): most of a rank's snapshot is its event history (65,536 records of about 170
-// bytes: 90% of the file), and the streaming reader's lexer takes about 5 ns a byte.
+// Reading a snapshot file at simdjson's speed, for merge (libsimdjson-dev). A rank's snapshot is
+// mostly its event history (65,536 records of about 170 bytes: 90% of the file), which merge does
+// not keep, and the streaming reader's lexer takes about 5 ns a byte.
 //
 // SimdSnapshotSource is the byte source of one file for the streaming reader (read_snapshot_source).
-// It hands the reader every byte unchanged, except the records of the top-level "events" array:
-// those it parses itself with simdjson (libsimdjson-dev), in windows of whole lines (a raw newline
-// is never inside a JSON string, so a window cut after one never splits a token), and then hands
-// the reader the array's closing bracket: the reader sees an empty history. Each record is checked against
-// the schema's rules for events (snapshot_schema.h: the required members type, time_ns and
-// thread_id; the types and ranges of the others; the four event types; a device in range), and the
-// stack each names is noted, as the reader's sink would note it.
+// It hands the reader the document's bytes, except the records of some top-level arrays, which it
+// parses itself with simdjson's DOM parser in windows of whole lines (a raw newline is never inside
+// a JSON string, so a window cut after one never splits a token), then hands the reader the array's
+// closing bracket:
+//   - "events": each record is checked against the schema's rules for events (snapshot_schema.h:
+//     the required members type, time_ns and thread_id; the types and ranges of the others; the
+//     four event types; a device in range) and the stack it names is noted, as merge's sink would
+//     note it; the reader sees an empty history;
+//   - "modules", "frames", "stacks", "allocations" (when asked for): each record is handed to the
+//     reader as the SAX events its own parser would have made of it, where it stands in the
+//     document, and the reader checks it as ever.
 //
-// The check only ever accepts: anything it cannot vouch for (a member it does not know, a
-// duplicate member, an escape in a string it compares, a control byte other than a newline, a
-// record across windows that do not end in one, a history that is not the last member, JSON that
-// does not parse) makes it decline, and the file is then read again without it, by the reader
-// alone, which gives its own result and message. So a file reads the same, and fails with the
-// same message, with and without the check.
+// It only ever accepts: anything it cannot vouch for (a member of an event it does not know or
+// that is repeated, a record across lines so that a window does not parse, an array that does not
+// close on a line of its own or, for events, at the end of the document, "-0" (a signed integer to
+// the reader, 0 to simdjson), JSON simdjson refuses, a record the reader refuses) makes it
+// decline, and the caller reads the file again with the reader alone, which gives its own result
+// and message. So a file reads the same, and fails with the same message, either way.
 #pragma once
 
 #include <cstddef>
@@ -56,7 +60,7 @@ public:
     int error_number() const { return errno_; }
 
     static constexpr size_t kWindowBytes = 1 << 20;
-    struct Parser; // the window and the simdjson parser (event_check.cpp)
+    struct Parser; // the window and the simdjson parser (simd_snapshot_source.cpp)
 
 protected:
     int_type underflow() override;

@@ -1,5 +1,5 @@
-// The events of a snapshot checked with simdjson while the reader takes the rest (event_check.h).
-#include "input/event_check.h"
+// A snapshot file read with simdjson for its long arrays (simd_snapshot_source.h).
+#include "input/simd_snapshot_source.h"
 
 #include <array>
 #include <cerrno>
