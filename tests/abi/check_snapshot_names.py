@@ -319,18 +319,19 @@ else:
         errors.append(f"{fmt_doc}: the example is not JSON ({e})")
 
 # The merged snapshot's members (docs/cli.md): the member table, and one table per record kind
-# whose header names it (`merged_processes[]`).
+# whose header names it (`merged_processes[]`, `imbalance[]`).
+MERGE_GROUPS = ("merged_", "imbalance")
 cli_doc = os.path.join("docs", "cli.md")
 with open(os.path.join(root, cli_doc)) as f:
     cli_text = f.read()
 for n, first, _ in table_rows(cli_text, lambda h: h[0] == "member"):
     for tok in re.findall(r"`([a-z_]+)`", first):
-        if tok.startswith("merged_"):
+        if tok.startswith(MERGE_GROUPS):
             if tok in table["top"]:
                 documented["top"].add(tok)
             else:
                 errors.append(f"{cli_doc}:{n}: `{tok}` is not a top-level member of the table")
-for g in [g for g in table if g.startswith("merged_")]:
+for g in [g for g in table if g.startswith(MERGE_GROUPS)]:
     rows = table_rows(cli_text, lambda h, g=g: h[0] == f"`{g}[]`")
     if not rows:
         errors.append(f"{cli_doc}: no table of `{g}[]`")

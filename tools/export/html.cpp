@@ -1,7 +1,7 @@
 // A self-contained HTML report: no network, inline SVG, a few lines of inline CSS and JS. Per
 // device the tracked bytes over time (from the event history) with marks and the peak; an icicle
 // graph (root on top) of what was live at the peak (or at the dump); the top call sites of the
-// same weights. Layout: docs/exports.md.
+// same weights; for a merged snapshot, how its ranks compare. Layout: docs/exports.md.
 #include <algorithm>
 #include <cstdio>
 #include <map>
@@ -188,6 +188,52 @@ void timeline_svg(std::string &out, const report::Snapshot &snapshot, const Devi
     out += "</svg>\n";
 }
 
+// A merged snapshot's ranks compared (docs/cli.md, "Imbalance"): per device role the minimum,
+// median and maximum of the current and peak bytes, then each outlier with the call sites that
+// make it heavier than the median rank.
+void imbalance_html(std::string &out, const report::Snapshot &snapshot) {
+    if (snapshot.imbalance.empty()) return;
+    auto who = [](int64_t rank, uint64_t input) {
+        return rank >= 0 ? "rank " + to_dec(uint64_t(rank)) : "process #" + to_dec(input);
+    };
+    auto bytes = [](uint64_t b) { return esc(report::format_bytes_exact(b)); };
+    out += "<h2>Imbalance across ranks</h2>\n";
+    for (size_t i = 0; i < snapshot.imbalance.size(); ++i) {
+        const report::ImbalanceRole &r = snapshot.imbalance[i];
+        std::string role = r.role == "gpu" ? "GPU " + to_dec(r.role_index + 1) + " of each rank"
+                           : r.role == "host" ? std::string("host-pinned memory") : std::string("unknown device");
+        out += "<h3>" + esc(role) + ", " + to_dec(r.ranks) + " ranks</h3>\n<table><tr><th></th><th>min</th><th>median</th>"
+               "<th>max</th></tr>\n";
+        out += "<tr><td>current</td><td class=\"n\">" + bytes(r.current_min_bytes) + ", " +
+               esc(who(r.current_min_rank, r.current_min_input)) + "</td><td class=\"n\">" + bytes(r.current_median_bytes) +
+               "</td><td class=\"n\">" + bytes(r.current_max_bytes) + ", " + esc(who(r.current_max_rank, r.current_max_input)) +
+               "</td></tr>\n";
+        out += "<tr><td>peak</td><td class=\"n\">" + bytes(r.peak_min_bytes) + ", " +
+               esc(who(r.peak_min_rank, r.peak_min_input)) + "</td><td class=\"n\">" + bytes(r.peak_median_bytes) +
+               "</td><td class=\"n\">" + bytes(r.peak_max_bytes) + ", " + esc(who(r.peak_max_rank, r.peak_max_input)) +
+               "</td></tr>\n</table>\n";
+        out += "<p>Outliers: " + to_dec(r.outliers) + " (peak with |0.6745 (peak - median) / scale| &gt; 3.5, scale " +
+               bytes(r.scale_bytes) + " = max(median absolute deviation " + bytes(r.peak_mad_bytes) +
+               ", 1% of the median, 1 MiB)).</p>\n";
+        for (const report::ImbalanceOutlier &o : snapshot.imbalance_outliers) {
+            if (o.imbalance != i) continue;
+            char z[32];
+            std::snprintf(z, sizeof z, "%+.1f", report::imbalance_z(r, o.peak_bytes));
+            out += "<h4>" + esc(who(o.rank, o.input)) + " (" + esc(o.host) + " " + esc(report::device_label(o.device)) +
+                   "): peak " + bytes(o.peak_bytes) + ", z " + z + "</h4>\n";
+            if (!o.sites_known) {
+                out += "<p class=\"note\">Its call sites at the peak are not known: it came from a merged snapshot.</p>\n";
+                continue;
+            }
+            out += "<table><tr><th>above the median</th><th>allocations at peak</th><th>call site</th></tr>\n";
+            for (const report::PeakSite &site : o.sites)
+                out += "<tr><td class=\"n\">+" + bytes(site.bytes) + "</td><td class=\"n\">" + to_dec(site.count) +
+                       "</td><td>" + esc(call_site_text(snapshot, site.stack)) + "</td></tr>\n";
+            out += "</table>\n";
+        }
+    }
+}
+
 } // namespace
 
 std::string export_html(const report::Snapshot &snapshot, const Options &options, std::vector<std::string> *notes) {
@@ -323,6 +369,7 @@ std::string export_html(const report::Snapshot &snapshot, const Options &options
                esc(rows[i].first.first) + "</td></tr>\n";
     out += "</table>\n";
     if (rows.size() > 20) out += "<p>... and " + to_dec(rows.size() - 20) + " more call sites.</p>\n";
+    imbalance_html(out, snapshot);
     out += "<script>\nfor (const g of document.querySelectorAll('#flame .f'))\n"
            "  g.addEventListener('mouseover', () => { document.getElementById('info').textContent = g.dataset.t; });\n"
            "</script>\n</body></html>\n";
