@@ -245,17 +245,22 @@ bool SimdSnapshotSource::emit(simdjson::dom::element e) {
     return false;
 }
 
-bool SimdSnapshotSource::records_window(size_t begin, size_t close, bool last) {
+bool SimdSnapshotSource::parse_window(size_t begin, size_t close, simdjson::dom::array *records) {
+    // The window's records as one array: '[' over the byte before them (already handed on or
+    // checked), ']' over the comma after them (or the array's own ']').
     char *b = buf_;
     // "-0" is an integer to the reader's parser (a signed one) and 0 to simdjson: left to the reader.
     if (has_minus_zero(b + begin, b + close)) return false;
     b[begin - 1] = '[';
     b[close] = ']';
-    size_t length = close - begin + 2;
     simdjson::dom::element doc;
-    if (parser_->parser.parse(b + begin - 1, length, false).get(doc)) return false;
+    if (parser_->parser.parse(b + begin - 1, close - begin + 2, false).get(doc)) return false;
+    return !doc.get_array().get(*records);
+}
+
+bool SimdSnapshotSource::records_window(size_t begin, size_t close, bool last) {
     simdjson::dom::array records;
-    if (doc.get_array().get(records)) return false;
+    if (!parse_window(begin, close, &records)) return false;
     size_t count = 0;
     for (simdjson::dom::element record : records) {
         if (!emit(record)) return false;
@@ -315,17 +320,8 @@ bool SimdSnapshotSource::hand_records() {
 }
 
 bool SimdSnapshotSource::check_window(size_t begin, size_t close, bool last) {
-    // The window's records as one array: '[' over the byte before them (already handed on or
-    // checked), ']' over the comma after them (or the array's own ']').
-    char *b = buf_;
-    if (has_minus_zero(b + begin, b + close)) return false;
-    b[begin - 1] = '[';
-    b[close] = ']';
-    size_t length = close - begin + 2;
-    simdjson::dom::element doc;
-    if (parser_->parser.parse(b + begin - 1, length, false).get(doc)) return false;
     simdjson::dom::array records;
-    if (doc.get_array().get(records)) return false;
+    if (!parse_window(begin, close, &records)) return false;
     size_t before = check_->count;
     for (simdjson::dom::element record : records) {
         simdjson::dom::object object;

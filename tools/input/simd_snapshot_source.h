@@ -78,6 +78,8 @@ private:
     bool check_events();
     bool hand_records();
     // One window: the records in [begin, close) (`last`: the array closes at `close`).
+    // The records between begin and close as one simdjson array (false: left to the reader).
+    bool parse_window(size_t begin, size_t close, simdjson::dom::array *records);
     bool check_window(size_t begin, size_t close, bool last);
     bool records_window(size_t begin, size_t close, bool last);
     bool emit(simdjson::dom::element e);
