@@ -36,12 +36,18 @@ struct Ui {
     bool utf8 = false;
 };
 
-// Writes `text` at (y, x) cut to the screen's width.
+// Writes `text` at (y, x) cut to the screen's width, counting a UTF-8 character as one cell (the
+// only wide characters drawn are the sparkline's, each one cell wide).
 void put(int y, int x, const std::string &text, attr_t attr = A_NORMAL) {
     int width = COLS - x;
     if (y < 0 || y >= LINES || width <= 0) return;
-    std::string shown = text;
-    if (int(shown.size()) > width) shown.resize(size_t(width));
+    std::string shown;
+    int cells = 0;
+    for (size_t i = 0; i < text.size(); ++i) {
+        bool starts = (static_cast<unsigned char>(text[i]) & 0xC0) != 0x80;
+        if (starts && ++cells > width) break;
+        shown += text[i];
+    }
     attron(attr);
     mvaddstr(y, x, shown.c_str());
     attroff(attr);
@@ -210,6 +216,7 @@ private:
             std::string label = pad(report::device_label(t.device), 8);
             if (device_ == t.device) label = pad(">" + report::device_label(t.device), 8);
             std::string figures = " " + report::format_bytes(t.current_bytes) + " peak " + report::format_bytes(t.peak_bytes);
+            if (t.total_memory_bytes) figures += " of " + report::format_bytes(*t.total_memory_bytes);
             if (t.process_used_bytes) figures += " nvml " + report::format_bytes(*t.process_used_bytes);
             int bar_width = std::max(10, COLS - int(label.size()) - int(figures.size()) - 2);
             int filled = scale == 0 ? 0 : int((long double)t.current_bytes * bar_width / scale);
@@ -241,8 +248,8 @@ private:
         put(y++, 0, "top call sites (" + which + ", by " + sort_name() + "; " + std::to_string(view_.live_allocations) +
                         " live, " + report::format_bytes(view_.live_bytes) + ")", A_BOLD);
         put(y++, 0, rpad("live", 10) + rpad("allocs", 8) + "  " + pad("category", 18) + "call site", A_BOLD);
-        int feed_lines = int(std::min<size_t>(4, view_.ooms.size() + view_.marks.size()));
-        int last_site_row = LINES - 2 - (feed_lines > 0 ? feed_lines + 1 : 0);
+        int feed_lines = int(std::min<size_t>(4, view_.ooms.size() + view_.marks.size())); // entries shown
+        int last_site_row = LINES - 1 - (feed_lines > 0 ? feed_lines + 1 : 0);
         for (size_t i = 0; i < view_.sites.size() && i < options_.top && y < last_site_row; ++i) {
             const LiveSite &s = view_.sites[i];
             attr_t attr = int(i) == selected_ ? A_REVERSE : A_NORMAL;
@@ -258,20 +265,28 @@ private:
         }
         if (feed_lines > 0) {
             int fy = LINES - 2 - feed_lines;
-            put(fy++, 0, "events:", A_BOLD);
+            put(fy++, 0, "events (OOMs and marks, newest last):", A_BOLD);
             std::vector<std::string> feed;
             for (const report::OomEvent &o : view_.ooms)
                 feed.push_back("OOM " + report::device_label(o.device) + " " + report::format_bytes(o.requested_bytes) + " (" + o.api + ")");
             for (const LiveMark &m : view_.marks) feed.push_back("mark \"" + report::one_line(m.label) + "\"");
-            size_t from = feed.size() > size_t(feed_lines - 1) ? feed.size() - size_t(feed_lines - 1) : 0;
+            size_t from = feed.size() > size_t(feed_lines) ? feed.size() - size_t(feed_lines) : 0;
             for (size_t i = from; i < feed.size() && fy < LINES - 1; ++i)
                 put(fy++, 2, feed[i], feed[i].rfind("OOM", 0) == 0 ? warn_attr() : A_NORMAL);
         }
         status_line("q quit  j/k move  Enter stack  d device  o sort  s snapshot" + std::string(options_.pid == 0 ? "  Esc back" : ""));
     }
 
+    // The keys, or the last message. A message too long for the line keeps its start up to the
+    // first path and the path's end ("snapshot written to ...dir/x.live-1.json").
     void status_line(const std::string &keys) {
-        put(LINES - 1, 0, pad(message_.empty() ? keys : report::one_line(message_), size_t(COLS)), A_REVERSE);
+        std::string text = message_.empty() ? keys : report::one_line(message_);
+        size_t slash = text.find('/');
+        if (text.size() > size_t(COLS) && slash != std::string::npos && slash + 3 < size_t(COLS)) {
+            size_t keep = size_t(COLS) - slash - 3;
+            text = text.substr(0, slash) + "..." + text.substr(text.size() - keep);
+        }
+        put(LINES - 1, 0, pad(text, size_t(COLS)), A_REVERSE);
     }
 
     attr_t title_attr() const { return ui_.colour ? COLOR_PAIR(kTitle) | A_BOLD : A_BOLD; }
