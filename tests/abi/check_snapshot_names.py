@@ -103,6 +103,8 @@ ALLOWED = [
     ("live_reading.cpp", {"argument"}, "*", "the live protocol's reading (docs/live.md): another format"),
     ("live_view.cpp", set(KEY_PLACES), "*", "the live reading and `top --once --json` (docs/live.md): another format"),
     ("cmd_top.cpp", set(KEY_PLACES), "*", "`top --once --json`'s process list (docs/live.md): another format"),
+    ("cmd_top_tui.cpp", {"argument"}, {"pid", "rank", "device", "category"}, "column headings of the terminal UI"),
+    ("live_server.cpp", {"json"}, {"format"}, "the live protocol's short answers (docs/live.md): another format"),
 ]
 
 token_re = re.compile(

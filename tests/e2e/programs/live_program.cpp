@@ -1,0 +1,52 @@
+// The program of the live-view tests (tests/e2e/live_test.sh): holds known allocations from named
+// call sites while a viewer reads it, then frees them and exits.
+//   live_program READY_FILE GO_FILE [MODE]
+// MODE "sites" (default): two 3 MiB blocks from hold_weights, one 5 MiB from hold_buffer, one
+// 1 MiB from hold_buffer freed again, marks "loaded" and "ready"; "many": 10000 blocks of 4 KiB from
+// hold_many (the per-reading cost measurement); "nocuda": no CUDA call at all.
+// It writes READY_FILE once it holds them, then waits until GO_FILE exists (checked every 20 ms).
+#include <cstdio>
+#include <cuda_runtime_api.h>
+#include <cstring>
+#include <unistd.h>
+#include <vector>
+#include <vramtrace/vramtrace.h>
+
+__attribute__((noinline)) void *hold_weights() {
+    void *p = nullptr;
+    return cudaMalloc(&p, 3u << 20) == cudaSuccess ? p : nullptr;
+}
+__attribute__((noinline)) void *hold_buffer(size_t bytes) {
+    void *p = nullptr;
+    return cudaMalloc(&p, bytes) == cudaSuccess ? p : nullptr;
+}
+__attribute__((noinline)) void *hold_many() {
+    void *p = nullptr;
+    return cudaMalloc(&p, 4096) == cudaSuccess ? p : nullptr;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 3) return 2;
+    const char *mode = argc > 3 ? argv[3] : "sites";
+    std::vector<void *> held;
+    if (strcmp(mode, "sites") == 0) {
+        held.push_back(hold_weights());
+        held.push_back(hold_weights());
+        vramtrace_mark("loaded");
+        void *freed = hold_buffer(1u << 20);
+        cudaFree(freed);
+        held.push_back(hold_buffer(5u << 20));
+        vramtrace_mark("ready");
+    } else if (strcmp(mode, "many") == 0) {
+        for (int i = 0; i < 10000; ++i) held.push_back(hold_many());
+    }
+    for (void *p : held)
+        if (p == nullptr) return 1;
+    FILE *ready = fopen(argv[1], "w");
+    if (ready == nullptr) return 1;
+    fprintf(ready, "%d\n", int(getpid()));
+    fclose(ready);
+    while (access(argv[2], F_OK) != 0) usleep(20000);
+    for (void *p : held) cudaFree(p);
+    return 0;
+}
