@@ -11,11 +11,12 @@ tui() {
         "$*; sleep 30" || fail "tmux cannot start a session"
 }
 capture() { tm capture-pane -p >"$screen" || fail "capture-pane failed"; }
-# shows TEXT: the screen holds TEXT within 10 s (the UI reads once a second).
+# shows TEXT: the screen, or what scrolled off it, holds TEXT within 10 s (the UI reads once a
+# second).
 shows() {
     i=0
     while :; do
-        capture
+        tm capture-pane -p -S - >"$screen" || fail "capture-pane failed"
         grep -qF -- "$1" "$screen" && return 0
         i=$((i + 1)); [ $i -gt 100 ] && { cat "$screen"; fail "the screen does not show: $1"; }
         sleep 0.1
@@ -126,6 +127,29 @@ tui_resize)
     line_is $SITE1 "  6.00 MiB       2  other             hold_weights() at ../"
     grep -qF "live_program.cpp:17" "$screen" && fail "back at 80 columns, the call site's file:line should be cut"
     key q; finish a "$PID" ;;
+run_live|run_live_quit)
+    # The program on its own pty under `run --live`, its output in r-PID.log (relative to $W).
+    tui "cd '$W' && '$VT' run --live --log 'r-%p.log' --output '$W/r.json' -- '$VT_PROG' '$W/ready-r' '$W/go-r'; echo \"status \$?\""
+    wait_for "$W/ready-r"; PID=$(cat "$W/ready-r")
+    line_is 1 "vramtrace top: pid $PID "
+    line_is 2 "program output: r-$PID.log"
+    line_is $((SITE1 + 1)) "  6.00 MiB       2  other             hold_weights() at "
+    if [ "$case_name" = run_live_quit ]; then
+        # q: the view ends, the output so far is printed, and what follows comes here as it comes.
+        key q
+        shows "live_program: holding 3 allocations"
+        grep -qF "status" "$screen" && fail "run ended before the program"
+        touch "$W/go-r"
+    else
+        touch "$W/go-r"
+    fi
+    shows "status 0"
+    shows "live_program: holding 3 allocations"
+    shows "vramtrace: ==== memory summary: pid $PID"
+    shows "vramtrace: the program's output is in r-$PID.log"
+    grep -qF "live_program: holding 3 allocations" "$W/r-$PID.log" || fail "the log lacks the program's output"
+    grep -qF "vramtrace: snapshot written to $W/r.json" "$W/r-$PID.log" || fail "the log lacks the program's stderr"
+    [ "$(stat -c %a "$W/r-$PID.log")" = 600 ] || fail "log mode $(stat -c %a "$W/r-$PID.log")" ;;
 *)
     fail "unknown case" ;;
 esac

@@ -44,6 +44,8 @@ int main(int argc, char **argv) {
         if (p == nullptr) return 1;
     FILE *ready = fopen(argv[1], "w");
     if (ready == nullptr) return 1;
+    printf("live_program: holding %zu allocations\n", held.size());
+    fflush(stdout);
     fprintf(ready, "%d\n", int(getpid()));
     fclose(ready);
     while (access(argv[2], F_OK) != 0) usleep(20000);
