@@ -113,9 +113,14 @@ private:
             refresh_list();
             return;
         }
+        // The recent past comes from the process's event ring every kHistoryEvery readings (a ring
+        // walk costs the process more than the rest of a reading); in between, the view moves it
+        // on by itself with the current figure of each second.
+        bool want_history = !have_view_ || !view_.has_history || readings_since_history_ + 1 >= kHistoryEvery;
         LiveEndpoint e;
         std::string error, answer;
-        if (!live_endpoint_of(pid_, &e, &error) || !live_request(e, live::kRequestReadingHistory, &answer, &error, 5000)) {
+        if (!live_endpoint_of(pid_, &e, &error) ||
+            !live_request(e, want_history ? live::kRequestReadingHistory : live::kRequestReading, &answer, &error, 5000)) {
             message_ = error;
             have_view_ = false;
             return;
@@ -124,6 +129,25 @@ private:
         if (!parse_live_reading(answer, *namer_, device_, &v, &error)) {
             message_ = error;
             return;
+        }
+        if (v.has_history) {
+            readings_since_history_ = 0;
+            history_end_ns_ = v.monotonic_ns;
+        } else if (have_view_ && view_.has_history) {
+            ++readings_since_history_;
+            uint64_t seconds = v.monotonic_ns > history_end_ns_ ? (v.monotonic_ns - history_end_ns_) / 1000000000ull : 0;
+            history_end_ns_ += seconds * 1000000000ull;
+            for (LiveDevice &d : v.devices) {
+                for (const LiveDevice &old : view_.devices)
+                    if (old.totals.device == d.totals.device) d.history = old.history;
+                if (d.history.empty()) d.history.assign(live::kHistorySeconds, -1);
+                for (uint64_t k = 0; k < seconds && k < live::kHistorySeconds; ++k) {
+                    d.history.erase(d.history.begin());
+                    d.history.push_back(int64_t(d.totals.current_bytes));
+                }
+            }
+            v.marks = view_.marks;
+            v.has_history = true;
         }
         view_ = std::move(v);
         have_view_ = true;
@@ -363,6 +387,9 @@ private:
     int device_ = -3; // -3: all devices
     int sort_ = 0;    // 0 bytes, 1 allocations, 2 call site
     std::string message_;
+    static constexpr unsigned kHistoryEvery = 5;
+    unsigned readings_since_history_ = 0;
+    uint64_t history_end_ns_ = 0; // CLOCK_MONOTONIC (the process's) of the history's last second
 };
 
 } // namespace
