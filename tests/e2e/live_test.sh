@@ -96,8 +96,8 @@ rows = sorted(([t["function"], os.path.basename(t["file"]), t["line"], t["bytes"
 print(json.dumps(rows))
 PY
 }
-# Expected: hold_weights twice 3 MiB at live_program.cpp:17, hold_buffer 5 MiB at :21.
-EXPECTED_SITES='[["hold_weights()", "live_program.cpp", 17, 6291456, 2], ["hold_buffer(unsigned long)", "live_program.cpp", 21, 5242880, 1]]'
+# Expected: hold_weights twice 3 MiB at live_program.cpp:21, hold_buffer 5 MiB at :25.
+EXPECTED_SITES='[["hold_weights()", "live_program.cpp", 21, 6291456, 2], ["hold_buffer(unsigned long)", "live_program.cpp", 25, 5242880, 1]]'
 
 case $case_name in
 once_json_equals_snapshot)
@@ -119,7 +119,7 @@ once_json_equals_snapshot)
     grep -qF "vramtrace: live snapshot written to $W/a.live-1.json" "$W/prog-a.err" || fail "no note of the live snapshot"
     # The text form names the same sites.
     run 0 "$VT" top --once --pid "$PID"
-    grep -q '^6.00 MiB  2       other     hold_weights() at .*live_program.cpp:17 (vt_live_program)$' "$out" || fail "text reading"
+    grep -q '^6.00 MiB  2       other     hold_weights() at .*live_program.cpp:21 (vt_live_program)$' "$out" || fail "text reading"
     ls "$SOCKDIR" >"$W/listing"; [ "$(cat "$W/listing")" = "$PID.sock" ] || fail "socket dir holds $(cat "$W/listing")"
     [ "$(stat -c %a "$SOCKDIR")" = 700 ] || fail "socket dir mode $(stat -c %a "$SOCKDIR")"
     [ "$(stat -c %a "$SOCKDIR/$PID.sock")" = 600 ] || fail "socket mode $(stat -c %a "$SOCKDIR/$PID.sock")"
@@ -260,6 +260,30 @@ list_processes)
     finish a "$apid"; finish b "$bpid"
     run 0 "$VT" top --once
     [ "$(cat "$out")" = "no traced process serves a live view on this host" ] || fail "empty list" ;;
+fork_child_serves_its_own)
+    # The parent holds the sites, then a forked child holds 2 MiB of its own: each serves on its
+    # own socket, and the child's exit leaves the parent's socket in place.
+    LD_PRELOAD=$VT_LIB VRAMTRACE_OUTPUT=$W/f-%p.json "$VT_PROG" "$W/ready-f" "$W/go-f" fork \
+        >"$W/prog-f.out" 2>"$W/prog-f.err" &
+    ppid_=$!; PIDS="$PIDS $ppid_"
+    wait_for "$W/ready-f.child"
+    cpid=$(cat "$W/ready-f.child")
+    [ -S "$SOCKDIR/$ppid_.sock" ] || fail "no parent socket"
+    [ -S "$SOCKDIR/$cpid.sock" ] || fail "no child socket"
+    run 0 "$VT" top --once --json --pid "$cpid"
+    jq_is "$out" '.pid' "$cpid"
+    jq_is "$out" '[.top_sites[] | select(.function == "hold_buffer(unsigned long)") | .bytes]' '[2097152]'
+    run 0 "$VT" top --once --json --pid "$ppid_"
+    cp "$out" "$W/parent.json"
+    [ "$(reading_sites "$W/parent.json")" = "$EXPECTED_SITES" ] || fail "parent: $(reading_sites "$W/parent.json")"
+    touch "$W/go-f.child"
+    wait_for "$W/ready-f"
+    [ ! -e "$SOCKDIR/$cpid.sock" ] || fail "the child's socket is left after its exit"
+    [ -S "$SOCKDIR/$ppid_.sock" ] || fail "the child's exit removed the parent's socket"
+    run 0 "$VT" top --once --json --pid "$ppid_"
+    cp "$out" "$W/parent.json"
+    [ "$(reading_sites "$W/parent.json")" = "$EXPECTED_SITES" ] || fail "parent after the child: $(reading_sites "$W/parent.json")"
+    finish f "$ppid_" ;;
 serve_cost)
     # 10000 live allocations: what one reading costs the program (its reporter thread's CPU time,
     # as the reading itself says). Printed, not judged: benchmarks are not timed tests.

@@ -117,15 +117,15 @@ tui_resize)
     start a
     tui "$VT" top --pid "$PID"
     line_is $SITE1 "  6.00 MiB       2  other             hold_weights() at "
-    grep -qF "live_program.cpp:17" "$screen" && fail "80 columns should cut the call site's file:line"
+    grep -qF "live_program.cpp:21" "$screen" && fail "80 columns should cut the call site's file:line"
     tm resize-window -x 200 -y 40 || fail "resize-window"
     line_is 40 "q quit  j/k move  Enter stack  d device  o sort  s snapshot"
-    shows "live_program.cpp:17 (vt_live_program)"
+    shows "live_program.cpp:21 (vt_live_program)"
     [ "$(wc -l <"$screen")" -eq 40 ] || fail "expected 40 lines after the resize"
     tm resize-window -x 80 -y 24 || fail "resize-window"
     line_is 24 "q quit  j/k move  Enter stack  d device  o sort  s snapshot"
     line_is $SITE1 "  6.00 MiB       2  other             hold_weights() at "
-    grep -qF "live_program.cpp:17" "$screen" && fail "back at 80 columns, the call site's file:line should be cut"
+    grep -qF "live_program.cpp:21" "$screen" && fail "back at 80 columns, the call site's file:line should be cut"
     key q; finish a "$PID" ;;
 run_live|run_live_quit)
     # The program on its own pty under `run --live`, its output in r-PID.log (relative to $W).

@@ -3,11 +3,15 @@
 //   live_program READY_FILE GO_FILE [MODE]
 // MODE "sites" (default): two 3 MiB blocks from hold_weights, one 5 MiB from hold_buffer, one
 // 1 MiB from hold_buffer freed again, marks "loaded" and "ready"; "many": 10000 blocks of 4 KiB from
-// hold_many (the per-reading cost measurement); "nocuda": no CUDA call at all.
+// hold_many (the per-reading cost measurement); "nocuda": no CUDA call at all; "fork": the
+// "sites" allocations, then a child (fork) that holds 2 MiB from hold_buffer, writes
+// READY_FILE.child with its pid, waits for GO_FILE.child and exits before the parent goes on.
 // It writes READY_FILE once it holds them, then waits until GO_FILE exists (checked every 20 ms).
 #include <cstdio>
 #include <cuda_runtime_api.h>
 #include <cstring>
+#include <string>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <vector>
 #include <vramtrace/vramtrace.h>
@@ -25,11 +29,13 @@ __attribute__((noinline)) void *hold_many() {
     return cudaMalloc(&p, 4096) == cudaSuccess ? p : nullptr;
 }
 
+// The tests know the call sites above by line: hold_weights allocates at line 21, hold_buffer at
+// 25; keep them there.
 int main(int argc, char **argv) {
     if (argc < 3) return 2;
     const char *mode = argc > 3 ? argv[3] : "sites";
     std::vector<void *> held;
-    if (strcmp(mode, "sites") == 0) {
+    if (strcmp(mode, "sites") == 0 || strcmp(mode, "fork") == 0) {
         held.push_back(hold_weights());
         held.push_back(hold_weights());
         vramtrace_mark("loaded");
@@ -42,6 +48,22 @@ int main(int argc, char **argv) {
     }
     for (void *p : held)
         if (p == nullptr) return 1;
+    if (strcmp(mode, "fork") == 0) {
+        std::string ready = std::string(argv[1]) + ".child", go = std::string(argv[2]) + ".child";
+        pid_t child = fork();
+        if (child == 0) {
+            void *mine = hold_buffer(2u << 20);
+            FILE *f = fopen(ready.c_str(), "w");
+            if (mine == nullptr || f == nullptr) _exit(1);
+            fprintf(f, "%d\n", int(getpid()));
+            fclose(f);
+            while (access(go.c_str(), F_OK) != 0) usleep(20000);
+            cudaFree(mine);
+            exit(0);
+        }
+        int status = 0;
+        if (child < 0 || waitpid(child, &status, 0) != child || status != 0) return 1;
+    }
     FILE *ready = fopen(argv[1], "w");
     if (ready == nullptr) return 1;
     printf("live_program: holding %zu allocations\n", held.size());
