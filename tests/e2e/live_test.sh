@@ -52,7 +52,8 @@ wait_for() {
 # it holds its allocations (ready file), with its snapshot at $W/NAME.json.
 start() {
     name=$1; mode=${2:-sites}
-    LD_PRELOAD=$VT_LIB VRAMTRACE_OUTPUT=$W/$name.json "$VT_PROG" "$W/ready-$name" "$W/go-$name" "$mode" \
+    LD_LIBRARY_PATH=${START_LIBRARY_PATH:-${LD_LIBRARY_PATH:-}} LD_PRELOAD=$VT_LIB VRAMTRACE_OUTPUT=$W/$name.json \
+        "$VT_PROG" "$W/ready-$name" "$W/go-$name" "$mode" \
         >"$W/prog-$name.out" 2>"$W/prog-$name.err" &
     last=$!
     PIDS="$PIDS $last"
@@ -101,12 +102,14 @@ EXPECTED_SITES='[["hold_weights()", "live_program.cpp", 21, 6291456, 2], ["hold_
 
 case $case_name in
 once_json_equals_snapshot)
-    start a
+    # With the stand-in NVML (tests/standin/nvml): what the driver charges plus 300 MiB of context.
+    START_LIBRARY_PATH="$(dirname "$VT_PROG")/../standin-nvml${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" start a
     run 0 "$VT" top --once --json --pid "$PID"
     cp "$out" "$W/reading.json"
     jq_is "$W/reading.json" '.pid' "$PID"
     jq_is "$W/reading.json" '[.devices[] | {device, current_bytes, peak_bytes}]' '[{"device":0,"current_bytes":11534336,"peak_bytes":11534336}]'
     jq_is "$W/reading.json" '[.live_allocations, .live_bytes]' '[3,11534336]'
+    jq_is "$W/reading.json" '[.devices[].process_used_bytes]' '[326107136]'
     jq_is "$W/reading.json" '.marks | map(.label)' '["loaded","ready"]'
     [ "$(reading_sites "$W/reading.json")" = "$EXPECTED_SITES" ] || fail "reading sites: $(reading_sites "$W/reading.json")"
     # The snapshot of the same moment, asked through the socket, says the same.
@@ -116,6 +119,7 @@ once_json_equals_snapshot)
         fail "snapshot sites $(snapshot_sites "$W/a.live-1.json") differ from the reading's"
     jq_is "$W/a.live-1.json" '[.devices[] | {device, current_bytes, peak_bytes}]' '[{"device":0,"current_bytes":11534336,"peak_bytes":11534336}]'
     jq_is "$W/a.live-1.json" '.process.reason' '"live"'
+    jq_is "$W/a.live-1.json" '[.devices[].process_used_bytes]' '[326107136]'
     grep -qF "vramtrace: live snapshot written to $W/a.live-1.json" "$W/prog-a.err" || fail "no note of the live snapshot"
     # The text form names the same sites.
     run 0 "$VT" top --once --pid "$PID"
