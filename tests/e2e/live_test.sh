@@ -60,6 +60,14 @@ start() {
     wait_for "$W/ready-$name"
     PID=$(cat "$W/ready-$name")
     [ "$PID" = "$last" ] || fail "ready file names $PID, started $last"
+    expect_sites "$W/prog-$name.out"
+}
+# expect_sites PROGRAM_STDOUT: EXPECTED_SITES (the "sites" mode's call sites: hold_weights twice
+# 3 MiB, hold_buffer 5 MiB, at the lines the program printed) and WEIGHTS_LINE.
+expect_sites() {
+    WEIGHTS_LINE=$(awk '$1 == "site" && $2 == "hold_weights()" {print $3}' "$1")
+    BUFFER_LINE=$(awk '$1 == "site" && $2 == "hold_buffer(unsigned" {print $4}' "$1")
+    EXPECTED_SITES="[[\"hold_weights()\", \"live_program.cpp\", ${WEIGHTS_LINE:-0}, 6291456, 2], [\"hold_buffer(unsigned long)\", \"live_program.cpp\", ${BUFFER_LINE:-0}, 5242880, 1]]"
 }
 # finish NAME PID: lets it free and exit; checks its status and that its socket is gone.
 finish() {
@@ -97,8 +105,6 @@ rows = sorted(([t["function"], os.path.basename(t["file"]), t["line"], t["bytes"
 print(json.dumps(rows))
 PY
 }
-# Expected: hold_weights twice 3 MiB at live_program.cpp:21, hold_buffer 5 MiB at :25.
-EXPECTED_SITES='[["hold_weights()", "live_program.cpp", 21, 6291456, 2], ["hold_buffer(unsigned long)", "live_program.cpp", 25, 5242880, 1]]'
 
 case $case_name in
 once_json_equals_snapshot)
@@ -123,7 +129,7 @@ once_json_equals_snapshot)
     grep -qF "vramtrace: live snapshot written to $W/a.live-1.json" "$W/prog-a.err" || fail "no note of the live snapshot"
     # The text form names the same sites.
     run 0 "$VT" top --once --pid "$PID"
-    grep -q '^6.00 MiB  2       other     hold_weights() at .*live_program.cpp:21 (vt_live_program)$' "$out" || fail "text reading"
+    grep -q '^6.00 MiB  2       other     hold_weights() at .*live_program.cpp:'"$WEIGHTS_LINE"' (vt_live_program)$' "$out" || fail "text reading"
     ls "$SOCKDIR" >"$W/listing"; [ "$(cat "$W/listing")" = "$PID.sock" ] || fail "socket dir holds $(cat "$W/listing")"
     [ "$(stat -c %a "$SOCKDIR")" = 700 ] || fail "socket dir mode $(stat -c %a "$SOCKDIR")"
     [ "$(stat -c %a "$SOCKDIR/$PID.sock")" = 600 ] || fail "socket mode $(stat -c %a "$SOCKDIR/$PID.sock")"
@@ -271,6 +277,7 @@ fork_child_serves_its_own)
         >"$W/prog-f.out" 2>"$W/prog-f.err" &
     ppid_=$!; PIDS="$PIDS $ppid_"
     wait_for "$W/ready-f.child"
+    expect_sites "$W/prog-f.out"
     cpid=$(cat "$W/ready-f.child")
     [ -S "$SOCKDIR/$ppid_.sock" ] || fail "no parent socket"
     [ -S "$SOCKDIR/$cpid.sock" ] || fail "no child socket"

@@ -89,6 +89,18 @@ tui_keys)
         sleep 0.1
     done
     finish a "$PID" ;;
+oom_feed)
+    # A failed 4 GiB allocation: in the reading's OOMs and on the TUI's feed.
+    VRAMTRACE_OOM_SNAPSHOTS=0 start a oom
+    run 0 "$VT" top --once --json --pid "$PID"
+    jq_is "$out" '[.oom_count, (.ooms[] | [.device, .requested_bytes, .api])]' '[1,[0,4294967296,"cudaMalloc"]]'
+    tui "$VT" top --pid "$PID"
+    shows "OOM cuda:0 4.00 GiB (cudaMalloc)"
+    line_is 20 "events (OOMs and marks, newest last):"
+    line_is 21 '  mark "loaded"'
+    line_is 22 '  mark "ready"'
+    line_is 23 "  OOM cuda:0 4.00 GiB (cudaMalloc)"
+    key q; finish a "$PID" ;;
 tui_no_colour)
     start a
     TUI_NO_COLOR=1 tui "$VT" top --pid "$PID"
@@ -117,15 +129,15 @@ tui_resize)
     start a
     tui "$VT" top --pid "$PID"
     line_is $SITE1 "  6.00 MiB       2  other             hold_weights() at "
-    grep -qF "live_program.cpp:21" "$screen" && fail "80 columns should cut the call site's file:line"
+    grep -qF "live_program.cpp:$WEIGHTS_LINE" "$screen" && fail "80 columns should cut the call site's file:line"
     tm resize-window -x 200 -y 40 || fail "resize-window"
     line_is 40 "q quit  j/k move  Enter stack  d device  o sort  s snapshot"
-    shows "live_program.cpp:21 (vt_live_program)"
+    shows "live_program.cpp:$WEIGHTS_LINE (vt_live_program)"
     [ "$(wc -l <"$screen")" -eq 40 ] || fail "expected 40 lines after the resize"
     tm resize-window -x 80 -y 24 || fail "resize-window"
     line_is 24 "q quit  j/k move  Enter stack  d device  o sort  s snapshot"
     line_is $SITE1 "  6.00 MiB       2  other             hold_weights() at "
-    grep -qF "live_program.cpp:21" "$screen" && fail "back at 80 columns, the call site's file:line should be cut"
+    grep -qF "live_program.cpp:$WEIGHTS_LINE" "$screen" && fail "back at 80 columns, the call site's file:line should be cut"
     key q; finish a "$PID" ;;
 run_live|run_live_quit)
     # The program on its own pty under `run --live`, its output in r-PID.log (relative to $W).

@@ -290,10 +290,15 @@ private:
         if (feed_lines > 0) {
             int fy = LINES - 2 - feed_lines;
             put(fy++, 0, "events (OOMs and marks, newest last):", A_BOLD);
-            std::vector<std::string> feed;
+            // OOMs and marks in the order they happened (both CLOCK_MONOTONIC of the process).
+            std::vector<std::pair<uint64_t, std::string>> timed;
             for (const report::OomEvent &o : view_.ooms)
-                feed.push_back("OOM " + report::device_label(o.device) + " " + report::format_bytes(o.requested_bytes) + " (" + o.api + ")");
-            for (const LiveMark &m : view_.marks) feed.push_back("mark \"" + report::one_line(m.label) + "\"");
+                timed.emplace_back(o.time_ns, "OOM " + report::device_label(o.device) + " " +
+                                                  report::format_bytes(o.requested_bytes) + " (" + o.api + ")");
+            for (const LiveMark &m : view_.marks) timed.emplace_back(m.time_ns, "mark \"" + report::one_line(m.label) + "\"");
+            std::stable_sort(timed.begin(), timed.end(), [](const auto &a, const auto &b) { return a.first < b.first; });
+            std::vector<std::string> feed;
+            for (auto &t : timed) feed.push_back(std::move(t.second));
             size_t from = feed.size() > size_t(feed_lines) ? feed.size() - size_t(feed_lines) : 0;
             for (size_t i = from; i < feed.size() && fy < LINES - 1; ++i)
                 put(fy++, 2, feed[i], feed[i].rfind("OOM", 0) == 0 ? warn_attr() : A_NORMAL);

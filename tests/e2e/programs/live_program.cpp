@@ -5,7 +5,8 @@
 // 1 MiB from hold_buffer freed again, marks "loaded" and "ready"; "many": 10000 blocks of 4 KiB from
 // hold_many (the per-reading cost measurement); "nocuda": no CUDA call at all; "fork": the
 // "sites" allocations, then a child (fork) that holds 2 MiB from hold_buffer, writes
-// READY_FILE.child with its pid, waits for GO_FILE.child and exits before the parent goes on.
+// READY_FILE.child with its pid, waits for GO_FILE.child and exits before the parent goes on;
+// "oom": the "sites" allocations and one of 4 GiB that fails (the stand-in device has 1 GiB).
 // It writes READY_FILE once it holds them, then waits until GO_FILE exists (checked every 20 ms).
 #include <cstdio>
 #include <cuda_runtime_api.h>
@@ -16,12 +17,17 @@
 #include <vector>
 #include <vramtrace/vramtrace.h>
 
+// The lines of the calls that allocate, which main prints ("site FUNCTION LINE") for the tests.
+int g_weights_line = 0, g_buffer_line = 0;
+
 __attribute__((noinline)) void *hold_weights() {
     void *p = nullptr;
+    g_weights_line = __LINE__ + 1;
     return cudaMalloc(&p, 3u << 20) == cudaSuccess ? p : nullptr;
 }
 __attribute__((noinline)) void *hold_buffer(size_t bytes) {
     void *p = nullptr;
+    g_buffer_line = __LINE__ + 1;
     return cudaMalloc(&p, bytes) == cudaSuccess ? p : nullptr;
 }
 __attribute__((noinline)) void *hold_many() {
@@ -29,13 +35,11 @@ __attribute__((noinline)) void *hold_many() {
     return cudaMalloc(&p, 4096) == cudaSuccess ? p : nullptr;
 }
 
-// The tests know the call sites above by line: hold_weights allocates at line 21, hold_buffer at
-// 25; keep them there.
 int main(int argc, char **argv) {
     if (argc < 3) return 2;
     const char *mode = argc > 3 ? argv[3] : "sites";
     std::vector<void *> held;
-    if (strcmp(mode, "sites") == 0 || strcmp(mode, "fork") == 0) {
+    if (strcmp(mode, "sites") == 0 || strcmp(mode, "fork") == 0 || strcmp(mode, "oom") == 0) {
         held.push_back(hold_weights());
         held.push_back(hold_weights());
         vramtrace_mark("loaded");
@@ -43,6 +47,9 @@ int main(int argc, char **argv) {
         cudaFree(freed);
         held.push_back(hold_buffer(5u << 20));
         vramtrace_mark("ready");
+        if (strcmp(mode, "oom") == 0 && hold_buffer(size_t(4) << 30) != nullptr) return 1;
+        printf("site hold_weights() %d\nsite hold_buffer(unsigned long) %d\n", g_weights_line, g_buffer_line);
+        fflush(stdout);
     } else if (strcmp(mode, "many") == 0) {
         for (int i = 0; i < 10000; ++i) held.push_back(hold_many());
     }
