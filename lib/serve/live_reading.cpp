@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <link.h>
 #include <cstring>
 #include <fcntl.h>
 #include <string>
@@ -74,8 +75,32 @@ struct SiteSum {
 };
 
 // The modules frames fall in: every object loaded now, then those of the module registry that
-// are not (dlclose'd since their stacks were captured).
-std::vector<symbolize::LoadedModule> current_modules(const Tracker &t) {
+// are not (dlclose'd since their stacks were captured). Read again only when the dynamic linker
+// loaded or unloaded something, or the registry grew, since the last reading: a PyTorch process
+// has a few hundred objects, and reading their program headers each second would be most of a
+// reading's cost.
+struct ModuleCache {
+    uint64_t adds = ~0ull, subs = ~0ull;
+    uint32_t registered = ~0u;
+    std::vector<symbolize::LoadedModule> modules;
+    symbolize::ModuleIndex index;
+};
+
+int linker_counters(dl_phdr_info *info, size_t, void *out) {
+    auto *counters = static_cast<uint64_t *>(out);
+    counters[0] = info->dlpi_adds;
+    counters[1] = info->dlpi_subs;
+    return 1; // the first object is enough: the counters are the linker's
+}
+
+const ModuleCache &current_modules(const Tracker &t) {
+    static ModuleCache &cache = *new ModuleCache; // the reporter's only; never destroyed
+    uint64_t counters[2] = {0, 0};
+    dl_iterate_phdr(&linker_counters, counters);
+    if (counters[0] == cache.adds && counters[1] == cache.subs && t.modules.size() == cache.registered) return cache;
+    cache.adds = counters[0];
+    cache.subs = counters[1];
+    cache.registered = t.modules.size();
     std::vector<symbolize::LoadedModule> mods = symbolize::read_loaded_modules();
     static const char kHex[] = "0123456789abcdef";
     for (const RegisteredModule *r = t.modules.newest(); r != nullptr; r = r->older) {
@@ -95,7 +120,9 @@ std::vector<symbolize::LoadedModule> current_modules(const Tracker &t) {
         }
         mods.push_back(std::move(m));
     }
-    return mods;
+    cache.modules = std::move(mods);
+    cache.index = symbolize::ModuleIndex(cache.modules);
+    return cache;
 }
 
 void emit_opt(report::JsonEmitter &j, const char *name, const std::optional<uint64_t> &v) {
@@ -251,8 +278,9 @@ bool write_reading(Tracker &t, int fd, const ReadingOptions &options) {
         if (o.stack != 0) stack_ids.push_back(o.stack);
     std::sort(stack_ids.begin(), stack_ids.end());
     stack_ids.erase(std::unique(stack_ids.begin(), stack_ids.end()), stack_ids.end());
-    std::vector<symbolize::LoadedModule> mods = current_modules(t);
-    symbolize::ModuleIndex index(mods);
+    const ModuleCache &module_cache = current_modules(t);
+    const std::vector<symbolize::LoadedModule> &mods = module_cache.modules;
+    const symbolize::ModuleIndex &index = module_cache.index;
     std::vector<int> module_out(mods.size(), -1);
     std::vector<size_t> modules_used;
     std::unordered_map<uint64_t, uint32_t> frame_index;
