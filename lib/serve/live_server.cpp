@@ -15,6 +15,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "core/clock.h"
 #include "core/log.h"
 #include "core/tracker.h"
 #include "dump/dumper.h"
@@ -46,6 +47,24 @@ char g_socket_path[sizeof(sockaddr_un::sun_path)];
 dev_t g_socket_dev = 0;    // ... and its identity, so that only our own file is removed
 ino_t g_socket_ino = 0;
 Client g_clients[kMaxClients];
+uint64_t g_accept_paused_until_ns = 0; // CLOCK_MONOTONIC; see accept_clients
+// The identity of the listening socket and the eventfd: a program that closes every descriptor
+// and opens others may have put something of its own under their numbers.
+struct FdIdentity {
+    dev_t dev = 0;
+    ino_t ino = 0;
+};
+FdIdentity g_listen_id, g_wake_id;
+
+FdIdentity identity_of(int fd) {
+    struct stat st {};
+    if (fstat(fd, &st) != 0) return {};
+    return {st.st_dev, st.st_ino};
+}
+bool still_ours(int fd, const FdIdentity &id) {
+    FdIdentity now = identity_of(fd);
+    return now.ino != 0 && now.dev == id.dev && now.ino == id.ino;
+}
 uint64_t g_accepted = 0;
 uint64_t g_live_snapshots = 0;
 
@@ -149,7 +168,13 @@ void read_request(Client &c) {
 void accept_clients() {
     for (;;) {
         int fd = accept4(g_listen_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-        if (fd < 0) return; // EAGAIN: none left; anything else: try again at the next wake
+        if (fd < 0) {
+            // Out of descriptors or memory: the pending connection stays, and the socket would
+            // poll readable at once; it is left out of the poll for a second instead.
+            if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+                g_accept_paused_until_ns = monotonic_ns() + 1000000000ull;
+            return; // EAGAIN: none left
+        }
         ucred cred{};
         socklen_t len = sizeof cred;
         if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || cred.uid != getuid()) {
@@ -170,6 +195,23 @@ void accept_clients() {
         }
         slot->fd = fd;
         slot->accepted = ++g_accepted;
+    }
+}
+
+// The program closed a descriptor of ours (a daemon closing every descriptor, say): its number
+// may be the program's now, so it is never closed or used again, and with the socket or the wake
+// descriptor gone the server stops (its file stays until a viewer finds nobody listening).
+void descriptor_lost(int fd) {
+    for (Client &c : g_clients)
+        if (c.fd == fd || c.answer == fd) {
+            if (c.fd != fd && c.fd >= 0) close(c.fd);
+            if (c.answer != fd && c.answer >= 0) close(c.answer);
+            c = Client{};
+        }
+    if (fd == g_listen_fd || fd == g_wake_fd.load(std::memory_order_relaxed)) {
+        log_warning("live view off: the program closed its socket");
+        g_listen_fd = -1;
+        g_wake_fd.store(-1, std::memory_order_release);
     }
 }
 
@@ -231,6 +273,8 @@ bool start_live_server() {
         return false;
     }
     memcpy(g_socket_path, path.c_str(), path.size() + 1);
+    g_listen_id = identity_of(fd);
+    g_wake_id = identity_of(wake);
     g_listen_fd = fd;
     g_wake_fd.store(wake, std::memory_order_release);
     g_serving.store(true, std::memory_order_release);
@@ -242,11 +286,19 @@ bool live_server_running() { return g_listen_fd >= 0; }
 
 bool serve_until(uint64_t timeout_ns) {
     if (g_listen_fd < 0) return false;
+    if (!still_ours(g_listen_fd, g_listen_id) || !still_ours(g_wake_fd.load(std::memory_order_relaxed), g_wake_id)) {
+        descriptor_lost(g_listen_fd);
+        return false;
+    }
     pollfd fds[2 + kMaxClients];
     Client *owner[2 + kMaxClients] = {};
     int n = 0;
     fds[n++] = {g_wake_fd.load(std::memory_order_relaxed), POLLIN, 0};
-    fds[n++] = {g_listen_fd, POLLIN, 0};
+    uint64_t now = monotonic_ns();
+    bool accepting = now >= g_accept_paused_until_ns;
+    if (!accepting && g_accept_paused_until_ns - now < timeout_ns) timeout_ns = g_accept_paused_until_ns - now;
+    // Left out while paused: -1 is ignored by poll.
+    fds[n++] = {accepting ? g_listen_fd : -1, POLLIN, 0};
     for (Client &c : g_clients) {
         if (c.fd < 0) continue;
         owner[n] = &c;
@@ -255,6 +307,9 @@ bool serve_until(uint64_t timeout_ns) {
     uint64_t ms = (timeout_ns + 999999) / 1000000;
     int rc = poll(fds, nfds_t(n), ms > 3600000 ? 3600000 : int(ms));
     if (rc <= 0) return true;
+    for (int i = 0; i < n; ++i)
+        if (fds[i].revents & POLLNVAL) descriptor_lost(fds[i].fd);
+    if (g_listen_fd < 0) return true;
     if (fds[0].revents & POLLIN) {
         uint64_t count;
         while (read(fds[0].fd, &count, sizeof count) > 0) {
@@ -262,7 +317,7 @@ bool serve_until(uint64_t timeout_ns) {
     }
     for (int i = 2; i < n; ++i) {
         Client &c = *owner[i];
-        if (fds[i].revents == 0 || c.fd != fds[i].fd) continue;
+        if (fds[i].revents == 0 || (fds[i].revents & POLLNVAL) || c.fd != fds[i].fd) continue;
         if (c.answer >= 0) send_answer(c);
         else if (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) read_request(c);
     }
@@ -301,6 +356,7 @@ void live_server_after_fork_in_child() {
     if (wake >= 0) close(wake);
     g_serving.store(false, std::memory_order_relaxed);
     g_socket_path[0] = 0;
+    g_listen_id = g_wake_id = FdIdentity{};
     g_live_snapshots = 0;
 }
 

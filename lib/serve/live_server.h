@@ -9,6 +9,9 @@
 //   are written without blocking: a viewer that stops reading (or is killed mid-read) holds one of
 //   kMaxClients slots until it goes away, never the reporter.
 // - Only connections from the process's own uid are served (SO_PEERCRED).
+// - A program that closes the socket or the wake descriptor (or puts its own under their numbers:
+//   checked by identity before each wait) turns the server off, said once; the numbers are never
+//   used again. Out of descriptors, the socket is left out of the wait for a second.
 // - Removed at exit (after the exit snapshot); in a fork child the parent's socket is closed, not
 //   removed, and the child's reporter opens its own.
 #pragma once

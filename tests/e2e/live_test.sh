@@ -246,7 +246,7 @@ stale_socket_cleaned)
     sleep 30 & spid=$!; PIDS="$PIDS $spid"
     python3 -c "import socket,sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])" "$SOCKDIR/$spid.sock"
     run 1 "$VT" top --once --pid "$spid"; stderr_is_one_line
-    stderr_has "vramtrace: error: top: process $spid is gone (its socket $SOCKDIR/$spid.sock was removed)"
+    stderr_has "vramtrace: error: top: process $spid serves no live view any more (nothing listens on $SOCKDIR/$spid.sock; removed)"
     [ ! -e "$SOCKDIR/$spid.sock" ] || fail "the stale socket is still there"
     # A killed program's socket stays until a viewer looks.
     start b; bpid=$PID
@@ -295,6 +295,23 @@ fork_child_serves_its_own)
     cp "$out" "$W/parent.json"
     [ "$(reading_sites "$W/parent.json")" = "$EXPECTED_SITES" ] || fail "parent after the child: $(reading_sites "$W/parent.json")"
     finish f "$ppid_" ;;
+program_closes_socket)
+    # A program that closes every descriptor above 2 and reuses the numbers: the server notices
+    # (the socket's identity), says so once and stops; nothing spins; the program runs on.
+    start a closefds
+    i=0
+    until grep -qF "live view off" "$W/prog-a.err"; do
+        i=$((i + 1)); [ $i -gt 100 ] && fail "the server did not notice its socket was closed"
+        sleep 0.05
+    done
+    [ "$(cat "$W/prog-a.err")" = "vramtrace: warning: live view off: the program closed its socket" ] ||
+        fail "program's stderr: $(cat "$W/prog-a.err")"
+    # CPU time (user + system, clock ticks) over one second: a reporter that spins would use ~100.
+    t0=$(awk '{print $14 + $15}' "/proc/$PID/stat"); sleep 1; t1=$(awk '{print $14 + $15}' "/proc/$PID/stat")
+    [ $((t1 - t0)) -le 5 ] || fail "the program used $((t1 - t0)) ticks in one second after losing its socket"
+    run 1 "$VT" top --once --pid "$PID"; stderr_is_one_line
+    stderr_has "vramtrace: error: top: process $PID serves no live view any more (nothing listens on $SOCKDIR/$PID.sock; removed)"
+    finish a "$PID" ;;
 serve_cost)
     # 10000 live allocations: what one reading costs the program (its reporter thread's CPU time,
     # as the reading itself says). Printed, not judged: benchmarks are not timed tests.

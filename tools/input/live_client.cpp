@@ -96,7 +96,11 @@ bool live_endpoint_of(pid_t pid, LiveEndpoint *out, std::string *error) {
     }
     if (stale(*out)) {
         unlink(out->socket.c_str());
-        *error = "process " + std::to_string(pid) + " is gone (its socket " + out->socket + " was removed)";
+        if (kill(pid, 0) != 0 && errno == ESRCH)
+            *error = "process " + std::to_string(pid) + " is gone (its socket " + out->socket + " was removed)";
+        else
+            *error = "process " + std::to_string(pid) + " serves no live view any more (nothing listens on " +
+                     out->socket + "; removed)";
         return false;
     }
     return true;

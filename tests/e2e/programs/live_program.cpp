@@ -6,11 +6,14 @@
 // hold_many (the per-reading cost measurement); "nocuda": no CUDA call at all; "fork": the
 // "sites" allocations, then a child (fork) that holds 2 MiB from hold_buffer, writes
 // READY_FILE.child with its pid, waits for GO_FILE.child and exits before the parent goes on;
-// "oom": the "sites" allocations and one of 4 GiB that fails (the stand-in device has 1 GiB).
+// "oom": the "sites" allocations and one of 4 GiB that fails (the stand-in device has 1 GiB);
+// "closefds": the "sites" allocations, then every descriptor above 2 closed (as a daemon does) and
+// READY_FILE kept open, so that its descriptor has a number the library's socket had.
 // It writes READY_FILE once it holds them, then waits until GO_FILE exists (checked every 20 ms).
 #include <cstdio>
 #include <cuda_runtime_api.h>
 #include <cstring>
+#include <fcntl.h>
 #include <string>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -39,7 +42,8 @@ int main(int argc, char **argv) {
     if (argc < 3) return 2;
     const char *mode = argc > 3 ? argv[3] : "sites";
     std::vector<void *> held;
-    if (strcmp(mode, "sites") == 0 || strcmp(mode, "fork") == 0 || strcmp(mode, "oom") == 0) {
+    bool closefds = strcmp(mode, "closefds") == 0;
+    if (strcmp(mode, "sites") == 0 || strcmp(mode, "fork") == 0 || strcmp(mode, "oom") == 0 || closefds) {
         held.push_back(hold_weights());
         held.push_back(hold_weights());
         vramtrace_mark("loaded");
@@ -71,12 +75,17 @@ int main(int argc, char **argv) {
         int status = 0;
         if (child < 0 || waitpid(child, &status, 0) != child || status != 0) return 1;
     }
+    if (closefds) {
+        usleep(200000); // the reporter is serving by now
+        for (int fd = 3; fd < 1024; ++fd) close(fd);
+    }
     FILE *ready = fopen(argv[1], "w");
     if (ready == nullptr) return 1;
     printf("live_program: holding %zu allocations\n", held.size());
     fflush(stdout);
     fprintf(ready, "%d\n", int(getpid()));
     fclose(ready);
+    if (closefds && open(argv[1], O_RDONLY) < 0) return 1;
     while (access(argv[2], F_OK) != 0) usleep(20000);
     for (void *p : held) cudaFree(p);
     return 0;
