@@ -201,6 +201,8 @@ int run_command(int argc, char **argv) {
     }
     if (first >= argc) return usage_error("run: no program given", "run");
     if (log_pattern != "vramtrace-run-%p.log" && !live) return usage_error("run: --log goes with --live", "run");
+    if (live && (!::isatty(STDIN_FILENO) || !::isatty(STDOUT_FILENO)))
+        return usage_error("run: --live needs a terminal (its live view is drawn there)", "run");
     char **program_argv = argv + first;
     const char *program = program_argv[0];
 

@@ -11,6 +11,7 @@
 #include <string>
 #include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 #include <vector>
 
 #include "analysis/live_view.h"
@@ -404,10 +405,18 @@ int top_tui(const TopOptions &options, int *child_status) {
     const char *codeset = setlocale(LC_CTYPE, nullptr);
     Ui ui;
     ui.utf8 = codeset != nullptr && (strstr(codeset, "UTF-8") != nullptr || strstr(codeset, "utf8") != nullptr);
-    if (initscr() == nullptr) {
-        log_error("top: cannot start the terminal UI (TERM not usable)");
+    if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
+        log_error("top: the terminal UI needs a terminal (for scripts: --once)");
         return kExitFailure;
     }
+    // newterm, not initscr: it returns NULL for a terminal type it cannot use instead of exiting.
+    SCREEN *screen = newterm(nullptr, stdout, stdin);
+    if (screen == nullptr) {
+        const char *term = getenv("TERM");
+        log_error(std::string("top: cannot start the terminal UI on TERM=") + (term ? term : "(unset)"));
+        return kExitFailure;
+    }
+    set_term(screen);
     cbreak();
     noecho();
     keypad(stdscr, TRUE);
@@ -430,6 +439,7 @@ int top_tui(const TopOptions &options, int *child_status) {
         rc = top.run(child_status);
     }
     endwin();
+    delscreen(screen);
     return rc;
 }
 
