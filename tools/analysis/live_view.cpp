@@ -81,7 +81,8 @@ void LiveNamer::name(report::Snapshot &snapshot) {
     snapshot.process.symbolized = true;
 }
 
-bool parse_live_reading(const std::string &text, LiveNamer &namer, int device, LiveView *out, std::string *error) {
+bool parse_live_reading(const std::string &text, LiveNamer &namer, int device, LiveView *out, std::string *error,
+                        bool with_sites) {
     json doc = json::parse(text, nullptr, false);
     if (doc.is_discarded() || !doc.is_object() || get_or<std::string>(doc, "format", "") != live::kFormatName) {
         *error = "the answer is not a live reading";
@@ -127,88 +128,90 @@ bool parse_live_reading(const std::string &text, LiveNamer &namer, int device, L
 
         // The stacks as a snapshot model, named and attributed as a snapshot file's would be.
         report::Snapshot s;
-        s.process.symbolized = false;
-        for (const json &m : doc.at("modules"))
-            s.modules.push_back({m.at("path").get<std::string>(), hex_or_number(m.at("base")),
-                                 get_or<std::string>(m, "build_id", "")});
-        for (const json &f : doc.at("frames")) {
-            report::Frame frame;
-            frame.address = hex_or_number(f.at("address"));
-            frame.python = get_or<bool>(f, "python", false);
-            if (frame.python) {
-                frame.function = get_or<std::string>(f, "function", "");
-                frame.file = get_or<std::string>(f, "file", "");
-                frame.line = get_or<uint32_t>(f, "line", 0);
-            } else if (f.contains("module")) {
-                frame.module = f.at("module").get<int>();
-                frame.module_offset = hex_or_number(f.at("module_offset"));
-                if (frame.module < 0 || size_t(frame.module) >= s.modules.size()) frame.module = -1;
+        if (with_sites) {
+            s.process.symbolized = false;
+            for (const json &m : doc.at("modules"))
+                s.modules.push_back({m.at("path").get<std::string>(), hex_or_number(m.at("base")),
+                                     get_or<std::string>(m, "build_id", "")});
+            for (const json &f : doc.at("frames")) {
+                report::Frame frame;
+                frame.address = hex_or_number(f.at("address"));
+                frame.python = get_or<bool>(f, "python", false);
+                if (frame.python) {
+                    frame.function = get_or<std::string>(f, "function", "");
+                    frame.file = get_or<std::string>(f, "file", "");
+                    frame.line = get_or<uint32_t>(f, "line", 0);
+                } else if (f.contains("module")) {
+                    frame.module = f.at("module").get<int>();
+                    frame.module_offset = hex_or_number(f.at("module_offset"));
+                    if (frame.module < 0 || size_t(frame.module) >= s.modules.size()) frame.module = -1;
+                }
+                s.frames.push_back(std::move(frame));
             }
-            s.frames.push_back(std::move(frame));
-        }
-        for (const json &st : doc.at("stacks")) {
-            report::Stack stack;
-            stack.id = st.at("id").get<uint32_t>();
-            for (const json &i : st.at("frames")) {
-                uint32_t k = i.get<uint32_t>();
-                if (k < s.frames.size()) stack.frames.push_back(k);
+            for (const json &st : doc.at("stacks")) {
+                report::Stack stack;
+                stack.id = st.at("id").get<uint32_t>();
+                for (const json &i : st.at("frames")) {
+                    uint32_t k = i.get<uint32_t>();
+                    if (k < s.frames.size()) stack.frames.push_back(k);
+                }
+                s.stacks.push_back(std::move(stack));
             }
-            s.stacks.push_back(std::move(stack));
-        }
-        std::sort(s.stacks.begin(), s.stacks.end(), [](const report::Stack &a, const report::Stack &b) { return a.id < b.id; });
-        namer.name(s);
-        assign_call_sites(s);
+            std::sort(s.stacks.begin(), s.stacks.end(), [](const report::Stack &a, const report::Stack &b) { return a.id < b.id; });
+            namer.name(s);
+            assign_call_sites(s);
 
-        struct Weighted {
-            report::StackWeight weight;
-            int device;
-        };
-        std::vector<Weighted> weights;
-        for (const json &site : doc.at("sites")) {
-            int d = site.at("device").get<int>();
-            if (device >= -2 && d != device) continue;
-            weights.push_back({{site.at("stack").get<uint32_t>(), site.at("bytes").get<uint64_t>(),
-                                site.at("count").get<uint64_t>()},
-                               d});
-        }
-        std::vector<report::StackWeight> all;
-        for (const Weighted &w : weights) all.push_back(w.weight);
-        std::vector<report::CallSiteGroup> groups = report::group_by_call_site(s, all);
-        // Which group each stack falls in, for its category, devices and the stack to expand.
-        std::map<std::string, size_t> group_of_key;
-        for (size_t i = 0; i < groups.size(); ++i) group_of_key[groups[i].key] = i;
-        std::vector<LiveSite> sites(groups.size());
-        std::vector<uint64_t> heaviest(groups.size(), 0);
-        std::vector<std::set<int>> devices(groups.size());
-        for (const Weighted &w : weights) {
-            std::vector<report::CallSiteGroup> one = report::group_by_call_site(s, {w.weight});
-            if (one.empty()) continue;
-            auto it = group_of_key.find(one.front().key);
-            if (it == group_of_key.end()) continue;
-            size_t g = it->second;
-            devices[g].insert(w.device);
-            if (w.weight.bytes <= heaviest[g] && !sites[g].stack.empty()) continue;
-            heaviest[g] = w.weight.bytes;
-            const report::Stack *stack = s.find_stack(w.weight.stack);
-            sites[g].stack.clear();
-            sites[g].category = stack != nullptr ? stack->category : "";
-            if (stack != nullptr)
-                for (uint32_t f : stack->frames) sites[g].stack.push_back(report::describe_frame(s, s.frames[f]));
-        }
-        for (size_t i = 0; i < groups.size(); ++i) {
-            LiveSite &site = sites[i];
-            site.location = groups[i].location;
-            site.bytes = groups[i].live_bytes;
-            site.count = groups[i].live_count;
-            site.devices.assign(devices[i].begin(), devices[i].end());
-            if (groups[i].kind == report::CallSiteGroup::Kind::Frame && groups[i].frame >= 0) {
-                const report::Frame &f = s.frames[size_t(groups[i].frame)];
-                site.function = f.function;
-                site.file = f.file;
-                site.line = f.line;
+            struct Weighted {
+                report::StackWeight weight;
+                int device;
+            };
+            std::vector<Weighted> weights;
+            for (const json &site : doc.at("sites")) {
+                int d = site.at("device").get<int>();
+                if (device >= -2 && d != device) continue;
+                weights.push_back({{site.at("stack").get<uint32_t>(), site.at("bytes").get<uint64_t>(),
+                                    site.at("count").get<uint64_t>()},
+                                   d});
             }
+            std::vector<report::StackWeight> all;
+            for (const Weighted &w : weights) all.push_back(w.weight);
+            std::vector<report::CallSiteGroup> groups = report::group_by_call_site(s, all);
+            // Which group each stack falls in, for its category, devices and the stack to expand.
+            std::map<std::string, size_t> group_of_key;
+            for (size_t i = 0; i < groups.size(); ++i) group_of_key[groups[i].key] = i;
+            std::vector<LiveSite> sites(groups.size());
+            std::vector<uint64_t> heaviest(groups.size(), 0);
+            std::vector<std::set<int>> devices(groups.size());
+            for (const Weighted &w : weights) {
+                std::vector<report::CallSiteGroup> one = report::group_by_call_site(s, {w.weight});
+                if (one.empty()) continue;
+                auto it = group_of_key.find(one.front().key);
+                if (it == group_of_key.end()) continue;
+                size_t g = it->second;
+                devices[g].insert(w.device);
+                if (w.weight.bytes <= heaviest[g] && !sites[g].stack.empty()) continue;
+                heaviest[g] = w.weight.bytes;
+                const report::Stack *stack = s.find_stack(w.weight.stack);
+                sites[g].stack.clear();
+                sites[g].category = stack != nullptr ? stack->category : "";
+                if (stack != nullptr)
+                    for (uint32_t f : stack->frames) sites[g].stack.push_back(report::describe_frame(s, s.frames[f]));
+            }
+            for (size_t i = 0; i < groups.size(); ++i) {
+                LiveSite &site = sites[i];
+                site.location = groups[i].location;
+                site.bytes = groups[i].live_bytes;
+                site.count = groups[i].live_count;
+                site.devices.assign(devices[i].begin(), devices[i].end());
+                if (groups[i].kind == report::CallSiteGroup::Kind::Frame && groups[i].frame >= 0) {
+                    const report::Frame &f = s.frames[size_t(groups[i].frame)];
+                    site.function = f.function;
+                    site.file = f.file;
+                    site.line = f.line;
+                }
+            }
+            v.sites = std::move(sites);
         }
-        v.sites = std::move(sites);
 
         for (const json &pool : doc.at("pools")) {
             report::Pool pl;

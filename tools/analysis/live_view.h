@@ -71,9 +71,11 @@ private:
     std::unique_ptr<State> state_;
 };
 
-// Parses one reading; `device` >= -2 keeps only that device's sites (-3: all devices). False with
-// *error (one line) when the text is not a reading.
-bool parse_live_reading(const std::string &text, LiveNamer &namer, int device, LiveView *out, std::string *error);
+// Parses one reading; `device` >= -2 keeps only that device's sites (-3: all devices). Without
+// `with_sites` the frames are neither named nor grouped (the process list needs only the
+// devices) and `sites` stays empty. False with *error (one line) when the text is not a reading.
+bool parse_live_reading(const std::string &text, LiveNamer &namer, int device, LiveView *out, std::string *error,
+                        bool with_sites = true);
 
 // The answer to a snapshot request: the path written, or false with *error.
 bool parse_snapshot_answer(const std::string &text, std::string *path, std::string *error);

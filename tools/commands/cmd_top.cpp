@@ -62,7 +62,7 @@ int list_processes(bool json_out) {
         LiveNamer namer;
         LiveView view;
         if (!live_request(e, live::kRequestReading, &answer, &error, 5000) ||
-            !parse_live_reading(answer, namer, -3, &view, &error)) {
+            !parse_live_reading(answer, namer, -3, &view, &error, false)) {
             log_warning("process " + std::to_string(e.pid) + ": " + error);
             continue;
         }

@@ -166,7 +166,7 @@ private:
             LiveNamer namer;
             LiveView v;
             if (!live_request(e, live::kRequestReading, &answer, &error, 2000) ||
-                !parse_live_reading(answer, namer, -3, &v, &error))
+                !parse_live_reading(answer, namer, -3, &v, &error, false))
                 continue;
             ProcessRow row;
             row.pid = e.pid;

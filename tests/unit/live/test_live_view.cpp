@@ -98,3 +98,14 @@ TEST_CASE("answers that are not readings are refused with one line") {
     CHECK_FALSE(parse_snapshot_answer(R"({"format":"vramtrace-live","version":1,"error":"cannot write /o"})", &path, &error));
     CHECK(error == "the process says: cannot write /o");
 }
+
+TEST_CASE("a reading for the process list: devices only, no frame named") {
+    LiveNamer namer;
+    LiveView v;
+    std::string error;
+    REQUIRE(parse_live_reading(kReading, namer, -3, &v, &error, false));
+    CHECK(v.sites.empty());
+    REQUIRE(v.devices.size() == 2);
+    CHECK(v.devices[1].totals.current_bytes == 50);
+    CHECK(v.command_line == std::vector<std::string>{"python", "train.py"});
+}
