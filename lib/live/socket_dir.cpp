@@ -10,7 +10,9 @@ namespace vramtrace::live {
 
 std::string socket_directory() {
     const char *xdg = getenv("XDG_RUNTIME_DIR");
-    if (xdg != nullptr && xdg[0] == '/') {
+    struct stat st {};
+    // A runtime directory that is not there (a variable inherited into a container) is no place.
+    if (xdg != nullptr && xdg[0] == '/' && stat(xdg, &st) == 0 && S_ISDIR(st.st_mode)) {
         std::string dir = xdg;
         while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
         return dir + "/vramtrace";

@@ -2,8 +2,8 @@
 // before trusting a path there. Shared by the library's server (lib/serve) and the CLI's viewer
 // (`vramtrace top`): plain libc, no allocation beyond std::string.
 //
-// The directory: $XDG_RUNTIME_DIR/vramtrace when XDG_RUNTIME_DIR is set to an absolute path, else
-// /tmp/vramtrace-UID. It must be a real directory (not a symlink), owned by the caller's real
+// The directory: $XDG_RUNTIME_DIR/vramtrace when XDG_RUNTIME_DIR is set to an absolute path of a
+// directory that exists, else /tmp/vramtrace-UID. It must be a real directory (not a symlink), owned by the caller's real
 // uid, with no access for group or others (mode 0700 when created). Each process's socket is
 // PID.sock in it, mode 0600, owned by the same uid.
 #pragma once

@@ -49,11 +49,16 @@ struct Env {
 
 } // namespace
 
-TEST_CASE("the socket directory comes from XDG_RUNTIME_DIR when absolute, else /tmp/vramtrace-UID") {
+TEST_CASE("the socket directory comes from XDG_RUNTIME_DIR when absolute and there, else /tmp/vramtrace-UID") {
     std::string fallback = "/tmp/vramtrace-" + std::to_string(getuid());
+    Scratch scratch;
     {
-        Env e("/run/user/1000/");
-        CHECK(socket_directory() == "/run/user/1000/vramtrace");
+        Env e((scratch.path + "/").c_str());
+        CHECK(socket_directory() == scratch.path + "/vramtrace");
+    }
+    {
+        Env e((scratch.path + "/missing").c_str());
+        CHECK(socket_directory() == fallback);
     }
     {
         Env e("relative/dir");
