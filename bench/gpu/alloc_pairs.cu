@@ -5,8 +5,12 @@
 //   RESULT api=async threads=4 frames=32 pairs=800000 seconds=0.41 ns_per_pair=... pairs_per_s=...
 // ns_per_pair is wall time per pair per thread (seconds * threads / pairs).
 //
-//   nvcc -O2 -std=c++17 alloc_pairs.cu -o alloc_pairs [-cudart shared]
+//   nvcc -O2 -std=c++17 alloc_pairs.cu -o alloc_pairs -lcuda [-cudart shared]
 //   alloc_pairs async|sync [PAIRS_PER_THREAD [THREADS [FRAMES [BYTES]]]]
+// ALLOC_PAIRS_QUERY=stream_device|ctx_device adds, untraced, the driver query a traced hook makes
+// after each allocation (cuStreamGetDevice / cuCtxGetDevice): its price inside the driver under the
+// same contention, without vramtrace. ALLOC_PAIRS_SPIN_NS=N adds N ns of busy work per pair, outside
+// any CUDA call: what work of that size costs the loop when no lock is held across it.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -14,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include <cuda.h>
 #include <cuda_runtime_api.h>
 
 namespace {
@@ -44,6 +49,12 @@ int main(int argc, char **argv) {
     const int threads = argc > 3 ? std::atoi(argv[3]) : 1;
     const int frames = argc > 4 ? std::atoi(argv[4]) : 32;
     const size_t bytes = argc > 5 ? static_cast<size_t>(std::atol(argv[5])) : (1 << 20);
+    const char *query_env = std::getenv("ALLOC_PAIRS_QUERY");
+    const int query = query_env == nullptr ? 0 : std::strcmp(query_env, "stream_device") == 0 ? 1
+                                             : std::strcmp(query_env, "ctx_device") == 0     ? 2
+                                                                                               : 0;
+    const char *spin_env = std::getenv("ALLOC_PAIRS_SPIN_NS");
+    const long spin_ns = spin_env ? std::atol(spin_env) : 0;
     if (!check(cudaSetDevice(0), "cudaSetDevice") || !check(cudaFree(nullptr), "context")) return 1;
 
     std::vector<cudaStream_t> streams(static_cast<size_t>(threads));
@@ -58,6 +69,17 @@ int main(int argc, char **argv) {
             for (long i = 0; i < count; ++i) {
                 void *p = nullptr;
                 cudaError_t e1 = async ? cudaMallocAsync(&p, bytes, s) : cudaMalloc(&p, bytes);
+                if (query != 0) {
+                    int device = -1;
+                    if (query == 1) cuStreamGetDevice(reinterpret_cast<CUstream>(s), &device);
+                    else cuCtxGetDevice(&device);
+                    asm volatile("" ::"r"(device) : "memory");
+                }
+                if (spin_ns > 0) {
+                    auto until = std::chrono::steady_clock::now() + std::chrono::nanoseconds(spin_ns);
+                    while (std::chrono::steady_clock::now() < until) {
+                    }
+                }
                 cudaError_t e2 = async ? cudaFreeAsync(p, s) : cudaFree(p);
                 if (e1 != cudaSuccess || e2 != cudaSuccess) {
                     failed[static_cast<size_t>(t)] = 1;

@@ -11,7 +11,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 W=${WORK:-/tmp/vt-ctx-cost}; mkdir -p "$W"
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export VRAMTRACE_SUMMARY=0 VRAMTRACE_OUTPUT="$W/snap-%p.json"
-nvcc -O2 -std=c++17 -cudart shared "$HERE/alloc_pairs.cu" -o "$W/alloc_pairs" || exit 1
+nvcc -O2 -std=c++17 -cudart shared "$HERE/alloc_pairs.cu" -o "$W/alloc_pairs" -lcuda || exit 1
 for api in sync async; do
   for r in $(seq "$ROUNDS"); do
     # The order rotates from round to round, so that a drift within a round (clocks, caches) falls

@@ -20,7 +20,7 @@ export LD_LIBRARY_PATH=/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH
 
 say "== machine: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | head -1); $(nproc) cores; load $(cut -d' ' -f1-3 /proc/loadavg)"
 nvcc -O2 -std=c++17 "$HERE/driver_calls.cu" -o "$WORK/driver_calls" -lcuda || say "RESULT failed=1 nvcc driver_calls"
-nvcc -O2 -std=c++17 "$HERE/alloc_pairs.cu" -o "$WORK/alloc_pairs" || say "RESULT failed=1 nvcc alloc_pairs"
+nvcc -O2 -std=c++17 "$HERE/alloc_pairs.cu" -o "$WORK/alloc_pairs" -lcuda || say "RESULT failed=1 nvcc alloc_pairs"
 
 say "== (a) driver queries"
 "$WORK/driver_calls" 200000 1 4 16 2>&1 | tee -a "$RES"

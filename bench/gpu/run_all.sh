@@ -54,8 +54,8 @@ SECTIONS=" ${SECTIONS:-1 2 3 0} "
 want() { [[ "$SECTIONS" == *" $1 "* ]]; }
 
 say "== (1) allocation pairs, 1 thread, 32 frames"
-nvcc -O2 -std=c++17 "$HERE/alloc_pairs.cu" -o "$WORK/alloc_pairs_static" || say "RESULT failed=1 nvcc static"
-nvcc -O2 -std=c++17 -cudart shared "$HERE/alloc_pairs.cu" -o "$WORK/alloc_pairs_shared" || say "RESULT failed=1 nvcc shared"
+nvcc -O2 -std=c++17 "$HERE/alloc_pairs.cu" -o "$WORK/alloc_pairs_static" -lcuda || say "RESULT failed=1 nvcc static"
+nvcc -O2 -std=c++17 -cudart shared "$HERE/alloc_pairs.cu" -o "$WORK/alloc_pairs_shared" -lcuda || say "RESULT failed=1 nvcc shared"
 for cudart in static shared; do
   want 1 || break
   for api in async sync; do

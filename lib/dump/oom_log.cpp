@@ -10,6 +10,7 @@ namespace {
 // Static, trivially destructible: usable from exit handlers after static destructors.
 OomRecord g_ring[kOomsKept];
 uint64_t g_count = 0;            // guarded by g_lock
+uint64_t g_device_count[kOomDevices]; // guarded by g_lock: failures per ordinal
 std::atomic<bool> g_lock{false}; // held for a copy of one record; never around a call
 
 struct SpinLock {
@@ -25,12 +26,19 @@ struct SpinLock {
 uint64_t record_oom(const OomRecord &record) {
     SpinLock lock;
     g_ring[g_count % kOomsKept] = record;
+    if (record.device >= 0 && record.device < int(kOomDevices)) ++g_device_count[record.device];
     return ++g_count;
 }
 
 uint64_t oom_count() {
     SpinLock lock;
     return g_count;
+}
+
+uint64_t oom_count_on_device(int device) {
+    if (device < 0 || device >= int(kOomDevices)) return 0;
+    SpinLock lock;
+    return g_device_count[device];
 }
 
 void fill_oom_events(report::Snapshot &snapshot) {
@@ -67,6 +75,7 @@ void fill_oom_events(report::Snapshot &snapshot) {
 void reset_oom_log() {
     g_lock.store(false, std::memory_order_relaxed);
     g_count = 0;
+    for (uint64_t &n : g_device_count) n = 0;
 }
 
 } // namespace vramtrace::triggers

@@ -30,6 +30,9 @@ struct OomRecord {
 // Counts the failure and keeps it (dropping the oldest beyond kOomsKept). Returns the count.
 uint64_t record_oom(const OomRecord &record);
 uint64_t oom_count();
+// The failures on one device ordinal (0..kOomDevices-1; 0 for any other).
+inline constexpr unsigned kOomDevices = 128;
+uint64_t oom_count_on_device(int device);
 
 // Fills snapshot.ooms (oldest first) and snapshot.oom_count (contract 3: one line in
 // capture_snapshot, before its stacks are collected, so the failing calls' stacks are included).

@@ -87,9 +87,11 @@ void capture_events(const Tracker &t, report::Snapshot &s) {
     report::EventHistory &h = s.events;
     h.capacity = t.events.capacity();
     h.recorded = t.events.for_each([&](const EventRecord &r) { h.events.push_back(to_report_event(r)); });
-    h.wrapped = h.recorded > h.capacity;
-    // Complete from the start until the ring wraps; then from the oldest event kept. (A slot being
-    // rewritten during the walk is left out, so the first event read is the oldest kept.)
+    // The ring is in ticket order, and threads take tickets in blocks (event_ring.h): time order.
+    std::stable_sort(h.events.begin(), h.events.end(),
+                     [](const report::Event &a, const report::Event &b) { return a.time_ns < b.time_ns; });
+    h.wrapped = h.recorded > h.events.size();
+    // Complete from the start while every event pushed is kept; then from the oldest event kept.
     h.complete_from_ns = t.events.start_ns();
     if (h.wrapped) h.complete_from_ns = h.events.empty() ? s.process.dump_monotonic_ns : h.events.front().time_ns;
 }
@@ -194,6 +196,27 @@ report::ProcessInfo process_info(const Tracker &t, const char *reason) {
 
 } // namespace
 
+// A device that holds live memory counted toward no device of this process (another process's
+// allocation opened over IPC) has no counters here, yet the report must say which device that is:
+// it gets a row with zero totals, whose identity (UUID) fill_device_info fills in. Rows stay in
+// ordinal order.
+static void add_rows_for_held_devices(report::Snapshot &s) {
+    bool added = false;
+    for (const report::Allocation &a : s.allocations) {
+        if (a.device < 0) continue;
+        bool present = std::any_of(s.devices.begin(), s.devices.end(),
+                                   [&](const report::DeviceTotals &d) { return d.device == a.device; });
+        if (present) continue;
+        report::DeviceTotals row;
+        row.device = a.device;
+        s.devices.push_back(std::move(row));
+        added = true;
+    }
+    if (added)
+        std::stable_sort(s.devices.begin(), s.devices.end(),
+                         [](const report::DeviceTotals &x, const report::DeviceTotals &y) { return x.device < y.device; });
+}
+
 std::string rank_from_environment() {
     for (const char *name : {"RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK"}) {
         const char *v = getenv(name);
@@ -237,6 +260,7 @@ report::Snapshot capture_snapshot(Tracker &t, const char *reason) {
         if (r.kind == MemoryKind::VaReservation) a.address = reservation_address(r.address);
         s.allocations.push_back(std::move(a));
     }
+    add_rows_for_held_devices(s);
     capture_peaks(t, s);
     capture_events(t, s);
     capture_teardowns(t, s);

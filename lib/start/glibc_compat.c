@@ -1,7 +1,7 @@
 /* The oldest glibc libvramtrace.so loads on (docs/reliability.md, "glibc").
  *
  * Built against glibc 2.36, every call would bind to the newest version of its symbol: dlopen,
- * dladdr, dlvsym, dlerror and pthread_rwlock_* to GLIBC_2.34 (when libdl and libpthread moved into
+ * dladdr, dlvsym, dlerror, pthread_rwlock_*, pthread_key_create and pthread_setspecific to GLIBC_2.34 (when libdl and libpthread moved into
  * libc), stat, fstat and lstat to GLIBC_2.33 (before which they were inline wrappers of __xstat/__fxstat),
  * pthread_sigmask to GLIBC_2.32, and libstdc++.a's __libc_single_threaded (GLIBC_2.32) and
  * arc4random (GLIBC_2.36). Not only our own sources call these: the static libstdc++ and LLVM
@@ -51,6 +51,10 @@ int vt_old_sigmask(int, const sigset_t *, sigset_t *);
 VT_OLD(vt_old_sigmask, pthread_sigmask);
 int vt_old_pthread_create(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
 VT_OLD(vt_old_pthread_create, pthread_create); /* the triggers' reporter thread */
+int vt_old_key_create(pthread_key_t *, void (*)(void *));
+VT_OLD(vt_old_key_create, pthread_key_create); /* tracking/thread_lanes.cpp: lanes given back at exit */
+int vt_old_setspecific(pthread_key_t, const void *);
+VT_OLD(vt_old_setspecific, pthread_setspecific);
 int vt_old_xstat(int, const char *, struct stat *);
 VT_OLD(vt_old_xstat, __xstat);
 int vt_old_fxstat(int, int, struct stat *);
@@ -74,6 +78,10 @@ VT_HIDDEN int pthread_rwlock_rdlock(pthread_rwlock_t *l) { return vt_old_rwlock_
 VT_HIDDEN int pthread_rwlock_wrlock(pthread_rwlock_t *l) { return vt_old_rwlock_wrlock(l); }
 VT_HIDDEN int pthread_rwlock_unlock(pthread_rwlock_t *l) { return vt_old_rwlock_unlock(l); }
 VT_HIDDEN int pthread_sigmask(int how, const sigset_t *set, sigset_t *old) { return vt_old_sigmask(how, set, old); }
+VT_HIDDEN int pthread_key_create(pthread_key_t *key, void (*destructor)(void *)) {
+    return vt_old_key_create(key, destructor);
+}
+VT_HIDDEN int pthread_setspecific(pthread_key_t key, const void *value) { return vt_old_setspecific(key, value); }
 VT_HIDDEN int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*start)(void *), void *arg) {
     return vt_old_pthread_create(thread, attr, start, arg);
 }

@@ -30,6 +30,7 @@ bool EventRing::init(uint64_t capacity, uint64_t start_ns) {
     if (m == nullptr) return false;
     slots_ = static_cast<std::atomic<uint64_t> *>(m);
     capacity_ = capacity;
+    block_ = capacity >= kMinBlockedCapacity ? kBlock : 1;
     return true;
 }
 
@@ -44,9 +45,41 @@ void EventRing::set_label(EventRecord &event, const char *label) {
     memset(event.label + n, 0, sizeof event.label - n);
 }
 
+uint64_t EventRing::take_ticket() {
+    const unsigned lane = block_ > 1 ? lanes::this_thread_lane() : lanes::kSharedLane;
+    if (lane >= lanes::kLanes) {
+        shared_pushed_.fetch_add(1, std::memory_order_relaxed);
+        return head_.fetch_add(1, std::memory_order_relaxed);
+    }
+    Cursor &c = cursors_[lane];
+    uint64_t next = c.next.load(std::memory_order_relaxed);
+    // A block the ring has come round to would put our events behind newer laps: take a fresh one.
+    if (next == c.end.load(std::memory_order_relaxed) ||
+        head_.load(std::memory_order_relaxed) - next >= capacity_ - block_) {
+        next = head_.fetch_add(block_, std::memory_order_relaxed);
+        c.end.store(next + block_, std::memory_order_relaxed);
+    }
+    c.next.store(next + 1, std::memory_order_relaxed);
+    c.pushed.store(c.pushed.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    // The ring is larger than a core's cache, so each slot is a cold line: fetch the block's next
+    // slot for writing now, while this thread goes on to the program's next CUDA call.
+    if (next + 1 < c.end.load(std::memory_order_relaxed)) {
+        const char *following = reinterpret_cast<const char *>(slots_ + ((next + 1) % capacity_) * kSlotWords);
+        __builtin_prefetch(following, 1, 3);
+        __builtin_prefetch(following + kSlotWords * sizeof(uint64_t) - 1, 1, 3);
+    }
+    return next;
+}
+
+uint64_t EventRing::recorded() const {
+    uint64_t n = shared_pushed_.load(std::memory_order_relaxed);
+    for (const Cursor &c : cursors_) n += c.pushed.load(std::memory_order_relaxed);
+    return n;
+}
+
 void EventRing::push(const EventRecord &e) {
     if (capacity_ == 0) return;
-    const uint64_t ticket = head_.fetch_add(1, std::memory_order_relaxed);
+    const uint64_t ticket = take_ticket();
     std::atomic<uint64_t> *slot = slots_ + (ticket % capacity_) * kSlotWords;
     const uint64_t busy = 2 * ticket + 1;
     uint64_t seq = slot[0].load(std::memory_order_relaxed);
@@ -101,13 +134,14 @@ bool EventRing::read_slot(uint64_t ticket, EventRecord *out) const {
 }
 
 uint64_t EventRing::for_each_impl(void (*fn)(const EventRecord &, void *), void *ctx) const {
-    const uint64_t head = recorded();
-    if (capacity_ == 0) return head;
+    const uint64_t pushed = recorded();
+    const uint64_t head = head_.load(std::memory_order_acquire);
+    if (capacity_ == 0) return pushed;
     uint64_t first = head > capacity_ ? head - capacity_ : 0;
     EventRecord e;
     for (uint64_t t = first; t < head; ++t)
         if (read_slot(t, &e)) fn(e, ctx);
-    return head;
+    return pushed;
 }
 
 } // namespace vramtrace

@@ -1,12 +1,22 @@
 // The event history: a bounded, lock-free ring of the most recent alloc / free / mark / oom events
-// (VRAMTRACE_EVENTS slots). Writers never wait: a writer takes a ticket with one fetch_add, and the
-// ticket's slot (ticket % capacity) carries a sequence number, odd while the slot is being written
-// (2 * ticket + 1) and even once complete (2 * ticket + 2). A reader copies a slot and accepts it
-// only when the sequence number before and after the copy is the one its ticket should have, so a
-// dump that runs while writers push never sees a torn event: an event being written, or already
-// overwritten by a newer lap, is left out. A writer whose slot is still held by a slower writer of
-// an older lap (or already holds a newer event) drops its own event rather than wait; the count is
-// lost().
+// (VRAMTRACE_EVENTS slots). Writers never wait. Each ticket's slot (ticket % capacity) carries a
+// sequence number, odd while the slot is being written (2 * ticket + 1) and even once complete
+// (2 * ticket + 2). A reader copies a slot and accepts it only when the sequence number before and
+// after the copy is the one its ticket should have, so a dump that runs while writers push never
+// sees a torn event: an event being written, or already overwritten by a newer lap, is left out. A
+// writer whose slot is still held by a slower writer of an older lap (or already holds a newer
+// event) drops its own event rather than wait; the count is lost().
+//
+// Tickets: a thread that holds a lane (thread_lanes.h) takes kBlock tickets at once with one
+// fetch_add on the shared head and writes its next events into those consecutive slots, so threads
+// neither share the head's cache line per event nor write into each other's slot lines. A block
+// whose slots the ring has come round to (the head moved on by capacity - kBlock) is dropped for a
+// fresh one. Rings smaller than kMinBlockedCapacity, and threads on the shared lane, take one ticket
+// per event. Tickets are then not in time order across threads: for_each walks in ticket order and
+// readers that need time order sort (the snapshot's events are sorted by time). The ring keeps the
+// events of the most recent `capacity` tickets; a ticket of a block that its thread has not filled
+// yet holds no event, so while several threads allocate the ring keeps up to kBlock - 1 fewer
+// events per such thread.
 //
 // Memory: one mapping of capacity * 96 bytes (raw_memory.h), never freed.
 #pragma once
@@ -14,6 +24,8 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+
+#include "tracking/thread_lanes.h"
 
 namespace vramtrace {
 
@@ -52,18 +64,21 @@ public:
     static void set_label(EventRecord &event, const char *label);
 
     uint64_t capacity() const { return capacity_; }
-    uint64_t recorded() const { return head_.load(std::memory_order_acquire); } // tickets taken
+    // Events pushed so far (summed over lanes: exact when no push is in flight).
+    uint64_t recorded() const;
     uint64_t lost() const { return lost_.load(std::memory_order_relaxed); }
     uint64_t start_ns() const { return start_ns_; }
 
-    // Calls fn(const EventRecord&) for each complete event still in the ring, oldest ticket first.
-    // Returns the number of tickets taken when the walk started (recorded()).
+    // Calls fn(const EventRecord&) for each complete event still in the ring, oldest ticket first
+    // (not time order across threads). Returns recorded() as of the start of the walk.
     template <class Fn> uint64_t for_each(Fn &&fn) const {
         return for_each_impl([](const EventRecord &e, void *c) { (*static_cast<Fn *>(c))(e); },
                              const_cast<void *>(static_cast<const void *>(&fn)));
     }
 
     static constexpr size_t kSlotWords = 12; // sequence + 11 words of payload: 96 bytes
+    static constexpr uint64_t kBlock = 16;
+    static constexpr uint64_t kMinBlockedCapacity = 4096;
 
 private:
     uint64_t for_each_impl(void (*fn)(const EventRecord &, void *), void *ctx) const;
@@ -72,8 +87,17 @@ private:
     std::atomic<uint64_t> *slots_ = nullptr; // capacity_ * kSlotWords words
     uint64_t capacity_ = 0;
     uint64_t start_ns_ = 0;
+    uint64_t take_ticket();
+    // A lane's block of tickets [next, end) and the events it pushed; written by the lane's owner.
+    struct alignas(64) Cursor {
+        std::atomic<uint64_t> next{0}, end{0}, pushed{0};
+    };
+
     alignas(64) std::atomic<uint64_t> head_{0};
     std::atomic<uint64_t> lost_{0};
+    std::atomic<uint64_t> shared_pushed_{0}; // pushes with one ticket each (shared lane, small rings)
+    uint64_t block_ = 1;
+    Cursor cursors_[lanes::kLanes];
 };
 
 } // namespace vramtrace

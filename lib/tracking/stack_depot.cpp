@@ -171,11 +171,61 @@ uint32_t StackDepot::publish_id(Node *node) {
     }
 }
 
+struct StackDepot::Recent {
+    struct Entry {
+        uint32_t depth, id; // id 0: empty
+        uintptr_t frames[kRecentDepth];
+    } entries[kRecentEntries];
+};
+
+namespace {
+
+// Which remembered entry a stack may be in: a few frames spread over it (the innermost and
+// outermost frames alone are the same for most stacks of a framework).
+inline uint32_t recent_slot(const uintptr_t *f, uint32_t depth) {
+    uint64_t h = depth;
+    h = (h ^ f[0]) * 0x9E3779B97F4A7C15ull;
+    h = (h ^ f[depth / 4]) * 0xC2B2AE3D27D4EB4Full;
+    h = (h ^ f[depth / 2]) * 0x9E3779B97F4A7C15ull;
+    h = (h ^ f[depth - 1 - depth / 4]) * 0xC2B2AE3D27D4EB4Full;
+    return static_cast<uint32_t>(h >> 61) % StackDepot::kRecentEntries;
+}
+
+inline bool same_frames(const uintptr_t *a, const uintptr_t *b, uint32_t depth) {
+    for (uint32_t i = 0; i < depth; ++i)
+        if (a[i] != b[i]) return false;
+    return true;
+}
+
+} // namespace
+
 uint32_t StackDepot::intern(const uintptr_t *frames, uint32_t depth) {
     if (depth == 0 || frames == nullptr)
         return 0;
     if (depth > kMaxDepth)
         depth = kMaxDepth;
+    const unsigned lane = depth <= kRecentDepth ? lanes::this_thread_lane() : lanes::kSharedLane;
+    if (lane >= lanes::kLanes) return intern_slow(frames, depth);
+    Recent *recent = recent_[lane].load(std::memory_order_relaxed);
+    if (recent == nullptr) {
+        // Only this lane's thread maps its block; a failed mapping is retried at the next intern.
+        recent = static_cast<Recent *>(map_zeroed(sizeof(Recent)));
+        if (recent == nullptr) return intern_slow(frames, depth);
+        mapped_.fetch_add(sizeof(Recent), std::memory_order_relaxed);
+        recent_[lane].store(recent, std::memory_order_relaxed);
+    }
+    Recent::Entry &e = recent->entries[recent_slot(frames, depth)];
+    if (e.id != 0 && e.depth == depth && same_frames(e.frames, frames, depth)) return e.id;
+    const uint32_t id = intern_slow(frames, depth);
+    if (id != 0) {
+        e.depth = depth;
+        e.id = id;
+        for (uint32_t i = 0; i < depth; ++i) e.frames[i] = frames[i];
+    }
+    return id;
+}
+
+uint32_t StackDepot::intern_slow(const uintptr_t *frames, uint32_t depth) {
     if (buckets_ == nullptr) {
         dropped_.fetch_add(1, std::memory_order_relaxed);
         return 0;

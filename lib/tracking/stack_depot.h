@@ -5,6 +5,11 @@
 // with CAS. Nodes live in an append-only arena (mmap, never freed). Lookup compares the whole stack
 // (depth and every frame), never the hash alone, so colliding stacks get distinct ids. Ids are dense
 // (1, 2, 3, ...) and resolve back to the node through a two-level directory.
+//
+// In front of the buckets, each thread lane (thread_lanes.h) remembers the last few stacks it
+// interned (kRecentEntries, up to kRecentDepth frames): a program allocates from the same call paths
+// over and over, and comparing the frames with a remembered stack costs a fraction of hashing them
+// and walking a bucket. Only the lane's thread reads or writes its entries.
 #pragma once
 
 #include <atomic>
@@ -12,6 +17,7 @@
 #include <cstdint>
 
 #include "tracking/raw_memory.h"
+#include "tracking/thread_lanes.h"
 
 namespace vramtrace {
 
@@ -26,6 +32,8 @@ public:
     static uint64_t default_hash(const uintptr_t *frames, uint32_t depth);
 
     static constexpr uint32_t kMaxDepth = 256;
+    static constexpr uint32_t kRecentEntries = 8;
+    static constexpr uint32_t kRecentDepth = 64;
 
     // bucket_bits: 2^n buckets. hash: replaceable so tests can force collisions.
     explicit StackDepot(unsigned bucket_bits = 18, HashFn hash = &default_hash);
@@ -46,8 +54,10 @@ public:
     uint64_t mapped_bytes() const;
 
     struct Node;
+    struct Recent;
 
 private:
+    uint32_t intern_slow(const uintptr_t *frames, uint32_t depth);
     uint32_t publish_id(Node *node);
     std::atomic<Node *> *directory_cell(uint32_t id, bool map_if_missing);
     const Node *find_in_list(const Node *from, const Node *stop, uint64_t hash, const uintptr_t *frames,
@@ -63,6 +73,7 @@ private:
     std::atomic<uint64_t> dropped_{0};
     std::atomic<uint64_t> mapped_{0};  // buckets, directory root and chunks (the arena counts its own)
     BumpArena arena_;                 // nodes
+    std::atomic<Recent *> recent_[lanes::kLanes] = {}; // mapped at a lane's first intern
 };
 
 } // namespace vramtrace

@@ -27,6 +27,7 @@
 #include "dump/output_path.h"
 #include "dump/snapshot_builder.h" // rank_from_environment
 #include "triggers/crash_writer.h"
+#include "triggers/prometheus.h"
 
 namespace vramtrace::crash {
 namespace {
@@ -271,6 +272,8 @@ void dump_once(int i, uint32_t tid) {
         return;
     }
     g_writer_tid.store(tid, std::memory_order_release);
+    // First the textfile's last reading (a few writes): it is what fleet alerts read.
+    triggers::write_prometheus_textfile_from_signal();
     if (g_path_pid != 0 && g_path_pid == getpid()) {
         write_snapshot(*t, i);
     } else {

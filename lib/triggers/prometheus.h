@@ -1,13 +1,24 @@
-// VRAMTRACE_PROMETHEUS_TEXTFILE: the reporter writes the process's counters in the Prometheus text
-// format (lib/triggers/prometheus_text.h) every VRAMTRACE_PROMETHEUS_PERIOD seconds, atomically
-// (temporary file + rename) with mode 0644 (node_exporter usually runs as another user; the file
-// holds only counters and labels). The path takes the placeholders of VRAMTRACE_OUTPUT. The file is
-// removed at normal exit, so that a dead process does not keep exporting the memory it held.
+// VRAMTRACE_PROMETHEUS_TEXTFILE: the reporter writes the process's memory in the Prometheus text
+// format (lib/triggers/prometheus_text.h; names and labels: docs/monitoring.md) every
+// VRAMTRACE_PROMETHEUS_PERIOD seconds, atomically (temporary file + rename) with mode 0644
+// (node_exporter usually runs as another user). The path takes the placeholders of VRAMTRACE_OUTPUT.
+//
+// Lifecycle: while the process runs, vramtrace_process_up is 1. At normal exit, and on a fatal
+// signal (from the crash handler, async-signal-safe), the last reading is written again with
+// vramtrace_process_up 0 and vramtrace_process_end_time_seconds, so that an alert on it (or on the
+// OOM counter) still sees the process's last figures. A process killed without running code
+// (SIGKILL, the OOM killer) is marked so by the next traced process's sweep of the directory
+// (lib/triggers/prometheus_sweep.h), which also removes files of processes that ended
+// VRAMTRACE_PROMETHEUS_KEEP seconds ago.
 #pragma once
 
 namespace vramtrace::triggers {
 
-void write_prometheus_textfile();  // reporter thread
-void remove_prometheus_textfile(); // after the exit report
+void write_prometheus_textfile();  // reporter thread: a reading, then a sweep of the directory
+void finish_prometheus_textfile(); // after the exit report: the last reading, process_up 0
+// The fatal-signal path: the last reading with process_up 0, written with system calls only from
+// buffers the reporter prepared (no allocation, no lock). The crash handler calls it once; should
+// the program's own handler recover, the next reading says process_up 1 again.
+void write_prometheus_textfile_from_signal();
 
 } // namespace vramtrace::triggers

@@ -226,7 +226,7 @@ void triggers_before_exit_dump() {
 }
 
 void triggers_after_exit_dump() {
-    if (g_triggers_started.load(std::memory_order_acquire)) remove_prometheus_textfile();
+    if (g_triggers_started.load(std::memory_order_acquire)) finish_prometheus_textfile();
     serve::stop_live_server();
 }
 

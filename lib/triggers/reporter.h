@@ -60,8 +60,8 @@ void enqueue_work(PendingWork *work);
 // captured just before exit, a signal that just arrived) in the calling thread, and stops the
 // reporter from starting new work.
 void triggers_before_exit_dump();
-// After the exit snapshot: the Prometheus textfile is removed (a dead process must not keep
-// exporting the memory it held).
+// After the exit snapshot: the Prometheus textfile gets its last reading, with process_up 0 and
+// the end time (lib/triggers/prometheus.h).
 void triggers_after_exit_dump();
 
 // pthread_atfork child handler (registered by the library's constructor).

@@ -83,6 +83,16 @@ void load_trigger_config() {
         else log_warning("VRAMTRACE_PROMETHEUS_PERIOD=\"%s\" is not a number of seconds above 0 (at most "
                          "86400); using 15", ShownValue(v).text);
     }
+    if (const char *v = setting("VRAMTRACE_PROMETHEUS_SITES")) {
+        char *end = nullptr;
+        unsigned long n = strtoul(v, &end, 10);
+        if (*v >= '0' && *v <= '9' && *end == 0 && n <= 1000) c.prometheus_sites = static_cast<uint32_t>(n);
+        else log_warning("VRAMTRACE_PROMETHEUS_SITES=\"%s\" is not a whole number from 0 to 1000; using 10", ShownValue(v).text);
+    }
+    if (const char *v = setting("VRAMTRACE_PROMETHEUS_KEEP")) {
+        if (!parse_interval(v, &c.prometheus_keep_ns))
+            log_warning("VRAMTRACE_PROMETHEUS_KEEP=\"%s\" is not a number of seconds from 0 to 86400; using 900", ShownValue(v).text);
+    }
     if (const char *v = setting("VRAMTRACE_OOM_SNAPSHOTS")) {
         char *end = nullptr;
         unsigned long n = strtoul(v, &end, 10);

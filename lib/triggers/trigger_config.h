@@ -17,6 +17,8 @@ struct TriggerConfig {
     uint64_t period_ns = 0;                // VRAMTRACE_PERIOD; 0: no periodic snapshot
     const char *prometheus_textfile = nullptr; // VRAMTRACE_PROMETHEUS_TEXTFILE; nullptr: off
     uint64_t prometheus_period_ns = 15'000'000'000ull; // VRAMTRACE_PROMETHEUS_PERIOD
+    uint32_t prometheus_sites = 10;        // VRAMTRACE_PROMETHEUS_SITES: top call sites per device; 0: none
+    uint64_t prometheus_keep_ns = 900'000'000'000ull; // VRAMTRACE_PROMETHEUS_KEEP: a dead process's file
     uint32_t oom_snapshots = 3;            // VRAMTRACE_OOM_SNAPSHOTS: the most OOM snapshot files
     uint64_t oom_interval_ns = 10'000'000'000ull; // VRAMTRACE_OOM_INTERVAL: at least this apart
 

@@ -94,7 +94,7 @@ KEY_PLACES = ("json", "argument", "pair", "subscript", "list", "init")
 ALLOWED = [
     ("diff_core.cpp", {"pair", "subscript"}, "*",
      "the vramtrace-diff document's own keys (docs/cli.md, 'JSON output (--json)'): another format"),
-    ("prometheus_text.cpp", {"argument"}, {"pid", "host", "rank", "device", "uuid"},
+    ("prometheus_text.cpp", {"argument"}, {"pid", "host", "rank", "device", "uuid", "function", "category"},
      "the Prometheus textfile's label names: another format"),
     ("public_api.cpp", {"argument"}, {"api"}, 'dump_snapshot(path, "api", ...): the value of process.reason'),
     ("reporter.cpp", {"argument"}, {"signal"},

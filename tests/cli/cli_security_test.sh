@@ -254,12 +254,14 @@ attacker_planted_names)
         attack $kind snap.json 600 env LD_PRELOAD="$VT_PRELOAD" VRAMTRACE_OUTPUT="$d/snap.json" \
             VRAMTRACE_SUMMARY=0 "$VT_BIN/leaky_pipeline"
         attack $kind run.json 600 "$VT" run --no-summary --output "$d/run.json" -- "$VT_BIN/leaky_pipeline"
-        # The Prometheus textfile: 0644 while the program runs (it prints the mode), removed at exit.
-        attack $kind vt.prom gone env LD_PRELOAD="$VT_PRELOAD" VRAMTRACE_PROMETHEUS_TEXTFILE="$d/vt.prom" \
+        # The Prometheus textfile: 0644 while the program runs (it prints the mode), and its last
+        # reading (process_up 0) left at exit, still 0644.
+        attack $kind vt.prom 644 env LD_PRELOAD="$VT_PRELOAD" VRAMTRACE_PROMETHEUS_TEXTFILE="$d/vt.prom" \
             VRAMTRACE_PROMETHEUS_PERIOD=0.05 VRAMTRACE_OUTPUT="$VT_WORK/prom-snap.json" VRAMTRACE_SUMMARY=0 \
             STANDIN_CUDA_DEVICE_BYTES=67108864 "$VT_BIN/standin_prog_trigger_watch" prometheus "$d/vt.prom"
         grep -q "^mode 644$" "$out" || fail "$kind: the Prometheus textfile was not 0644 while written"
         grep -q 'vramtrace_device_current_bytes{device="1"' "$out" || fail "$kind: the textfile lacks device 1"
+        grep -q '^vramtrace_process_up{.*} 0$' "$d/vt.prom" || fail "$kind: the textfile left at exit does not say process_up 0"
     done ;;
 *)
     echo "unknown case: $case_name"; exit 2 ;;

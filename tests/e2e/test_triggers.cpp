@@ -46,6 +46,13 @@ std::string line_after(const std::string &text, const std::string &prefix) {
     return "<none>";
 }
 
+std::string read_file(const std::string &path) {
+    std::ifstream in(path);
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
 size_t count_of(const std::string &text, const std::string &what) {
     size_t n = 0;
     for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
@@ -324,7 +331,7 @@ TEST_CASE("triggers: VRAMTRACE_PERIOD leaves a recent snapshot when the process 
     CHECK(same_live_set(expected, live_allocations(s), false));
 }
 
-TEST_CASE("triggers: the Prometheus textfile holds exactly the counters, mode 0644, and is removed at exit") {
+TEST_CASE("triggers: the Prometheus textfile holds the counters, mode 0644, and its last reading says process_up 0 at exit") {
     std::string dir = make_temp_dir("triggers-prometheus");
     RunResult r = run({program("standin_prog_trigger_watch"), "prometheus", dir + "/vt-%p.prom"},
                       {true,
@@ -344,25 +351,33 @@ TEST_CASE("triggers: the Prometheus textfile holds exactly the counters, mode 06
     std::string uuid[2];
     for (const auto &d : s.at("devices"))
         if (d.at("device").get<int>() >= 0) uuid[d.at("device").get<int>()] = d.value("uuid", "");
+    const std::string proc = "pid=\"" + pid + "\",host=\"" + host + "\",rank=\"3\",command=\"standin_prog_tr\"";
     auto labels = [&](int device) {
-        return "{device=\"" + std::to_string(device) + "\",uuid=\"" + uuid[device] + "\",pid=\"" + pid +
-               "\",host=\"" + host + "\",rank=\"3\"}";
+        return "{device=\"" + std::to_string(device) + "\",uuid=\"" + uuid[device] + "\"," + proc + "}";
     };
-    std::string expected =
-        "--- begin\n"
-        "# HELP vramtrace_device_current_bytes Bytes this process holds on the device through intercepted CUDA allocations.\n"
-        "# TYPE vramtrace_device_current_bytes gauge\n"
-        "vramtrace_device_current_bytes" + labels(0) + " 6291456\n"
-        "vramtrace_device_current_bytes" + labels(1) + " 1048576\n"
-        "# HELP vramtrace_device_peak_bytes Highest vramtrace_device_current_bytes since the process started.\n"
-        "# TYPE vramtrace_device_peak_bytes gauge\n"
-        "vramtrace_device_peak_bytes" + labels(0) + " 9437184\n"
-        "vramtrace_device_peak_bytes" + labels(1) + " 1048576\n"
-        "# HELP vramtrace_oom_events_total Intercepted allocations that failed with out-of-memory.\n"
-        "# TYPE vramtrace_oom_events_total counter\n"
-        "vramtrace_oom_events_total{pid=\"" + pid + "\",host=\"" + host + "\",rank=\"3\"} 0\n"
-        "--- end\n"
-        "mode 644\n";
-    CHECK(r.out.substr(r.out.find("--- begin")) == expected);
-    CHECK(names_with(dir, ".prom").empty()); // removed at exit, no temporary left
+    // What the program read while it ran (the whole format, byte for byte: test_prometheus_text.cpp).
+    std::string running = r.out.substr(r.out.find("--- begin\n") + 10);
+    running = running.substr(0, running.find("--- end\n"));
+    for (const std::string &line :
+         {"vramtrace_device_current_bytes" + labels(0) + " 6291456", "vramtrace_device_current_bytes" + labels(1) + " 1048576",
+          "vramtrace_device_peak_bytes" + labels(0) + " 9437184", "vramtrace_device_peak_bytes" + labels(1) + " 1048576",
+          "vramtrace_device_capacity_bytes" + labels(0) + " 67108864", "vramtrace_device_oom_events_total" + labels(0) + " 0",
+          "vramtrace_oom_events_total{" + proc + "} 0", "vramtrace_process_up{" + proc + "} 1"})
+        CHECK(count_of(running, "\n" + line + "\n") == 1);
+    CHECK(count_of(running, "\nvramtrace_call_site_live_bytes{device=\"0\",uuid=\"" + uuid[0] + "\",function=\"hold_a(bool)\"") == 1);
+    // (other) is 0 bytes in 0 allocations on both devices: the top 10 hold every site.
+    CHECK(count_of(running, "function=\"(other)\",file_line=\"\",category=\"\"," + proc + "} 0\n") == 4);
+    CHECK(running.rfind("# vramtrace textfile v1 host=", 0) == 0);
+    CHECK(r.out.find("\nmode 644\n") != std::string::npos);
+    // At exit: the last reading, now saying process_up 0 with an end time, 0644, no temporary left.
+    CHECK(names_with(dir, ".prom") == std::vector<std::string>{"vt-" + pid + ".prom"});
+    CHECK(names_with(dir, "tmp").empty());
+    std::string last = read_file(dir + "/vt-" + pid + ".prom");
+    CHECK(count_of(last, "\nvramtrace_process_up{" + proc + "} 0\n") == 1);
+    CHECK(count_of(last, "\nvramtrace_process_end_time_seconds{" + proc + "} ") == 1);
+    CHECK(count_of(last, "\nvramtrace_device_current_bytes" + labels(0) + " 6291456\n") == 1);
+    CHECK(last.find(" ended_ms=0\n") == std::string::npos);
+    struct stat st {};
+    REQUIRE(stat((dir + "/vt-" + pid + ".prom").c_str(), &st) == 0);
+    CHECK((st.st_mode & 07777) == 0644);
 }

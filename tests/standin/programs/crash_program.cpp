@@ -11,6 +11,9 @@
 //   disposition    prints "sigsegv-disposition default|handler" (the action in force in main),
 //                  then NULL dereference
 // With CRASH_EARLY_HANDLER=1, crash_early_handler.c installs a SIGSEGV handler before vramtrace.
+// With CRASH_AFTER_FILE=PATH, it waits (up to 10 s) until PATH holds the text CRASH_AFTER_TEXT
+// before dying (a Prometheus textfile reading taken after every allocation:
+// tests/e2e/test_prometheus_lifecycle.cpp).
 #include <cuda_runtime_api.h>
 
 #include <csignal>
@@ -74,6 +77,16 @@ STANDIN_NOINLINE void crash_by_null_pointer() { *g_null_pointer = 42; }
 volatile int g_zero = 0;
 STANDIN_NOINLINE int divide_by_zero(int a) { return a / g_zero; }
 
+bool file_holds(const char *path, const char *text) {
+  FILE *f = std::fopen(path, "r");
+  if (f == nullptr) return false;
+  static char buf[1 << 16];
+  size_t n = std::fread(buf, 1, sizeof buf - 1, f);
+  std::fclose(f);
+  buf[n] = 0;
+  return std::strstr(buf, text) != nullptr;
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -102,6 +115,10 @@ int main(int argc, char **argv) {
   allocate_scratch();
   stage_host();
   std::fflush(stdout);
+  if (const char *wait_for = std::getenv("CRASH_AFTER_FILE")) {
+    const char *text = std::getenv("CRASH_AFTER_TEXT");
+    for (int i = 0; i < 1000 && !file_holds(wait_for, text ? text : ""); ++i) usleep(10000);
+  }
   if (std::strcmp(mode, "abort") == 0) std::abort();
   if (std::strcmp(mode, "fpe") == 0) return divide_by_zero(1);
   crash_by_null_pointer();

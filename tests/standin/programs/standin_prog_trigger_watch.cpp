@@ -8,6 +8,12 @@
 //       device 0: 6 MiB (hold_a) + 3 MiB (hold_b), frees hold_b; device 1: 1 MiB (hold_e);
 //       so device 0 has current 6 MiB, peak 9 MiB. Waits (up to 10 s) until FILE shows
 //       device 1, then prints the file between "--- begin" / "--- end" and "mode <octal>".
+//   standin_prog_trigger_watch serve DIR   (tests/cli/prometheus_e2e.sh)
+//       device 0: 6 MiB (hold_a), 4 MiB (hold_c), 1 MiB (hold_d); device 1: 1 MiB (hold_e) and
+//       1 MiB from the default pool (hold_from_pool: 2 MiB reserved); prints
+//       "ready PID"; when DIR/oom-PID appears, asks for 64 MiB more on device 0 (fails with
+//       out-of-memory on a 64 MiB stand-in device) and prints "oom"; when DIR/exit-PID appears,
+//       exits 0. Gives up after 120 s (exit 1).
 // Every live allocation is printed as an expect-live line.
 #include <cuda_runtime_api.h>
 
@@ -43,6 +49,16 @@ HOLD(hold_c, 4 * kMiB, 0)
 HOLD(hold_d, 1 * kMiB, 0)
 HOLD(hold_e, 1 * kMiB, 1)
 #undef HOLD
+
+// From device 1's default stream-ordered pool, which reserves it rounded up to 2 MiB.
+static STANDIN_NOINLINE void* hold_from_pool(bool print) {
+  void* p = nullptr;
+  if (cudaSetDevice(1) != cudaSuccess || cudaMallocAsync(&p, kMiB, nullptr) != cudaSuccess ||
+      cudaStreamSynchronize(nullptr) != cudaSuccess)
+    std::exit(1);
+  if (print) print_expect_live(kMiB, "cudaMallocAsync", 1, "hold_from_pool", __FILE__, __LINE__ - 3);
+  return p;
+}
 
 void sleep_ms(long ms) {
   timespec ts{ms / 1000, (ms % 1000) * 1000 * 1000};
@@ -94,6 +110,31 @@ int main(int argc, char** argv) {
     if (stat(path.c_str(), &st) != 0) return 1;
     std::printf("--- begin\n%s--- end\nmode %o\n", text.c_str(), static_cast<unsigned>(st.st_mode & 07777));
     return 0;
+  }
+  if (mode == "serve" && argc == 3) {
+    const std::string dir = argv[2];
+    const std::string pid = std::to_string(getpid());
+    hold_a(true);
+    hold_c(true);
+    hold_d(true);
+    hold_e(true);
+    hold_from_pool(true);
+    std::printf("ready %s\n", pid.c_str());
+    std::fflush(stdout);
+    struct stat st;
+    bool oom_done = false;
+    for (int i = 0; i < 12000; ++i) {
+      if (!oom_done && stat((dir + "/oom-" + pid).c_str(), &st) == 0) {
+        void* p = nullptr;
+        if (cudaSetDevice(0) != cudaSuccess || cudaMalloc(&p, 64 * kMiB) != cudaErrorMemoryAllocation) return 1;
+        oom_done = true;
+        std::printf("oom\n");
+        std::fflush(stdout);
+      }
+      if (stat((dir + "/exit-" + pid).c_str(), &st) == 0) return 0;
+      sleep_ms(10);
+    }
+    return 1;
   }
   return 2;
 }

@@ -147,3 +147,55 @@ TEST_CASE("peak sites: concurrent threads, sum of sites equals the peak at every
     c.for_each_seen([&](const vramtrace::DeviceTotalsView &d) { current[d.device] = d.current_bytes; });
     CHECK(current[0] == peak + 1);
 }
+
+TEST_CASE("peak sites: an allocation freed by another thread leaves exact sums", "[peak]") {
+    // Sums are per thread lane and linear: the allocation is counted in one lane, its free in another.
+    DeviceCounters c;
+    std::thread([&] { c.on_alloc(0, 1000, 3, 10); }).join();
+    std::thread([&] {
+        c.on_alloc(0, 24, 4, 11);
+        c.on_free(0, 1000, 3);
+        c.on_alloc(0, 500, 5, 12); // below the peak of 1,024: the composition stays
+    }).join();
+    Composition p = read(c, 0);
+    CHECK(p.view.peak_bytes == 1024);
+    CHECK(p.view.time_ns == 11);
+    REQUIRE(p.sites.size() == 2);
+    CHECK(p.sites[3] == std::make_pair(uint64_t{1000}, uint64_t{1}));
+    CHECK(p.sites[4] == std::make_pair(uint64_t{24}, uint64_t{1}));
+    vramtrace::DeviceTotalsView t = c.totals(0);
+    CHECK(t.current_bytes == 524);
+    CHECK(t.allocation_count == 3);
+    CHECK(t.free_count == 1);
+    CHECK(t.total_allocated_bytes == 1524);
+    CHECK(t.total_freed_bytes == 1000);
+}
+
+TEST_CASE("peak sites: more threads at once than lanes share the last lane, exactly", "[peak]") {
+    // 300 threads alive together (lanes::kLanes = 256): the ones without a lane of their own share
+    // one under its lock. Each allocates 1 + its index bytes at its own stack, all meet, then each
+    // frees half of its own: the peak is every allocation at once.
+    DeviceCounters c;
+    constexpr unsigned kThreads = 300;
+    std::atomic<unsigned> arrived{0};
+    std::vector<std::thread> threads;
+    for (unsigned t = 0; t < kThreads; ++t)
+        threads.emplace_back([&, t] {
+            c.on_alloc(1, 1 + t, 1 + t, t);
+            arrived.fetch_add(1);
+            while (arrived.load() < kThreads) std::this_thread::yield();
+            if (t % 2 == 0) c.on_free(1, 1 + t, 1 + t);
+        });
+    for (auto &th : threads) th.join();
+    Composition p = read(c, 1);
+    const uint64_t all = uint64_t{kThreads} * (kThreads + 1) / 2;
+    CHECK(p.view.peak_bytes == all);
+    CHECK(p.sum == all);
+    REQUIRE(p.sites.size() == kThreads);
+    bool each = true;
+    for (unsigned t = 0; t < kThreads; ++t) each &= p.sites[1 + t] == std::make_pair(uint64_t{1 + t}, uint64_t{1});
+    CHECK(each);
+    uint64_t odd = 0;
+    for (unsigned t = 1; t < kThreads; t += 2) odd += 1 + t;
+    CHECK(c.totals(1).current_bytes == odd);
+}

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Issue 20's PyTorch figure: bench/gpu/train_step.py (small loop) in ROUNDS alternated rounds of
+# processes (default 10). Each round runs, in this order:
+#   backend:cudaMallocAsync untraced | traced (LIB)                        -> the ratio of the round
+#   default caching allocator untraced | PyTorch's recorder (stacks=python) | traced (LIB)
+#     (the recorder refuses the cudaMallocAsync backend; the default allocator makes ~70 calls in
+#      260 steps, so it shows the recorder's cost beside vramtrace's on the same loop)
+# and prints per-round ratios and, per comparison, the median ratio with its min-max spread.
+# Usage: bench/gpu/torch_pairs.sh LIB [OUT_DIR]     (DEFAULT_ROUNDS: rounds of the second group, default 5)
+set -u
+LIB=${1:?usage: torch_pairs.sh LIB [OUT_DIR]}
+OUT=${2:-/tmp/vramtrace-torch-pairs}
+mkdir -p "$OUT"
+HERE=$(cd "$(dirname "$0")" && pwd)
+export VRAMTRACE_SUMMARY=0 VRAMTRACE_OUTPUT=/tmp/vt-pairs-%p.json
+T=(python3 "$HERE/train_step.py" --size small --steps "${STEPS:-150}")
+ms() { sed -n 's/.*median_ms=\([0-9.]*\).*/\1/p' | tail -1; }
+: >"$OUT/torch_pairs.txt"
+for r in $(seq "${ROUNDS:-10}"); do
+  a=$(PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync "${T[@]}" 2>/dev/null | ms)
+  b=$(PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync LD_PRELOAD="$LIB" "${T[@]}" 2>/dev/null | ms)
+  echo "ROUND $r async_untraced=$a async_traced=$b" | tee -a "$OUT/torch_pairs.txt"
+  if [ "$r" -le "${DEFAULT_ROUNDS:-5}" ]; then
+    c=$("${T[@]}" 2>/dev/null | ms)
+    d=$("${T[@]}" --record python 2>/dev/null | ms)
+    e=$(LD_PRELOAD="$LIB" "${T[@]}" 2>/dev/null | ms)
+    echo "ROUND $r default_untraced=$c default_recorder=$d default_traced=$e" | tee -a "$OUT/torch_pairs.txt"
+  fi
+  rm -f /tmp/vt-pairs-*.json
+done
+python3 - "$OUT/torch_pairs.txt" <<'PY'
+import statistics, sys, collections
+rounds = collections.defaultdict(dict)
+for line in open(sys.argv[1]):
+    p = line.split()
+    for kv in p[2:]:
+        k, v = kv.split("=")
+        if v: rounds[int(p[1])][k] = float(v)
+def show(name, num, den):
+    r = [x[num] / x[den] for x in rounds.values() if num in x and den in x]
+    if r:
+        print("%s: median %.3f, min %.3f, max %.3f over %d rounds" % (name, statistics.median(r), min(r), max(r), len(r)))
+show("cudaMallocAsync traced / untraced", "async_traced", "async_untraced")
+show("default allocator, PyTorch recorder / untraced", "default_recorder", "default_untraced")
+show("default allocator, vramtrace / untraced", "default_traced", "default_untraced")
+PY

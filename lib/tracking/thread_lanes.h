@@ -1,0 +1,33 @@
+// Thread lanes: a small index per thread, so that the tracking tables can keep per-thread state
+// (counters, peak-site sums, event-ring cursors) that only one thread ever writes. The allocation
+// path then writes no cache line that other threads write too, beyond each device's one atomic
+// word (device_counters.h).
+//
+// A thread takes the lowest free lane the first time it asks and gives it back when it exits (a
+// pthread key destructor), so a pool of short-lived threads reuses a few lanes. The state a lane
+// indexes is never reset: the next owner keeps adding to it, which is right for sums. Handing a
+// lane over is a release/acquire pair on its flag, so everything the old owner wrote happens before
+// anything the new owner writes.
+//
+// Threads beyond kLanes at once, and a thread that calls in again after its lane was given back
+// (a thread_local destructor that frees device memory), get kSharedLane: state under that index is
+// written by several threads, so its users guard it with a lock.
+#pragma once
+
+namespace vramtrace::lanes {
+
+constexpr unsigned kLanes = 256;
+constexpr unsigned kSharedLane = kLanes;
+constexpr unsigned kAllLanes = kLanes + 1; // size of a per-lane array, the shared lane included
+
+// This thread's lane in [0, kLanes], taking one on the first call. Never blocks; calls no malloc
+// after the first call of the process (pthread_key_create, pthread_setspecific).
+unsigned this_thread_lane();
+
+// This thread's lane if it holds one, else kSharedLane; takes none. Safe in a signal handler.
+unsigned held_lane();
+
+// Lanes taken now (diagnostics and tests).
+unsigned lanes_in_use();
+
+} // namespace vramtrace::lanes

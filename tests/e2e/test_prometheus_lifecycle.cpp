@@ -1,0 +1,106 @@
+// The Prometheus textfile's lifecycle on the stand-in driver (docs/monitoring.md): a fatal signal
+// leaves the last reading with process_up 0 and an end time, written by the crash handler; the
+// call-site series follow VRAMTRACE_PROMETHEUS_SITES. (Exit: test_triggers.cpp; SIGKILL and the
+// sweep, with the servers: tests/e2e/prometheus/prometheus_e2e.py.)
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <sstream>
+#include <sys/stat.h>
+
+#include "harness.h"
+
+using namespace e2e;
+
+namespace {
+
+std::string read_text(const std::string &path) {
+    std::ifstream in(path);
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+// The value of the one sample line that starts with `prefix` ("name{labels}"), "" when none or many.
+std::string value_of(const std::string &text, const std::string &prefix) {
+    std::string found;
+    int n = 0;
+    std::istringstream lines(text);
+    for (std::string line; std::getline(lines, line);)
+        if (line.rfind(prefix, 0) == 0) found = line.substr(line.rfind(' ') + 1), ++n;
+    return n == 1 ? found : "";
+}
+
+} // namespace
+
+TEST_CASE("prometheus lifecycle: a crash writes the last reading with process_up 0 from the signal handler") {
+    std::string dir = make_temp_dir("prometheus-crash");
+    const std::string textfile = dir + "/vt.prom";
+    RunResult r = run({bin_dir() + "/standin_prog_crash", "segv"},
+                      {true,
+                       {{"VRAMTRACE_PROMETHEUS_TEXTFILE", textfile},
+                        {"VRAMTRACE_PROMETHEUS_PERIOD", "0.05"},
+                        // Dies once a reading shows the last allocation (the pinned buffer).
+                        {"CRASH_AFTER_FILE", textfile},
+                        {"CRASH_AFTER_TEXT", "vramtrace_device_current_bytes{device=\"host\""},
+                        {"VRAMTRACE_OUTPUT", dir + "/snap.json"},
+                        {"VRAMTRACE_SUMMARY", "0"}},
+                       dir});
+    INFO("stdout:\n" << r.out << "stderr:\n" << r.err);
+    CHECK(r.exit_code == 128 + 11);
+    REQUIRE(file_exists(textfile));
+    std::string text = read_text(textfile);
+    INFO("textfile:\n" << text);
+    CHECK(value_of(text, "vramtrace_process_up{") == "0");
+    std::string end = value_of(text, "vramtrace_process_end_time_seconds{");
+    std::string updated = value_of(text, "vramtrace_process_last_update_time_seconds{");
+    REQUIRE(!end.empty());
+    REQUIRE(!updated.empty());
+    CHECK(std::stod(end) >= std::stod(updated));
+    CHECK(std::stod(end) - std::stod(updated) < 10.0);
+    // The header says the same end, in milliseconds.
+    std::string ms = end.substr(0, end.find('.')) + end.substr(end.find('.') + 1);
+    CHECK(text.find(" ended_ms=" + ms + "\n") != std::string::npos);
+    // The last reading before the crash: 1 MiB + 3 MiB on device 0, 64 KiB pinned.
+    CHECK(value_of(text, "vramtrace_device_current_bytes{device=\"0\"") == "4194304");
+    CHECK(value_of(text, "vramtrace_device_current_bytes{device=\"host\"") == "65536");
+    CHECK(text.find("function=\"(anonymous namespace)::allocate_weights()\"") != std::string::npos);
+    // Nothing else of the textfile's is left (the crash snapshot sits beside it).
+    for (const std::string &name : list_dir(dir)) CHECK((name == "vt.prom" || name == "snap.crash.json"));
+    struct stat st {};
+    REQUIRE(stat(textfile.c_str(), &st) == 0);
+    CHECK((st.st_mode & 07777) == 0644);
+}
+
+TEST_CASE("prometheus lifecycle: VRAMTRACE_PROMETHEUS_SITES=0 writes no call-site series; a bad value warns") {
+    std::string dir = make_temp_dir("prometheus-sites");
+    RunResult r = run({bin_dir() + "/standin_prog_trigger_watch", "prometheus", dir + "/vt-%p.prom"},
+                      {true,
+                       {{"STANDIN_CUDA_DEVICE_BYTES", "67108864"},
+                        {"VRAMTRACE_PROMETHEUS_TEXTFILE", dir + "/vt-%p.prom"},
+                        {"VRAMTRACE_PROMETHEUS_PERIOD", "0.1"},
+                        {"VRAMTRACE_PROMETHEUS_SITES", "0"},
+                        {"VRAMTRACE_OUTPUT", dir + "/snap.json"},
+                        {"VRAMTRACE_SUMMARY", "0"}},
+                       dir});
+    INFO("stdout:\n" << r.out << "stderr:\n" << r.err);
+    CHECK(r.exit_code == 0);
+    CHECK(r.out.find("vramtrace_device_current_bytes{device=\"1\"") != std::string::npos);
+    CHECK(r.out.find("vramtrace_call_site") == std::string::npos);
+    RunResult bad = run({bin_dir() + "/standin_prog_trigger_watch", "prometheus", dir + "/b-%p.prom"},
+                        {true,
+                         {{"STANDIN_CUDA_DEVICE_BYTES", "67108864"},
+                          {"VRAMTRACE_PROMETHEUS_TEXTFILE", dir + "/b-%p.prom"},
+                          {"VRAMTRACE_PROMETHEUS_PERIOD", "0.1"},
+                          {"VRAMTRACE_PROMETHEUS_SITES", "ten"},
+                          {"VRAMTRACE_PROMETHEUS_KEEP", "-1"},
+                          {"VRAMTRACE_OUTPUT", dir + "/snap2.json"},
+                          {"VRAMTRACE_SUMMARY", "0"}},
+                         dir});
+    CHECK(bad.exit_code == 0);
+    CHECK(bad.err.find("vramtrace: warning: VRAMTRACE_PROMETHEUS_SITES=\"ten\" is not a whole number from 0 to 1000; using 10") !=
+          std::string::npos);
+    CHECK(bad.err.find("vramtrace: warning: VRAMTRACE_PROMETHEUS_KEEP=\"-1\" is not a number of seconds from 0 to 86400; using 900") !=
+          std::string::npos);
+    CHECK(bad.out.find("\nvramtrace_call_site_live_bytes{device=\"1\"") != std::string::npos);
+}
