@@ -100,6 +100,11 @@ ALLOWED = [
     ("reporter.cpp", {"argument"}, {"signal"},
      'dump_snapshot(path, "signal", ...) and the file name\'s tag: the value of process.reason'),
     ("summary_format.cpp", {"argument"}, {"allocations", "stack"}, "words of the summary text"),
+    ("live_reading.cpp", {"argument"}, "*", "the live protocol's reading (docs/live.md): another format"),
+    ("live_view.cpp", set(KEY_PLACES), "*", "the live reading and `top --once --json` (docs/live.md): another format"),
+    ("cmd_top.cpp", set(KEY_PLACES), "*", "`top --once --json`'s process list (docs/live.md): another format"),
+    ("cmd_top_tui.cpp", {"argument"}, {"pid", "rank", "device", "category"}, "column headings of the terminal UI"),
+    ("live_server.cpp", {"json"}, {"format"}, "the live protocol's short answers (docs/live.md): another format"),
 ]
 
 token_re = re.compile(

@@ -145,7 +145,25 @@ run_usage)
     run 2 "$VT_STUB" run; stderr_is_one_line; stderr_has "run: no program given (see 'vramtrace run --help')"
     run 2 "$VT_STUB" run --output; stderr_is_one_line; stderr_has "run: --output needs a path"
     run 2 "$VT_STUB" run --output= -- true; stderr_is_one_line
-    run 2 "$VT_STUB" run --no-summary --; stderr_is_one_line ;;
+    run 2 "$VT_STUB" run --no-summary --; stderr_is_one_line
+    run 2 "$VT_STUB" run --log x.log -- true; stderr_is_one_line; stderr_has "run: --log goes with --live"
+    run 2 "$VT_STUB" run --live -- true; stderr_is_one_line
+    stderr_has "run: --live needs a terminal (its live view is drawn there) (see 'vramtrace run --help')" ;;
+top_usage)
+    run 0 "$VT" top --help; stdout_has "usage: vramtrace top [--pid PID] [--top N]"
+    run 2 "$VT" top --json; stderr_is_one_line; stderr_has "top: --json goes with --once (see 'vramtrace top --help')"
+    run 2 "$VT" top --snapshot; stderr_is_one_line; stderr_has "top: --snapshot needs --pid"
+    run 2 "$VT" top --pid x; stderr_is_one_line; stderr_has "top: --pid needs a process id, got 'x'"
+    run 2 "$VT" top --pid 0; stderr_is_one_line; stderr_has "top: --pid needs a process id, got '0'"
+    run 2 "$VT" top --top; stderr_is_one_line; stderr_has "top: --top needs a value"
+    run 2 "$VT" top extra; stderr_is_one_line; stderr_has "top: takes no operand, got 'extra'"
+    run 2 "$VT" top --frobnicate; stderr_is_one_line; stderr_has "top: unknown option '--frobnicate'"
+    # Not a terminal (the run helper's stdin is not one): the UI says so; --once needs none.
+    run 1 "$VT" top; stderr_is_one_line; stderr_has "vramtrace: error: top: the terminal UI needs a terminal (for scripts: --once)"
+    mkdir -m 700 "$VT_WORK/xdg"
+    XDG_RUNTIME_DIR=$VT_WORK/xdg run 0 "$VT" top --once; stderr_empty
+    stdout_has "no traced process serves a live view on this host"
+    XDG_RUNTIME_DIR=$VT_WORK/xdg run 0 "$VT" top --once --json; stderr_empty; jq_is "$out" '.processes' '[]' ;;
 every_command_reads_every_schema)
     # tests/cli/data keeps a snapshot of every schema version (schema-vN.json) and what it holds
     # (schema-vN.expect); every command reads every one of them.
