@@ -118,6 +118,10 @@ once_json_equals_snapshot)
     jq_is "$W/reading.json" '[.devices[].process_used_bytes]' '[326107136]'
     jq_is "$W/reading.json" '.marks | map(.label)' '["loaded","ready"]'
     [ "$(reading_sites "$W/reading.json")" = "$EXPECTED_SITES" ] || fail "reading sites: $(reading_sites "$W/reading.json")"
+    # Each site's merged stacks add up to it, and each names its frames.
+    jq_is "$W/reading.json" '[.top_sites[] | [.bytes, ([.stacks[].bytes] | add), .count, ([.stacks[].count] | add)]]' \
+        "$(jq -c '[.top_sites[] | [.bytes, .bytes, .count, .count]]' "$W/reading.json")"
+    jq_is "$W/reading.json" '[.top_sites[] | .stacks[] | (.frames | length > 0)] | all' 'true'
     # The snapshot of the same moment, asked through the socket, says the same.
     run 0 "$VT" top --snapshot --pid "$PID"
     [ "$(cat "$out")" = "$W/a.live-1.json" ] || fail "snapshot path: $(cat "$out")"

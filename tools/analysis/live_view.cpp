@@ -189,9 +189,13 @@ bool parse_live_reading(const std::string &text, LiveNamer &namer, int device, L
                 if (it == group_of_key.end()) continue;
                 size_t g = it->second;
                 devices[g].insert(w.device);
+                const report::Stack *stack = s.find_stack(w.weight.stack);
+                LiveSite::MergedStack merged{w.weight.bytes, w.weight.count, w.device, {}};
+                if (stack != nullptr)
+                    for (uint32_t f : stack->frames) merged.frames.push_back(report::describe_frame(s, s.frames[f]));
+                sites[g].stacks.push_back(std::move(merged));
                 if (w.weight.bytes <= heaviest[g] && !sites[g].stack.empty()) continue;
                 heaviest[g] = w.weight.bytes;
-                const report::Stack *stack = s.find_stack(w.weight.stack);
                 sites[g].stack.clear();
                 sites[g].category = stack != nullptr ? stack->category : "";
                 if (stack != nullptr)
@@ -199,6 +203,8 @@ bool parse_live_reading(const std::string &text, LiveNamer &namer, int device, L
             }
             for (size_t i = 0; i < groups.size(); ++i) {
                 LiveSite &site = sites[i];
+                std::stable_sort(site.stacks.begin(), site.stacks.end(),
+                                 [](const LiveSite::MergedStack &a, const LiveSite::MergedStack &b) { return a.bytes > b.bytes; });
                 site.location = groups[i].location;
                 site.bytes = groups[i].live_bytes;
                 site.count = groups[i].live_count;
@@ -271,6 +277,14 @@ bool parse_snapshot_answer(const std::string &text, std::string *path, std::stri
     return false;
 }
 
+// A site's merged stacks as the JSON reading lists them.
+static json merged_stacks(const LiveSite &site) {
+    json out = json::array();
+    for (const LiveSite::MergedStack &m : site.stacks)
+        out.push_back({{"bytes", m.bytes}, {"count", m.count}, {"device", m.device}, {"frames", m.frames}});
+    return out;
+}
+
 std::string live_view_json(const LiveView &v, size_t top) {
     json out = json::object();
     out["pid"] = v.pid;
@@ -303,7 +317,8 @@ std::string live_view_json(const LiveView &v, size_t top) {
                          {"count", s.count},
                          {"category", s.category},
                          {"devices", s.devices},
-                         {"stack", s.stack}});
+                         {"stack", s.stack},
+                         {"stacks", merged_stacks(s)}});
     }
     out["top_sites"] = std::move(sites);
     uint64_t more_bytes = v.left_out_bytes, more_count = v.left_out_count;

@@ -30,6 +30,14 @@ struct LiveSite {
     std::string category;        // the frame rules' category of its heaviest stack
     std::vector<int> devices;    // ascending
     std::vector<std::string> stack; // the heaviest stack's frames, leaf first (describe_frame)
+    // Every stack the site merges, heaviest first: one call site can gather stacks that reach it
+    // on different paths (a library's own allocation and one through a framework's pool).
+    struct MergedStack {
+        uint64_t bytes = 0, count = 0;
+        int device = 0;
+        std::vector<std::string> frames; // leaf first (describe_frame)
+    };
+    std::vector<MergedStack> stacks;
 };
 
 struct LiveMark {
