@@ -11,6 +11,21 @@
 #include "core/clock.h"
 
 namespace vramtrace {
+
+bool fill_from_string(int fd, void *ctx, std::string *error) {
+    const std::string &text = *static_cast<const std::string *>(ctx);
+    for (size_t done = 0; done < text.size();) {
+        ssize_t n = write(fd, text.data() + done, text.size() - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            *error = std::string("write: ") + strerror(errno);
+            return false;
+        }
+        done += static_cast<size_t>(n);
+    }
+    return true;
+}
+
 namespace {
 
 // While a report is written, SIGXFSZ (a write past RLIMIT_FSIZE) and SIGPIPE (a FIFO whose reader

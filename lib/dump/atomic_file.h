@@ -50,6 +50,8 @@ struct WrittenFile {
 };
 
 // fill(fd, ctx, error) writes the content and returns false (with a message) on failure.
+// fill_from_string is that callback for ctx = a const std::string * (every byte, EINTR retried).
+bool fill_from_string(int fd, void *ctx, std::string *error);
 bool write_output_file(const std::string &path, bool (*fill)(int fd, void *ctx, std::string *error), void *ctx,
                        std::string *error, const OutputFileOptions &options, WrittenFile *written = nullptr);
 

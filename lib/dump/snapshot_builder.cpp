@@ -196,6 +196,27 @@ report::ProcessInfo process_info(const Tracker &t, const char *reason) {
 
 } // namespace
 
+// A device that holds live memory counted toward no device of this process (another process's
+// allocation opened over IPC) has no counters here, yet the report must say which device that is:
+// it gets a row with zero totals, whose identity (UUID) fill_device_info fills in. Rows stay in
+// ordinal order.
+static void add_rows_for_held_devices(report::Snapshot &s) {
+    bool added = false;
+    for (const report::Allocation &a : s.allocations) {
+        if (a.device < 0) continue;
+        bool present = std::any_of(s.devices.begin(), s.devices.end(),
+                                   [&](const report::DeviceTotals &d) { return d.device == a.device; });
+        if (present) continue;
+        report::DeviceTotals row;
+        row.device = a.device;
+        s.devices.push_back(std::move(row));
+        added = true;
+    }
+    if (added)
+        std::stable_sort(s.devices.begin(), s.devices.end(),
+                         [](const report::DeviceTotals &x, const report::DeviceTotals &y) { return x.device < y.device; });
+}
+
 std::string rank_from_environment() {
     for (const char *name : {"RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK"}) {
         const char *v = getenv(name);
@@ -239,6 +260,7 @@ report::Snapshot capture_snapshot(Tracker &t, const char *reason) {
         if (r.kind == MemoryKind::VaReservation) a.address = reservation_address(r.address);
         s.allocations.push_back(std::move(a));
     }
+    add_rows_for_held_devices(s);
     capture_peaks(t, s);
     capture_events(t, s);
     capture_teardowns(t, s);

@@ -44,6 +44,11 @@ void SummaryBody::add_allocation(const Allocation &a) {
     if (a.kind == "va_reservation") state_->reserved_va += a.size, ++state_->reservations;
     if (a.kind == "vmm_mapping") state_->vmm_mapped[a.device] += a.size;
     if (a.kind == "vmm_physical") state_->vmm_physical[a.device] += a.size;
+    if (a.kind == "ipc_imported") {
+        auto &[bytes, count] = state_->ipc_imports[a.device];
+        bytes += a.size;
+        ++count;
+    }
     if (!counts_as_held(a)) return; // no other part of the summary counts them
     LiveKey key{a.stack, a.device, state_->intern(a.kind), state_->intern(a.api), a.size};
     ++state_->live[key];

@@ -77,6 +77,9 @@ struct SummaryBody::State {
     // space (va_reservation), mapped ranges and physical allocations per device.
     uint64_t reserved_va = 0, reservations = 0;
     std::map<int, uint64_t> vmm_mapped, vmm_physical;
+    // IPC imports still open, per device they live on: (bytes, allocations). Another process's
+    // memory, so counted nowhere else.
+    std::map<int, std::pair<uint64_t, uint64_t>> ipc_imports;
 
     uint32_t intern(const std::string &name) {
         auto [it, inserted] = name_index.try_emplace(name, uint32_t(names.size()));

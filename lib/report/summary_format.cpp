@@ -402,6 +402,19 @@ void virtual_memory(Lines &lines, const SummaryBody::State &b) {
               per_device(b.vmm_physical));
 }
 
+// IPC imports still open: another process's memory, which this process's figures never count;
+// named by the device it lives on (and that device's UUID, which is what identifies it across
+// processes that number devices differently).
+void ipc_imports(Lines &lines, const Snapshot &s, const SummaryBody::State &b) {
+    for (const auto &[device, figures] : b.ipc_imports) {
+        std::string uuid;
+        for (const DeviceTotals &d : s.devices)
+            if (d.device == device && !d.uuid.empty()) uuid = " (" + one_line(d.uuid) + ")";
+        lines.add("IPC imports still open on " + device_label(device) + uuid + ": " + plural(figures.second, "allocation") +
+                  ", " + format_bytes_exact(figures.first) + " of another process's memory, not counted here");
+    }
+}
+
 // Context teardowns and what each ended: the allocations still live in the context then.
 void teardowns(Lines &lines, const Snapshot &s, const SummaryOptions &options) {
     uint64_t total = std::max<uint64_t>(s.teardown_count, s.teardowns.size());
@@ -499,6 +512,7 @@ std::string build(const Snapshot &s, const SummaryBody::State &body, const Summa
     virtual_memory(lines, body);
     teardowns(lines, s, options);
     live(lines, s, groups, shown, live_bytes, live_count, options);
+    ipc_imports(lines, s, body);
     dropped(lines, s, body);
     return lines.take();
 }

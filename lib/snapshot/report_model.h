@@ -285,6 +285,50 @@ struct MergedDevice {
     bool operator==(const MergedDevice &) const = default;
 };
 
+// Optional top-level members written by `vramtrace merge` (docs/cli.md, "Imbalance"): how the
+// ranks compare on one device role (role "gpu" and role_index k: the k-th GPU of each rank, its
+// devices in ordinal order; "host": host-pinned memory; "unknown": device -2). Medians are the
+// lower middle value; inputs are MergedProcess::input, ranks MergedProcess::rank (-1: none).
+struct ImbalanceRole {
+    std::string role;
+    uint32_t role_index = 0;
+    uint64_t ranks = 0;                    // processes with this role
+    uint64_t current_min_bytes = 0, current_min_input = 0;
+    int64_t current_min_rank = -1;
+    uint64_t current_median_bytes = 0;
+    uint64_t current_max_bytes = 0, current_max_input = 0;
+    int64_t current_max_rank = -1;
+    uint64_t peak_min_bytes = 0, peak_min_input = 0;
+    int64_t peak_min_rank = -1;
+    uint64_t peak_median_bytes = 0;
+    uint64_t peak_max_bytes = 0, peak_max_input = 0;
+    int64_t peak_max_rank = -1;
+    uint64_t peak_mad_bytes = 0;           // median absolute deviation of the peaks
+    uint64_t scale_bytes = 0;              // max(MAD, 1% of the median peak, 1 MiB)
+    uint64_t outliers = 0;                 // records in imbalance_outliers for this role
+    bool operator==(const ImbalanceRole &) const = default;
+};
+// A rank whose peak is an outlier of its role: |0.6745 (peak - median) / scale| > 3.5.
+struct ImbalanceOutlier {
+    uint32_t imbalance = 0;                // index into Snapshot::imbalance
+    uint32_t input = 0;
+    int64_t rank = -1;
+    std::string host;
+    int device = 0;
+    uint64_t peak_bytes = 0;
+    bool sites_known = true;               // false: from a merged input, whose peaks are sums
+    // The call sites whose bytes at this rank's peak exceed their median over the role's ranks
+    // (a site a rank lacks counts 0 there): `stack` one stack of the call site, `bytes` the bytes
+    // above the median, `count` the rank's allocations there at its peak; bytes descending.
+    std::vector<PeakSite> sites;
+    bool operator==(const ImbalanceOutlier &) const = default;
+};
+// The modified z-score of a peak: 0.6745 (peak - median) / scale (Iglewicz and Hoaglin).
+inline double imbalance_z(const ImbalanceRole &r, uint64_t peak) {
+    return r.scale_bytes == 0 ? 0.0 : 0.6745 * (double(peak) - double(r.peak_median_bytes)) / double(r.scale_bytes);
+}
+inline constexpr double kImbalanceZ = 3.5;
+
 struct Snapshot {
     int schema_version = kSchemaVersion;
     ProcessInfo process;
@@ -309,6 +353,9 @@ struct Snapshot {
     std::vector<Teardown> teardowns;
     uint64_t teardown_count = 0;
     EventHistory events;
+    // Optional (merged snapshots only): the ranks compared per device role.
+    std::vector<ImbalanceRole> imbalance;
+    std::vector<ImbalanceOutlier> imbalance_outliers;
     // Stacks referenced by peaks, ooms and events are in `stacks` too.
 
     // The stack with this id, or nullptr (id 0, or not in `stacks`). O(log n) when `stacks` is in

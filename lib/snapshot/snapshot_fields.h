@@ -70,6 +70,8 @@ inline constexpr Field allocations{"allocations", Json::array, kRequired};
 inline constexpr Field events{"events", Json::array, kOptional};
 inline constexpr Field merged_processes{"merged_processes", Json::array, kOptional};
 inline constexpr Field merged_devices{"merged_devices", Json::array, kOptional};
+inline constexpr Field imbalance{"imbalance", Json::array, kOptional};
+inline constexpr Field imbalance_outliers{"imbalance_outliers", Json::array, kOptional};
 } // namespace top
 
 namespace process {
@@ -265,5 +267,47 @@ inline constexpr Field free_count{"free_count", Json::uint64, kRequired};
 inline constexpr Field total_allocated_bytes{"total_allocated_bytes", Json::uint64, kRequired};
 inline constexpr Field total_freed_bytes{"total_freed_bytes", Json::uint64, kRequired};
 } // namespace merged_devices
+
+// Written by `vramtrace merge`: how the ranks compare, one record per device role (docs/cli.md,
+// "Imbalance"): the distribution of their current and peak bytes (the input and rank holding the
+// minimum and the maximum), the median absolute deviation of the peaks and the scale the outlier
+// rule divides by.
+namespace imbalance {
+inline constexpr Field role{"role", Json::string, kRequired};
+inline constexpr Field role_index{"role_index", Json::uint64, kRequired};
+inline constexpr Field ranks{"ranks", Json::uint64, kRequired};
+inline constexpr Field current_min_bytes{"current_min_bytes", Json::uint64, kRequired};
+inline constexpr Field current_min_input{"current_min_input", Json::uint64, kRequired};
+inline constexpr Field current_min_rank{"current_min_rank", Json::int64, kRequired};
+inline constexpr Field current_median_bytes{"current_median_bytes", Json::uint64, kRequired};
+inline constexpr Field current_max_bytes{"current_max_bytes", Json::uint64, kRequired};
+inline constexpr Field current_max_input{"current_max_input", Json::uint64, kRequired};
+inline constexpr Field current_max_rank{"current_max_rank", Json::int64, kRequired};
+inline constexpr Field peak_min_bytes{"peak_min_bytes", Json::uint64, kRequired};
+inline constexpr Field peak_min_input{"peak_min_input", Json::uint64, kRequired};
+inline constexpr Field peak_min_rank{"peak_min_rank", Json::int64, kRequired};
+inline constexpr Field peak_median_bytes{"peak_median_bytes", Json::uint64, kRequired};
+inline constexpr Field peak_max_bytes{"peak_max_bytes", Json::uint64, kRequired};
+inline constexpr Field peak_max_input{"peak_max_input", Json::uint64, kRequired};
+inline constexpr Field peak_max_rank{"peak_max_rank", Json::int64, kRequired};
+inline constexpr Field peak_mad_bytes{"peak_mad_bytes", Json::uint64, kRequired};
+inline constexpr Field scale_bytes{"scale_bytes", Json::uint64, kRequired};
+inline constexpr Field outliers{"outliers", Json::uint64, kRequired};
+} // namespace imbalance
+
+// Written by `vramtrace merge`: one record per rank whose peak is an outlier of its role, with the
+// call sites that make it heavier than the median rank (sites[]: a stack of the call site, the
+// bytes above that site's median over the role's ranks, the rank's allocations there at its peak;
+// sites_known false: the rank came from a merged input, whose peaks are sums over its processes).
+namespace imbalance_outliers {
+inline constexpr Field imbalance{"imbalance", Json::uint64, kRequired};
+inline constexpr Field input{"input", Json::uint64, kRequired};
+inline constexpr Field rank{"rank", Json::int64, kRequired};
+inline constexpr Field host{"host", Json::string, kRequired};
+inline constexpr Field device{"device", Json::int64, kRequired};
+inline constexpr Field peak_bytes{"peak_bytes", Json::uint64, kRequired};
+inline constexpr Field sites_known{"sites_known", Json::boolean, kRequired};
+inline constexpr Field sites{"sites", Json::array, kRequired};
+} // namespace imbalance_outliers
 
 } // namespace vramtrace::report::member

@@ -50,20 +50,6 @@ std::string own_command() {
     return std::string(buf, size_t(n));
 }
 
-bool fill_text(int fd, void *ctx, std::string *error) {
-    const std::string &text = *static_cast<const std::string *>(ctx);
-    for (size_t done = 0; done < text.size();) {
-        ssize_t n = write(fd, text.data() + done, text.size() - done);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) {
-            *error = std::string("write: ") + strerror(errno);
-            return false;
-        }
-        done += static_cast<size_t>(n);
-    }
-    return true;
-}
-
 // The file the last write renamed into place (device, inode; 0: none, or written in place): the
 // only file the last reading may replace.
 std::atomic<uint64_t> g_written_dev{0}, g_written_ino{0};
@@ -277,7 +263,7 @@ void write_prometheus_textfile() {
     options.fifo_without_waiting = true;
     options.dash_is_stdout = true;
     WrittenFile written;
-    if (!write_output_file(path, &fill_text, &text, &error, options, &written)) {
+    if (!write_output_file(path, &fill_from_string, &text, &error, options, &written)) {
         VT_WARN_ONCE("Prometheus textfile not written: %s (VRAMTRACE_PROMETHEUS_TEXTFILE)", error.c_str());
         return;
     }
@@ -305,7 +291,7 @@ void finish_prometheus_textfile() {
     options.mode = 0644;
     options.fifo_without_waiting = true;
     std::string error;
-    if (!write_output_file(last.path, &fill_text, &text, &error, options))
+    if (!write_output_file(last.path, &fill_from_string, &text, &error, options))
         VT_WARN_ONCE("Prometheus textfile: the last reading not written: %s", error.c_str());
 }
 

@@ -61,20 +61,6 @@ bool same_file(const std::string &path, const struct stat &st) {
     return lstat(path.c_str(), &now) == 0 && S_ISREG(now.st_mode) && now.st_dev == st.st_dev && now.st_ino == st.st_ino;
 }
 
-bool fill_text(int fd, void *ctx, std::string *error) {
-    const std::string &text = *static_cast<const std::string *>(ctx);
-    for (size_t done = 0; done < text.size();) {
-        ssize_t n = write(fd, text.data() + done, text.size() - done);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) {
-            *error = std::string("write: ") + strerror(errno);
-            return false;
-        }
-        done += size_t(n);
-    }
-    return true;
-}
-
 // One directory entry: marked and/or removed as the rules say.
 void sweep_one(int dir, const std::string &dir_path, const char *name, const SweepOptions &o, ProcessRunning running,
                SweepResult &result) {
@@ -100,7 +86,7 @@ void sweep_one(int dir, const std::string &dir_path, const char *name, const Swe
         options.fifo_without_waiting = true;
         std::string error;
         WrittenFile written;
-        if (!write_output_file(path, &fill_text, &marked, &error, options, &written) || !written.created) return;
+        if (!write_output_file(path, &fill_from_string, &marked, &error, options, &written) || !written.created) return;
         ++result.marked;
         st.st_dev = dev_t(written.dev);
         st.st_ino = ino_t(written.ino);

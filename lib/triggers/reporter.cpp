@@ -22,6 +22,7 @@
 #include "dump/dumper.h"
 #include "dump/output_path.h"
 #include "dump/oom_log.h"
+#include "serve/live_server.h"
 #include "triggers/oom_trigger.h"
 #include "triggers/prometheus.h"
 #include "triggers/signal_trigger.h"
@@ -116,6 +117,7 @@ bool last_thread_left() {
 void *reporter_main(void *arg) {
     const uint64_t generation = reinterpret_cast<uintptr_t>(arg);
     ReentrancyGuard guard; // whatever CUDA work happens here is ours, never recorded
+    serve::start_live_server();
     const TriggerConfig &cfg = trigger_config();
     uint64_t now = monotonic_ns();
     uint64_t next_periodic = cfg.period_ns ? now + cfg.period_ns : UINT64_MAX;
@@ -151,7 +153,9 @@ void *reporter_main(void *arg) {
             if (next_prometheus < wake_at) wake_at = next_prometheus;
         }
         now = monotonic_ns();
-        if (wake_at > now && g_pending.load(std::memory_order_acquire) == 0) futex_wait_pending(wake_at - now);
+        // With the live server on, the wait is its poll() (socket, viewers and the wake descriptor).
+        if (wake_at > now && g_pending.load(std::memory_order_acquire) == 0 && !serve::serve_until(wake_at - now))
+            futex_wait_pending(wake_at - now);
     }
 }
 
@@ -184,6 +188,7 @@ void wake_reporter(uint32_t bits) {
     int saved = errno;
     g_pending.fetch_or(bits, std::memory_order_acq_rel);
     syscall(SYS_futex, reinterpret_cast<uint32_t *>(&g_pending), FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
+    serve::wake_live_server();
     errno = saved;
 }
 
@@ -222,6 +227,7 @@ void triggers_before_exit_dump() {
 
 void triggers_after_exit_dump() {
     if (g_triggers_started.load(std::memory_order_acquire)) finish_prometheus_textfile();
+    serve::stop_live_server();
 }
 
 void triggers_after_fork_in_child() {
@@ -239,6 +245,7 @@ void triggers_after_fork_in_child() {
     reset_oom_log();
     reset_oom_rate_limit();
     reset_threshold();
+    serve::live_server_after_fork_in_child();
 }
 
 } // namespace vramtrace::triggers

@@ -100,6 +100,11 @@ ALLOWED = [
     ("reporter.cpp", {"argument"}, {"signal"},
      'dump_snapshot(path, "signal", ...) and the file name\'s tag: the value of process.reason'),
     ("summary_format.cpp", {"argument"}, {"allocations", "stack"}, "words of the summary text"),
+    ("live_reading.cpp", {"argument"}, "*", "the live protocol's reading (docs/live.md): another format"),
+    ("live_view.cpp", set(KEY_PLACES), "*", "the live reading and `top --once --json` (docs/live.md): another format"),
+    ("cmd_top.cpp", set(KEY_PLACES), "*", "`top --once --json`'s process list (docs/live.md): another format"),
+    ("cmd_top_tui.cpp", {"argument"}, {"pid", "rank", "device", "category"}, "column headings of the terminal UI"),
+    ("live_server.cpp", {"json"}, {"format"}, "the live protocol's short answers (docs/live.md): another format"),
 ]
 
 token_re = re.compile(
@@ -319,18 +324,19 @@ else:
         errors.append(f"{fmt_doc}: the example is not JSON ({e})")
 
 # The merged snapshot's members (docs/cli.md): the member table, and one table per record kind
-# whose header names it (`merged_processes[]`).
+# whose header names it (`merged_processes[]`, `imbalance[]`).
+MERGE_GROUPS = ("merged_", "imbalance")
 cli_doc = os.path.join("docs", "cli.md")
 with open(os.path.join(root, cli_doc)) as f:
     cli_text = f.read()
 for n, first, _ in table_rows(cli_text, lambda h: h[0] == "member"):
     for tok in re.findall(r"`([a-z_]+)`", first):
-        if tok.startswith("merged_"):
+        if tok.startswith(MERGE_GROUPS):
             if tok in table["top"]:
                 documented["top"].add(tok)
             else:
                 errors.append(f"{cli_doc}:{n}: `{tok}` is not a top-level member of the table")
-for g in [g for g in table if g.startswith("merged_")]:
+for g in [g for g in table if g.startswith(MERGE_GROUPS)]:
     rows = table_rows(cli_text, lambda h, g=g: h[0] == f"`{g}[]`")
     if not rows:
         errors.append(f"{cli_doc}: no table of `{g}[]`")

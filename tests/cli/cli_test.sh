@@ -145,7 +145,25 @@ run_usage)
     run 2 "$VT_STUB" run; stderr_is_one_line; stderr_has "run: no program given (see 'vramtrace run --help')"
     run 2 "$VT_STUB" run --output; stderr_is_one_line; stderr_has "run: --output needs a path"
     run 2 "$VT_STUB" run --output= -- true; stderr_is_one_line
-    run 2 "$VT_STUB" run --no-summary --; stderr_is_one_line ;;
+    run 2 "$VT_STUB" run --no-summary --; stderr_is_one_line
+    run 2 "$VT_STUB" run --log x.log -- true; stderr_is_one_line; stderr_has "run: --log goes with --live"
+    run 2 "$VT_STUB" run --live -- true; stderr_is_one_line
+    stderr_has "run: --live needs a terminal (its live view is drawn there) (see 'vramtrace run --help')" ;;
+top_usage)
+    run 0 "$VT" top --help; stdout_has "usage: vramtrace top [--pid PID] [--top N]"
+    run 2 "$VT" top --json; stderr_is_one_line; stderr_has "top: --json goes with --once (see 'vramtrace top --help')"
+    run 2 "$VT" top --snapshot; stderr_is_one_line; stderr_has "top: --snapshot needs --pid"
+    run 2 "$VT" top --pid x; stderr_is_one_line; stderr_has "top: --pid needs a process id, got 'x'"
+    run 2 "$VT" top --pid 0; stderr_is_one_line; stderr_has "top: --pid needs a process id, got '0'"
+    run 2 "$VT" top --top; stderr_is_one_line; stderr_has "top: --top needs a value"
+    run 2 "$VT" top extra; stderr_is_one_line; stderr_has "top: takes no operand, got 'extra'"
+    run 2 "$VT" top --frobnicate; stderr_is_one_line; stderr_has "top: unknown option '--frobnicate'"
+    # Not a terminal (the run helper's stdin is not one): the UI says so; --once needs none.
+    run 1 "$VT" top; stderr_is_one_line; stderr_has "vramtrace: error: top: the terminal UI needs a terminal (for scripts: --once)"
+    mkdir -m 700 "$VT_WORK/xdg"
+    XDG_RUNTIME_DIR=$VT_WORK/xdg run 0 "$VT" top --once; stderr_empty
+    stdout_has "no traced process serves a live view on this host"
+    XDG_RUNTIME_DIR=$VT_WORK/xdg run 0 "$VT" top --once --json; stderr_empty; jq_is "$out" '.processes' '[]' ;;
 every_command_reads_every_schema)
     # tests/cli/data keeps a snapshot of every schema version (schema-vN.json) and what it holds
     # (schema-vN.expect); every command reads every one of them.
@@ -429,6 +447,102 @@ merge_many)
     jq_is "$VT_WORK/all.json" '[.merged_processes[0].pid, .merged_processes[1999].pid]' '[5000,6999]'
     rss=$(awk '/maxrss_kib/ { print $2 }' "$VT_WORK/time.txt")
     [ "$rss" -lt 32768 ] || fail "merge of 2000 files used $rss KiB, more than 32 MiB" ;;
+merge_ranks_imbalance)
+    # 16 ranks of one job (vt_gen_ranks), rank 5 holding 1 GiB more at cache_activations(int):
+    # merge names rank 5, that call site and exactly those bytes; the min/median/max figures are
+    # those the input files give (jq over them: the lower median of 16 is the 8th smallest).
+    run 0 "$VT_GEN_RANKS" "$VT_WORK/ranks" --ranks 16 --events 1000 --outlier 5 --extra-bytes 1073741824
+    for what in current peak; do
+        jq -s -c "[.[].devices[0].${what}_bytes] | sort | [.[0], .[7], .[15]]" "$VT_WORK"/ranks/*.json >"$VT_WORK/$what.txt"
+    done
+    [ "$(cat "$VT_WORK/current.txt")" = "[1998213120,2023901184,3087769600]" ] || fail "inputs' current: $(cat "$VT_WORK/current.txt")"
+    [ "$(cat "$VT_WORK/peak.txt")" = "[2266648576,2292336640,3356205056]" ] || fail "inputs' peaks: $(cat "$VT_WORK/peak.txt")"
+    mkdir -p "$VT_WORK/o"
+    run 0 "$VT" merge -o "$VT_WORK/o/m.json" "$VT_WORK/ranks"; stderr_empty
+    stdout_has "imbalance: each rank's GPU, 16 ranks"
+    stdout_has "  current  1.86 GiB (1998213120 B), rank 1  1.88 GiB (2023901184 B)  2.88 GiB (3087769600 B), rank 5"
+    stdout_has "  peak     2.11 GiB (2266648576 B), rank 1  2.13 GiB (2292336640 B)  3.13 GiB (3356205056 B), rank 5"
+    stdout_has "  outliers: 1 (peak with |0.6745 (peak - median) / scale| > 3.5; scale 21.86 MiB (22923366 B) = max(median absolute deviation 7.09 MiB (7436288 B), 1% of the median, 1 MiB))"
+    stdout_has "  rank 5 (node0 cuda:5): peak 3.13 GiB (3356205056 B), 1014.58 MiB (1063868416 B) above the median, z +31.3"
+    stdout_has "    +1.00 GiB (1073741824 B)  1                    cache_activations(int) at checkpoint.cpp:77 (train)"
+    [ "$(grep -c '^    +' "$out")" -eq 1 ] || fail "rank 5 should have one call site above the median"
+    M=$VT_WORK/o/m.json
+    jq_is "$M" '.imbalance | map([.role, .role_index, .ranks, .current_min_bytes, .current_min_rank, .current_median_bytes, .current_max_bytes, .current_max_rank, .peak_min_bytes, .peak_min_rank, .peak_median_bytes, .peak_max_bytes, .peak_max_rank, .peak_mad_bytes, .scale_bytes, .outliers])' \
+        '[["gpu",0,16,1998213120,1,2023901184,3087769600,5,2266648576,1,2292336640,3356205056,5,7436288,22923366,1]]'
+    jq_is "$M" '.imbalance_outliers | map([.imbalance, .input, .rank, .host, .device, .peak_bytes, .sites_known, (.sites | map([.bytes, .count]))])' \
+        '[[0,5,5,"node0",5,3356205056,true,[[1073741824,1]]]]'
+    # The site's stack: cudaMalloc, then the planted call site.
+    jq_is "$M" '(.imbalance_outliers[0].sites[0].stack) as $s | [.stacks[] | select(.id == $s)][0] as $st | .frames[$st.frames[$st.call_site]] | [.function, .file, .line]' \
+        '["cache_activations(int)","src/model/checkpoint.cpp",77]'
+    # summary of the merged file: the same section, each line after "vramtrace: ".
+    run 0 "$VT" summary "$M"; stderr_empty
+    stdout_has "vramtrace: imbalance: each rank's GPU, 16 ranks"
+    stdout_has "vramtrace:   peak     2.11 GiB (2266648576 B), rank 1  2.13 GiB (2292336640 B)  3.13 GiB (3356205056 B), rank 5"
+    stdout_has "vramtrace:   rank 5 (node0 cuda:5): peak 3.13 GiB (3356205056 B), 1014.58 MiB (1063868416 B) above the median, z +31.3"
+    stdout_has "vramtrace:     +1.00 GiB (1073741824 B)  1                    cache_activations(int) at checkpoint.cpp:77 (train)"
+    # The HTML export shows it.
+    run 0 "$VT" export -f html -o "$VT_WORK/o/m.html" "$M"
+    grep -qF '<h4>rank 5 (node0 cuda:5): peak 3.00 GiB' "$VT_WORK/o/m.html" && fail "wrong peak in the html"
+    grep -qF '<h4>rank 5 (node0 cuda:5): peak 3.13 GiB (3356205056 B), z +31.3</h4>' "$VT_WORK/o/m.html" || fail "no outlier in the html"
+    grep -qF '<tr><td class="n">+1.00 GiB (1073741824 B)</td><td class="n">1</td><td>cache_activations(int) at src/model/checkpoint.cpp:77 (train)</td></tr>' \
+        "$VT_WORK/o/m.html" || fail "no outlier call site in the html"
+    # Merging the merged file again: the same figures; rank 5's call sites are no longer known.
+    run 0 "$VT" merge -q -o "$VT_WORK/o/mm.json" "$M"
+    jq_is "$VT_WORK/o/mm.json" '.imbalance' "$(jq -c '.imbalance' "$M")"
+    jq_is "$VT_WORK/o/mm.json" '.imbalance_outliers | map([.rank, .peak_bytes, .sites_known, (.sites | length)])' '[[5,3356205056,false,0]]'
+    run 0 "$VT" merge "$VT_WORK/o/mm.json"
+    stdout_has "  peak     2.11 GiB (2266648576 B), rank 1  2.13 GiB (2292336640 B)  3.13 GiB (3356205056 B), rank 5"
+    stdout_has "    (its call sites at the peak are not known: it came from a merged snapshot)" ;;
+merge_ranks_identical)
+    # 12 identical ranks (no jitter, no outlier): min, median and max agree and nothing is an outlier.
+    run 0 "$VT_GEN_RANKS" "$VT_WORK/ranks" --ranks 12 --events 200 --jitter 0
+    mkdir -p "$VT_WORK/o"
+    run 0 "$VT" merge -o "$VT_WORK/o/m.json" "$VT_WORK/ranks"
+    jq_is "$VT_WORK/ranks/rank0.json" '.devices[0].peak_bytes' 2257268736
+    [ "$(jq -s -c '[.[].devices[0].peak_bytes] | unique' "$VT_WORK"/ranks/*.json)" = "[2257268736]" ] || fail "the ranks differ"
+    stdout_has "  current  1.85 GiB (1988833280 B), rank 0  1.85 GiB (1988833280 B)  1.85 GiB (1988833280 B), rank 0"
+    stdout_has "  peak     2.10 GiB (2257268736 B), rank 0  2.10 GiB (2257268736 B)  2.10 GiB (2257268736 B), rank 0"
+    stdout_has "  outliers: 0 (peak with |0.6745 (peak - median) / scale| > 3.5; scale 21.53 MiB (22572687 B) = max(median absolute deviation 0 B, 1% of the median, 1 MiB))"
+    [ "$(grep -c '^  rank ' "$out")" -eq 0 ] || fail "an identical rank is listed as an outlier"
+    jq_is "$VT_WORK/o/m.json" '[.imbalance[0].peak_mad_bytes, .imbalance[0].outliers, (.imbalance_outliers | length)]' '[0,0,0]' ;;
+merge_event_check)
+    # The events are checked at parse speed; a record the check cannot vouch for sends the file to
+    # the reader alone, which gives the same result, or the same message, as without the check.
+    run 0 "$VT_GEN_RANKS" "$VT_WORK/ranks" --ranks 3 --events 400
+    R=$VT_WORK/ranks/rank1.json; mkdir -p "$VT_WORK/o" "$VT_WORK/v"
+    run 0 "$VT" merge -q -o "$VT_WORK/o/plain.json" "$R"
+    strip() { jq -c 'del(.process.command_line, .merged_processes[].file)' "$1"; }
+    # Accepted either way: a member the check does not know, records over several lines, a tab.
+    awk 'e && ++n == 60 { sub(/\{/, "{\"extra\": [1, {\"a\": 2}], ") } /"events": \[/ { e = 1 } { print }' "$R" >"$VT_WORK/v/extra.json"
+    grep -q '"extra"' "$VT_WORK/v/extra.json" || fail "no extra member planted"
+    jq . "$R" >"$VT_WORK/v/pretty.json"
+    jq -c . "$R" >"$VT_WORK/v/oneline.json"
+    for v in extra pretty oneline; do
+        run 0 "$VT" merge -q -o "$VT_WORK/o/$v.json" "$VT_WORK/v/$v.json"
+        [ "$(strip "$VT_WORK/o/$v.json")" = "$(strip "$VT_WORK/o/plain.json")" ] || fail "$v.json merges differently"
+    done
+    # Refused with the reader's own message, the record's index included.
+    jq '.events[7].type = "bogus"' "$R" >"$VT_WORK/v/type.json"
+    run 1 "$VT" merge "$VT_WORK/v/type.json"; stderr_has "events[7].type: \"bogus\" is not one of \"alloc\", \"free\", \"mark\", \"oom\""
+    awk 'e && ++n == 1 { sub(/"time_ns": [0-9]*/, "\"time_ns\": -0") } /"events": \[/ { e = 1 } { print }' "$R" >"$VT_WORK/v/minus0.json"
+    grep -q '"time_ns": -0,' "$VT_WORK/v/minus0.json" || fail "no -0 planted"
+    run 1 "$VT" merge "$VT_WORK/v/minus0.json"; stderr_has "events[0].time_ns: expected an unsigned integer, got 0"
+    jq '.events[300].device = 4096' "$R" >"$VT_WORK/v/device.json"
+    run 1 "$VT" merge "$VT_WORK/v/device.json"; stderr_has "events[300].device: 4096 is not a device ordinal (-2 to 1023)"
+    jq 'del(.events[399].time_ns)' "$R" >"$VT_WORK/v/missing.json"
+    run 1 "$VT" merge "$VT_WORK/v/missing.json"; stderr_has "events[399]: missing field \"time_ns\""
+    jq '.events[250].stack = 900' "$R" >"$VT_WORK/v/stack.json"
+    run 1 "$VT" merge "$VT_WORK/v/stack.json"; stderr_has "events[250].stack: 900 is not the id of an entry in stacks"
+    sed '0,/"type": "free"/s/"type": "free", /"type": "free" /' "$R" >"$VT_WORK/v/comma.json"
+    run 1 "$VT" merge "$VT_WORK/v/comma.json"; stderr_has "malformed JSON"
+    head -c -300 "$R" >"$VT_WORK/v/cut.json"
+    run 1 "$VT" merge "$VT_WORK/v/cut.json"; stderr_has "truncated JSON"
+    # A syntax error after records simdjson parsed: the message names the line and column of the
+    # file, as summary (the reader alone) gives it.
+    sed 's/^  "events": \[$/  "events" [/' "$R" >"$VT_WORK/v/syntax.json"
+    run 1 "$VT" summary "$VT_WORK/v/syntax.json"; cp "$err" "$VT_WORK/summary.err"
+    grep -q 'at line [0-9]*, column 12' "$VT_WORK/summary.err" || fail "no line and column: $(cat "$VT_WORK/summary.err")"
+    run 1 "$VT" merge "$VT_WORK/v/syntax.json"; same_text "$VT_WORK/summary.err" "$err" ;;
 scale_bounded_memory)
     # A 32 MB snapshot of 200000 live allocations: diff and merge stream it in a few MiB (keeping
     # the allocations would take more than 20 MiB), and draw progress when stderr is a terminal.
@@ -457,12 +571,14 @@ scale_bounded_memory)
     rss=$(awk '/maxrss_kib/ { print $2 }' "$VT_WORK/time-summary.txt")
     [ "$rss" -lt 16384 ] || fail "summary of a 32 MB snapshot used $rss KiB, more than 16 MiB"
     # On a terminal (script(1) gives it one): a progress line (the percentage of the file's bytes
-    # read, after the first 0.5 s), erased before the report. Four files take well over 0.5 s.
-    script -qec "'$VT' merge '$VT_WORK/big.json' '$VT_WORK/big.json' '$VT_WORK/big.json' '$VT_WORK/big.json'" "$VT_WORK/typescript" \
+    # read, after the first 0.5 s), erased before the report. 24 files take well over 0.5 s (2 s
+    # on 2 cores).
+    files=$(for i in $(seq 24); do printf " '%s'" "$VT_WORK/big.json"; done)
+    script -qec "'$VT' merge $files" "$VT_WORK/typescript" \
         >"$VT_WORK/tty.txt" </dev/null || fail "merge on a terminal failed"
-    grep -q 'vramtrace: \[[1-4]/4\] reading .*big.json: [0-9]*% of 3[0-9].[0-9][0-9] MiB' "$VT_WORK/tty.txt" || fail "no progress line on the terminal"
+    grep -q 'vramtrace: \[[0-9]*/24\] reading .*big.json: [0-9]*% of 3[0-9].[0-9][0-9] MiB' "$VT_WORK/tty.txt" || fail "no progress line on the terminal"
     erase=$(printf '\033[K')
-    grep -aqF "${erase}merged 4 snapshots" "$VT_WORK/tty.txt" || fail "the progress line was not erased before the report"
+    grep -aqF "${erase}merged 24 snapshots" "$VT_WORK/tty.txt" || fail "the progress line was not erased before the report"
     # summary reading a pipe that stalls for 1 s: progress in bytes (a pipe has no size), erased.
     mkfifo "$VT_WORK/slow.json" || fail mkfifo
     { head -c 1000000 "$VT_WORK/big.json"; sleep 1; tail -c +1000001 "$VT_WORK/big.json"; } >"$VT_WORK/slow.json" &

@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -28,6 +29,8 @@
 #include "snapshot/reader/snapshot_reader.h"
 
 namespace vramtrace::cli {
+
+struct EventCheck;
 
 // A device as matched across inputs: by UUID where the snapshots carry one (devices[].uuid), else
 // by host + ordinal.
@@ -48,6 +51,19 @@ struct MergedSiteRow {
     uint64_t live_count = 0;
     size_t files = 0;            // input files with live allocations at this site
 };
+
+// How the ranks compare (merge_imbalance.cpp; docs/cli.md, "Imbalance"): one role per device
+// role, with its outliers, as the merged snapshot stores them.
+struct Imbalance {
+    std::vector<report::ImbalanceRole> roles;
+    std::vector<report::ImbalanceOutlier> outliers; // by role, then input
+};
+inline constexpr size_t kImbalanceSitesKept = 32; // call sites per outlier in the merged snapshot
+
+// The imbalance section of a report (merge and summary): `name_site` names a call site by one of
+// its stacks (0: no stack); `top` caps the call sites listed per outlier (0 = all kept).
+std::string format_imbalance_text(const Imbalance &imbalance, size_t top,
+                                  const std::function<std::string(uint32_t stack)> &name_site);
 
 class Merger {
 public:
@@ -77,6 +93,10 @@ public:
     std::optional<uint64_t> oom_count() const { return oom_count_known_ ? std::optional<uint64_t>(oom_count_) : std::nullopt; }
     // Whether every input recorded what made up its peaks (peaks[]), so the merged snapshot has them.
     bool has_peak_composition() const { return peaks_complete_; }
+    // The ranks compared per device role (merge_imbalance.cpp).
+    Imbalance imbalance() const;
+    // The call-site key of a merged stack (0: no stack).
+    std::string site_key_of_stack(uint32_t stack) const;
 
     // Writes the merged snapshot to fd (the spool holds its allocations). `command_line` becomes
     // process.command_line. False with *error on a write error.
@@ -100,6 +120,7 @@ private:
     };
     struct Site {
         std::string key;
+        uint32_t stack = 0;           // the first merged stack of this site (0: none)
         uint64_t live_bytes = 0, live_count = 0;
         size_t files = 0;
         size_t last_file = SIZE_MAX;
@@ -122,6 +143,10 @@ private:
     // the spool cannot be used.
     bool start_file(FileState &state, const std::string &name, std::string *error);
     bool read_pass(std::istream &in, const std::string &name, FileState &state, bool second, std::string *error);
+    // One file read (twice when its allocations come before its stacks) and committed; `events`
+    // (may be null) checks its event history at parse speed (input/simd_snapshot_source.h).
+    bool read_file(FileState &state, const std::string &path, Progress *progress, EventCheck *events,
+                   std::string *error);
     bool commit(FileState &state, const std::string &name, std::string *error);
 
     SiteKeyOptions keys_;
@@ -144,6 +169,14 @@ private:
     std::vector<MergedProcess> processes_;
     std::vector<MergedDevice> process_devices_;
     std::vector<std::string> process_hosts_; // host of each process row (for device matching)
+    // What made up the peak of each row of process_devices_ (same index): bytes and allocations per
+    // call site (index into sites_), ascending site; not known for the rows of a merged input.
+    struct RowSite {
+        uint32_t site = 0;
+        uint64_t bytes = 0, count = 0;
+    };
+    std::vector<std::vector<RowSite>> row_sites_;
+    std::vector<bool> row_sites_known_;
     std::vector<report::DeviceTotals> devices_; // per ordinal, summed, ascending
     uint64_t live_bytes_ = 0, live_count_ = 0;
     uint64_t dropped_allocations_ = 0, dropped_stacks_ = 0, dropped_peak_sites_ = 0;

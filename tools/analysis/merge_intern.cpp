@@ -93,7 +93,7 @@ uint32_t Merger::intern_stack(std::vector<uint32_t> frames, const report::Stack 
         }
     }
     auto [s, new_site] = site_index_.try_emplace(site_key, uint32_t(sites_.size()));
-    if (new_site) sites_.push_back(Site{std::move(site_key)});
+    if (new_site) sites_.push_back(Site{std::move(site_key), uint32_t(stacks_.size() + 1)});
     Stack st;
     st.frames = std::move(frames);
     st.call_site = call_site;
@@ -178,6 +178,11 @@ std::vector<MergedDeviceRow> Merger::devices() const {
     out.reserve(rows.size());
     for (auto &[key, row] : rows) out.push_back(std::move(row));
     return out;
+}
+
+std::string Merger::site_key_of_stack(uint32_t stack) const {
+    if (stack == 0 || stack > stacks_.size()) return std::string(kNoStackKey);
+    return sites_[stacks_[stack - 1].site].key;
 }
 
 std::vector<MergedSiteRow> Merger::sites() const {

@@ -13,6 +13,7 @@
 
 #include <sys/stat.h>
 
+#include "input/simd_snapshot_source.h"
 #include "input/offline_symbolize.h"
 #include "snapshot/report_model.h"
 #include "snapshot/snapshot_fields.h"
@@ -261,39 +262,62 @@ bool Merger::add_stream(std::istream &in, const std::string &name, std::string *
 
 bool Merger::add_file(const std::string &path, Progress *progress, std::string *error) {
     try {
-        FileState state;
-        if (!start_file(state, path, error)) return false;
-        MergeFileReader first(*this, state, false);
-        if (!stream_snapshot_file(path, first, progress, error)) return false;
-        if (state.late_metadata) {
-            // Allocations came before the modules, frames or stacks they need: forget what was
-            // taken from them and read the file again, now that everything else is known.
+        {
+            // First through simdjson (input/simd_snapshot_source.h). When that declines, or the
+            // file turns out not to be valid, everything taken from it is forgotten and the reader
+            // alone reads it again: its result and its message (which may name a line and column
+            // of the file) are the ones given.
+            FileState state;
+            EventCheck events;
+            std::string first_error;
+            bool ok = read_file(state, path, progress, &events, &first_error);
+            if (ok) return true;
+            if (!events.used) {
+                if (error) *error = first_error;
+                return false;
+            }
             if (!spool_rewind(state.spool_start, state.spool_count_start)) return temporary_file_error(path, error);
-            struct stat st {};
-            if (::stat(path.c_str(), &st) == 0 && S_ISFIFO(st.st_mode)) {
-                if (error)
-                    *error = path + ": its allocations come before its stacks, which takes a second reading, and a "
-                                    "FIFO is read once: give a regular file";
-                return false;
-            }
-            state.reset_allocations();
-            if (std::string problem = state.check(); !problem.empty()) {
-                if (error) *error = path + ": " + problem;
-                return false;
-            }
-            state.frozen = true;
-            state.frozen_invalid = false;
-            state.late_metadata = false;
-            MergeFileReader second(*this, state, true);
-            if (!stream_snapshot_file(path, second, progress, error)) return false;
         }
-        return commit(state, path, error);
+        FileState state;
+        return read_file(state, path, progress, nullptr, error);
     } catch (const std::bad_alloc &) {
         if (error) *error = path + ": out of memory while merging";
     } catch (const std::exception &e) {
         if (error) *error = path + ": cannot merge: " + e.what();
     }
     return false;
+}
+
+bool Merger::read_file(FileState &state, const std::string &path, Progress *progress, EventCheck *events,
+                       std::string *error) {
+    if (!start_file(state, path, error)) return false;
+    MergeFileReader first(*this, state, false);
+    if (!stream_snapshot_file(path, first, progress, error, true, events) || (events && events->declined)) return false;
+    if (events && events->used)
+        for (const auto &[stack, index] : events->stacks) state.event_stacks.try_emplace(stack, index);
+    if (state.late_metadata) {
+        // Allocations came before the modules, frames or stacks they need: forget what was
+        // taken from them and read the file again, now that everything else is known.
+        if (!spool_rewind(state.spool_start, state.spool_count_start)) return temporary_file_error(path, error);
+        struct stat st {};
+        if (::stat(path.c_str(), &st) == 0 && S_ISFIFO(st.st_mode)) {
+            if (error)
+                *error = path + ": its allocations come before its stacks, which takes a second reading, and a "
+                                "FIFO is read once: give a regular file";
+            return false;
+        }
+        state.reset_allocations();
+        if (std::string problem = state.check(); !problem.empty()) {
+            if (error) *error = path + ": " + problem;
+            return false;
+        }
+        state.frozen = true;
+        state.frozen_invalid = false;
+        state.late_metadata = false;
+        MergeFileReader second(*this, state, true);
+        if (!stream_snapshot_file(path, second, progress, error)) return false;
+    }
+    return commit(state, path, error);
 }
 
 bool Merger::commit(FileState &state, const std::string &name, std::string *error) {
@@ -326,6 +350,7 @@ bool Merger::commit(FileState &state, const std::string &name, std::string *erro
 
     // Rows: the processes a merged input lists, or this process.
     size_t first_row = processes_.size();
+    size_t first_device_row = process_devices_.size();
     if (!state.merged_processes.empty()) {
         std::unordered_map<uint32_t, uint32_t> renumber;
         for (size_t i = 0; i < state.merged_processes.size(); ++i) {
@@ -372,6 +397,35 @@ bool Merger::commit(FileState &state, const std::string &name, std::string *erro
         }
         process_hosts_.push_back(p.host);
         processes_.push_back(std::move(p));
+    }
+
+    // What made up each new device row's peak, by call site: a plain input's peaks[] say it; a
+    // merged input's are sums over its processes.
+    row_sites_.resize(process_devices_.size());
+    row_sites_known_.resize(process_devices_.size(), false);
+    if (state.merged_processes.empty()) {
+        MergeFileReader sites_of(*this, state, false);
+        for (size_t row = first_device_row; row < process_devices_.size(); ++row) {
+            const report::DevicePeak *peak = nullptr;
+            for (const report::DevicePeak &p : state.peaks)
+                if (p.device == process_devices_[row].device) peak = &p;
+            if (!peak) {
+                row_sites_known_[row] = process_devices_[row].peak_bytes == 0;
+                continue;
+            }
+            std::map<uint32_t, RowSite> by_site;
+            for (const report::PeakSite &site : peak->sites) {
+                uint32_t index = no_stack_site();
+                if (site.stack != 0) index = stacks_[sites_of.stack_of(*local_stack(site.stack)) - 1].site;
+                RowSite &r = by_site[index];
+                r.site = index;
+                r.bytes += site.bytes;
+                r.count += site.count;
+            }
+            std::vector<RowSite> &out = row_sites_[row];
+            for (const auto &[index, r] : by_site) out.push_back(r);
+            row_sites_known_[row] = true;
+        }
     }
 
     // Totals per ordinal.

@@ -1,4 +1,5 @@
-// The report `vramtrace merge` prints: processes, devices (matched by UUID) and call sites.
+// The report `vramtrace merge` prints: processes, devices (matched by UUID), how the ranks
+// compare (merge_imbalance.cpp) and call sites.
 #include <set>
 #include <string>
 
@@ -54,6 +55,8 @@ std::string format_merge_text(const Merger &merger, size_t top, const SiteKeyOpt
         dev.add({one_line(d.identity), std::to_string(d.processes), report::format_bytes(d.current_bytes),
                  report::format_bytes(d.peak_sum), report::format_bytes(d.peak_max)});
     out += dev.render("  ");
+
+    out += format_imbalance_text(merger.imbalance(), top, [&](uint32_t stack) { return merger.site_key_of_stack(stack); });
 
     std::vector<MergedSiteRow> sites = merger.sites();
     size_t shown = top == 0 ? sites.size() : std::min(top, sites.size());

@@ -1,5 +1,6 @@
 // The merged snapshot, written as a snapshot of schema 1 (reason "merge") with the merge's own
-// members (merged_processes, merged_devices), the allocations streamed back from the spool file.
+// members (merged_processes, merged_devices, imbalance, imbalance_outliers), the allocations
+// streamed back from the spool file.
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -194,6 +195,35 @@ bool Merger::write_snapshot(int fd, const std::vector<std::string> &command_line
                u64(d.peak_bytes) + ", " + json_key(f::allocation_count) + u64(d.allocation_count) + ", " +
                json_key(f::free_count) + u64(d.free_count) + ", " + json_key(f::total_allocated_bytes) +
                u64(d.total_allocated_bytes) + ", " + json_key(f::total_freed_bytes) + u64(d.total_freed_bytes) + "}";
+    });
+    Imbalance im = imbalance();
+    write_array(out, top::imbalance, im.roles, [](const report::ImbalanceRole &r) {
+        namespace f = member::imbalance;
+        auto u = [](std::string_view name, uint64_t v) { return ", " + json_key(name) + u64(v); };
+        auto i = [](std::string_view name, int64_t v) { return ", " + json_key(name) + std::to_string(v); };
+        return "{" + json_key(f::role) + json_string(r.role) + u(f::role_index, r.role_index) + u(f::ranks, r.ranks) +
+               u(f::current_min_bytes, r.current_min_bytes) + u(f::current_min_input, r.current_min_input) +
+               i(f::current_min_rank, r.current_min_rank) + u(f::current_median_bytes, r.current_median_bytes) +
+               u(f::current_max_bytes, r.current_max_bytes) + u(f::current_max_input, r.current_max_input) +
+               i(f::current_max_rank, r.current_max_rank) + u(f::peak_min_bytes, r.peak_min_bytes) +
+               u(f::peak_min_input, r.peak_min_input) + i(f::peak_min_rank, r.peak_min_rank) +
+               u(f::peak_median_bytes, r.peak_median_bytes) + u(f::peak_max_bytes, r.peak_max_bytes) +
+               u(f::peak_max_input, r.peak_max_input) + i(f::peak_max_rank, r.peak_max_rank) +
+               u(f::peak_mad_bytes, r.peak_mad_bytes) + u(f::scale_bytes, r.scale_bytes) + u(f::outliers, r.outliers) +
+               "}";
+    });
+    write_array(out, top::imbalance_outliers, im.outliers, [](const report::ImbalanceOutlier &o) {
+        namespace f = member::imbalance_outliers;
+        std::string list;
+        for (const report::PeakSite &site : o.sites)
+            list += std::string(list.empty() ? "" : ", ") + "{" + json_key(member::sites::stack) +
+                    std::to_string(site.stack) + ", " + json_key(member::sites::bytes) + u64(site.bytes) + ", " +
+                    json_key(member::sites::count) + u64(site.count) + "}";
+        return "{" + json_key(f::imbalance) + std::to_string(o.imbalance) + ", " + json_key(f::input) +
+               std::to_string(o.input) + ", " + json_key(f::rank) + std::to_string(o.rank) + ", " + json_key(f::host) +
+               json_string(o.host) + ", " + json_key(f::device) + std::to_string(o.device) + ", " +
+               json_key(f::peak_bytes) + u64(o.peak_bytes) + ", " + json_key(f::sites_known) +
+               (o.sites_known ? "true" : "false") + ", " + json_key(f::sites) + "[" + list + "]}";
     });
     write_array(out, top::modules, modules_, [](const report::Module &m) {
         namespace f = member::modules;

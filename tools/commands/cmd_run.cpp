@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "commands/cmd_run_live.h"
 #include "common/cli.h"
 
 extern char **environ;
@@ -22,8 +23,8 @@ extern char **environ;
 namespace vramtrace::cli {
 
 const char *const kRunHelp =
-    "usage: vramtrace run [--output PATH] [--no-summary] [--no-follow] [--backend=preload|cupti] [--]\n"
-    "                     PROGRAM [ARGS...]\n"
+    "usage: vramtrace run [--output PATH] [--no-summary] [--no-follow] [--backend=preload|cupti]\n"
+    "                     [--live [--log PATH]] [--] PROGRAM [ARGS...]\n"
     "\n"
     "Runs PROGRAM with libvramtrace.so preloaded: the library is put first in LD_PRELOAD (the\n"
     "entries already there are kept), and traces every CUDA allocation of the program and of the\n"
@@ -43,6 +44,12 @@ const char *const kRunHelp =
     "                      driver callbacks record (the driver loads the library through\n"
     "                      CUDA_INJECTION64_PATH; it is preloaded too, passive, and its hooks\n"
     "                      take over if CUPTI is held by another tool); docs/cupti.md\n"
+    "  --live              the program on a pseudo-terminal of its own, the live view\n"
+    "                      (vramtrace top) in this terminal until it ends; its output goes\n"
+    "                      to the log file (--log), printed here at the end; q leaves the\n"
+    "                      view early, the program's output then follows here (docs/live.md)\n"
+    "  --log PATH          with --live: the log file (default vramtrace-run-%p.log; %p: the\n"
+    "                      program's pid)\n"
     "  -h, --help          show this help\n"
     "Options end at '--' or at the first argument that is not an option.\n"
     "\n"
@@ -144,6 +151,8 @@ int run_command(int argc, char **argv) {
     const char *output = nullptr;
     bool no_summary = false;
     bool no_follow = false;
+    bool live = false;
+    std::string log_pattern = "vramtrace-run-%p.log";
     // Without --backend, the environment's VRAMTRACE_BACKEND (the library reads it too) decides.
     const char *env_backend = ::getenv("VRAMTRACE_BACKEND");
     std::string_view backend = env_backend != nullptr && strcasecmp(env_backend, "cupti") == 0 ? "cupti" : "preload";
@@ -159,6 +168,16 @@ int run_command(int argc, char **argv) {
             no_summary = true;
         } else if (arg == "--no-follow") {
             no_follow = true;
+        } else if (arg == "--live") {
+            live = true;
+        } else if (arg == "--log" || arg.rfind("--log=", 0) == 0) {
+            if (arg == "--log") {
+                if (first + 1 >= argc) return usage_error("run: --log needs a path", "run");
+                log_pattern = argv[++first];
+            } else {
+                log_pattern = std::string(arg.substr(6));
+            }
+            if (log_pattern.empty()) return usage_error("run: --log needs a non-empty path", "run");
         } else if (arg == "--backend" || arg.rfind("--backend=", 0) == 0) {
             if (arg == "--backend") {
                 if (first + 1 >= argc) return usage_error("run: --backend needs preload or cupti", "run");
@@ -181,6 +200,9 @@ int run_command(int argc, char **argv) {
         if (output && *output == '\0') return usage_error("run: --output needs a non-empty path", "run");
     }
     if (first >= argc) return usage_error("run: no program given", "run");
+    if (log_pattern != "vramtrace-run-%p.log" && !live) return usage_error("run: --log goes with --live", "run");
+    if (live && (!::isatty(STDIN_FILENO) || !::isatty(STDOUT_FILENO)))
+        return usage_error("run: --live needs a terminal (its live view is drawn there)", "run");
     char **program_argv = argv + first;
     const char *program = program_argv[0];
 
@@ -244,6 +266,8 @@ int run_command(int argc, char **argv) {
     forward.sa_flags = SA_RESTART;
     sigemptyset(&forward.sa_mask);
     for (int sig : kForwarded) ::sigaction(sig, &forward, nullptr);
+    // With --live the program has its own terminal: Ctrl-C in ours (the view's) is passed on.
+    if (live) ::sigaction(SIGINT, &forward, nullptr);
 
     posix_spawnattr_t attr;
     posix_spawnattr_init(&attr);
@@ -256,8 +280,16 @@ int run_command(int argc, char **argv) {
     posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF);
 
     pid_t pid = 0;
-    int rc = ::posix_spawnp(&pid, program, nullptr, &attr, program_argv, envp.data());
-    posix_spawnattr_destroy(&attr);
+    int status = 0;
+    int rc = 0;
+    if (live) {
+        posix_spawnattr_destroy(&attr);
+        rc = run_live(program, program_argv, envp.data(), log_pattern, &status, &g_child);
+        if (rc < 0) return kExitRunFailed;
+    } else {
+        rc = ::posix_spawnp(&pid, program, nullptr, &attr, program_argv, envp.data());
+        posix_spawnattr_destroy(&attr);
+    }
     if (rc != 0) {
         bool not_found = rc == ENOENT || rc == ENOTDIR;
         if (not_found && std::strchr(program, '/') == nullptr)
@@ -269,8 +301,7 @@ int run_command(int argc, char **argv) {
     g_child = pid;
     if (int pending = g_pending; pending != 0) ::kill(pid, pending);
 
-    int status = 0;
-    while (::waitpid(pid, &status, 0) < 0) {
+    while (!live && ::waitpid(pid, &status, 0) < 0) {
         if (errno == EINTR) continue;
         log_error(std::string("waiting for ") + program + ": " + std::strerror(errno));
         return kExitRunFailed;

@@ -3,6 +3,7 @@
 #include <string_view>
 
 #include "commands/cli_options.h"
+#include "analysis/merge_core.h"
 #include "common/cli.h"
 #include "input/snapshot_input.h"
 #include "input/summary_input.h"
@@ -76,6 +77,23 @@ int summary_command(int argc, char **argv) {
     if (text.empty()) {
         log_error(path + ": out of memory while formatting the summary");
         return kExitFailure;
+    }
+    // A merged snapshot: how its ranks compare, as merge printed it.
+    if (!input.head.imbalance.empty()) {
+        Imbalance imbalance;
+        imbalance.roles = input.head.imbalance;
+        imbalance.outliers = input.head.imbalance_outliers;
+        std::string section = format_imbalance_text(imbalance, options.top_n, [&](uint32_t id) {
+            const report::Stack *stack = input.head.find_stack(id);
+            return stack ? stack_key(input.head, *stack, SiteKeyOptions{}) : std::string(kNoStackKey);
+        });
+        // Each line begins as the summary's own lines do.
+        for (size_t at = 0; at < section.size();) {
+            size_t nl = section.find('\n', at);
+            std::string_view line(section.data() + at, (nl == std::string::npos ? section.size() : nl) - at);
+            text += line.empty() ? "vramtrace:\n" : "vramtrace: " + std::string(line) + "\n";
+            at = nl == std::string::npos ? section.size() : nl + 1;
+        }
     }
     return write_stdout(text) ? kExitOk : kExitFailure;
 }

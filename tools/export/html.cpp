@@ -1,13 +1,15 @@
 // `vramtrace export --format html`: the interactive report (tools/export/html/: the page, its data
 // and the viewer's JavaScript). This file puts the page together: the head with the process, the
-// viewer, and after it the tables of the chosen weights (categories, top call sites) as static
-// text that reads without JavaScript. Layout: docs/exports.md.
+// viewer, and after it the tables of the chosen weights (categories, top call sites) and, for a
+// merged snapshot, how its ranks compare (html/imbalance.h), as static text that reads without
+// JavaScript. Layout: docs/exports.md.
 #include <algorithm>
 #include <cstdio>
 #include <map>
 
 #include "export/export.h"
 #include "export/export_common.h"
+#include "export/html/imbalance.h"
 #include "export/html/page.h"
 #include "export/html/page_data.h"
 #include "report/text_safety.h"
@@ -124,6 +126,7 @@ std::string tables_html(const report::Snapshot &snapshot, const Options &options
                escape(shown(rows[i].first.first)) + "</td></tr>\n";
     out += "</table>\n";
     if (rows.size() > 20) out += "<p>... and " + to_dec(rows.size() - 20) + " more call sites.</p>\n";
+    html::append_imbalance(out, snapshot);
     out += "</section>\n";
     return out;
 }

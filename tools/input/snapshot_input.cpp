@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "input/simd_snapshot_source.h"
 #include "input/offline_symbolize.h"
 #include "snapshot/report_model.h"
 
@@ -113,7 +114,7 @@ void Progress::done() {
 }
 
 bool stream_snapshot_file(const std::string &path, SnapshotSink &sink, Progress *progress, std::string *error,
-                          bool name_frames) {
+                          bool name_frames, EventCheck *events) {
     auto fail = [&](const std::string &what) {
         if (error) *error = path + ": " + what;
         return false;
@@ -126,16 +127,25 @@ bool stream_snapshot_file(const std::string &path, SnapshotSink &sink, Progress 
         if (::fstat(fd, &st) != 0) return fail(std::string("cannot read: ") + std::strerror(errno));
         ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
         if (progress) progress->start_file(path, S_ISREG(st.st_mode) ? uint64_t(st.st_size) : 0);
-        FdInputBuf buf(fd, progress);
-        std::istream in(&buf);
         // A crash snapshot (process.symbolized false) gets its frames named on the way.
         SymbolizingSink symbolizing(sink, path);
         SnapshotSink &target = name_frames ? static_cast<SnapshotSink &>(symbolizing) : sink;
+        if (events && S_ISREG(st.st_mode)) {
+            *events = EventCheck{};
+            events->used = true;
+            SimdSnapshotSource source(fd, progress, events, /*records=*/true);
+            bool ok = read_snapshot_source(source, path, target, error);
+            if (source.error_number() != 0) return fail(std::string("read error: ") + std::strerror(source.error_number()));
+            return ok;
+        }
+        FdInputBuf buf(fd, progress);
+        auto read_errno = [&] { return buf.error_number(); };
+        std::istream in(&buf);
         if (!read_snapshot_stream(in, path, target, error)) {
-            if (buf.error_number() != 0) return fail(std::string("read error: ") + std::strerror(buf.error_number()));
+            if (read_errno() != 0) return fail(std::string("read error: ") + std::strerror(read_errno()));
             return false;
         }
-        if (buf.error_number() != 0) return fail(std::string("read error: ") + std::strerror(buf.error_number()));
+        if (read_errno() != 0) return fail(std::string("read error: ") + std::strerror(read_errno()));
         return true;
     } catch (const std::bad_alloc &) {
         return fail("out of memory while reading");

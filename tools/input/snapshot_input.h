@@ -53,7 +53,15 @@ private:
 // way (SymbolizingSink); a caller that keeps every frame can instead call symbolize_offline itself.
 // Refuses a directory and a file that cannot be opened or read. On failure returns false with
 // *error = "PATH: what is wrong" (one line).
+//
+// With `events`, a regular file is read through SimdSnapshotSource (simd_snapshot_source.h): its
+// event history is checked at parse speed instead of reaching the sink (the sink gets no on_event,
+// and *events holds the stacks the events name), and its modules, frames, stacks and allocations
+// are parsed by simdjson. When it declines, the read fails with events->declined set: read the
+// file again without `events` for the reader's own result. A FIFO, read once, always reaches the
+// sink whole (events->used stays false).
+struct EventCheck;
 bool stream_snapshot_file(const std::string &path, SnapshotSink &sink, Progress *progress, std::string *error,
-                          bool name_frames = true);
+                          bool name_frames = true, EventCheck *events = nullptr);
 
 } // namespace vramtrace::cli

@@ -47,6 +47,8 @@ public:
 
     void on_teardown_count(uint64_t n) override { s_.teardown_count = n; }
     void on_teardown(report::Teardown &&td) override { s_.teardowns.push_back(std::move(td)); }
+    void on_imbalance(report::ImbalanceRole &&r) override { s_.imbalance.push_back(std::move(r)); }
+    void on_imbalance_outlier(report::ImbalanceOutlier &&o) override { s_.imbalance_outliers.push_back(std::move(o)); }
 
     StackReferences allocation_stacks, event_stacks;
 

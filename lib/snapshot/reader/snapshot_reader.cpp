@@ -6,6 +6,7 @@
 
 #include <cstring>
 #include <exception>
+#include <functional>
 #include <istream>
 #include <new>
 #include <streambuf>
@@ -43,20 +44,71 @@ private:
     bool saw_nul_ = false;
 };
 
+// SaxEvents onto the handler.
+class HandlerEvents final : public SaxEvents {
+public:
+    explicit HandlerEvents(schema::SnapshotSaxHandler &h) : h_(h) {}
+    bool null() override { return h_.null(); }
+    bool boolean(bool v) override { return h_.boolean(v); }
+    bool number_integer(int64_t v) override { return h_.number_integer(v); }
+    bool number_unsigned(uint64_t v) override { return h_.number_unsigned(v); }
+    bool number_float() override { return h_.number_float(0.0, empty_); }
+    bool string(std::string &v) override { return h_.string(v); }
+    bool key(std::string &k) override { return h_.key(k); }
+    bool start_object() override { return h_.start_object(std::size_t(-1)); }
+    bool end_object() override { return h_.end_object(); }
+    bool start_array() override { return h_.start_array(std::size_t(-1)); }
+    bool end_array() override { return h_.end_array(); }
+
+private:
+    schema::SnapshotSaxHandler &h_;
+    std::string empty_;
+};
+
+// The parse and its checks after the document, for both entry points.
+bool parse_with(std::istream &text, const std::string &name, SnapshotSink &sink, std::string *error,
+                RecordSource *source, const std::function<bool()> &saw_nul, std::streambuf &bytes) {
+    schema::SnapshotSaxHandler handler(text, name, sink);
+    HandlerEvents events(handler);
+    if (source) source->attach(&events);
+    bool parsed = nlohmann::json::sax_parse(text, &handler, nlohmann::json::input_format_t::json,
+                                            /*strict=*/true, /*ignore_comments=*/false);
+    if (!handler.finish(parsed, error)) return false;
+    if (saw_nul() || bytes.sgetc() != std::char_traits<char>::eof()) {
+        if (error) *error = name + ": bytes after the end of the snapshot (a NUL byte or other data)";
+        return false;
+    }
+    return true;
+}
+
+bool failed_with(const std::string &name, std::string *error, const char *what) {
+    if (error) *error = name + what;
+    return false;
+}
+
 } // namespace
+
+bool read_snapshot_source(RecordSource &source, const std::string &name, SnapshotSink &sink, std::string *error) {
+    try {
+        std::istream text(&source);
+        if (!parse_with(text, name, sink, error, &source, [&] { return source.saw_nul(); }, source)) return false;
+        if (text.bad()) return failed_with(name, error, ": read error");
+        return true;
+    } catch (const std::bad_alloc &) {
+        return failed_with(name, error, ": out of memory while reading");
+    } catch (const std::exception &e) {
+        if (error) *error = name + ": cannot read: " + schema::printable(e.what(), 200);
+    } catch (...) {
+        return failed_with(name, error, ": cannot read (unknown error)");
+    }
+    return false;
+}
 
 bool read_snapshot_stream(std::istream &in, const std::string &name, SnapshotSink &sink, std::string *error) {
     try {
         NulWatchingBuf watched(in.rdbuf());
         std::istream text(&watched);
-        schema::SnapshotSaxHandler handler(text, name, sink);
-        bool parsed = nlohmann::json::sax_parse(text, &handler, nlohmann::json::input_format_t::json,
-                                                /*strict=*/true, /*ignore_comments=*/false);
-        if (!handler.finish(parsed, error)) return false;
-        if (watched.saw_nul() || watched.sgetc() != std::char_traits<char>::eof()) {
-            if (error) *error = name + ": bytes after the end of the snapshot (a NUL byte or other data)";
-            return false;
-        }
+        if (!parse_with(text, name, sink, error, nullptr, [&] { return watched.saw_nul(); }, watched)) return false;
         if (in.bad()) {
             if (error) *error = name + ": read error";
             return false;

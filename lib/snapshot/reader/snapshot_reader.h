@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <iosfwd>
+#include <streambuf>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -54,7 +55,9 @@ using report::MergedProcess;
     X(on_teardown, (report::Teardown && teardown), (std::move(teardown)))                               \
     /* written by `vramtrace merge` */                                                                   \
     X(on_merged_process, (MergedProcess && process), (std::move(process)))                              \
-    X(on_merged_device, (MergedDevice && device), (std::move(device)))
+    X(on_merged_device, (MergedDevice && device), (std::move(device)))                                 \
+    X(on_imbalance, (report::ImbalanceRole && role), (std::move(role)))                                 \
+    X(on_imbalance_outlier, (report::ImbalanceOutlier && outlier), (std::move(outlier)))
 
 // Receives a snapshot's parts in document order; every callback does nothing unless overridden.
 // Members a reader does not know are skipped; every field of schema v1 is required (the merged_*
@@ -91,6 +94,40 @@ private:
 // streaming sink cannot see both ends.
 bool read_snapshot_stream(std::istream &in, const std::string &name, SnapshotSink &sink,
                           std::string *error);
+
+// The reader's SAX events (what its JSON parser would call for the same text), for a byte source
+// that parses some records itself and hands them on: a value is a scalar call, or start_... then
+// its elements (an object's as key then value) then end_.... Each call returns false when the
+// reader refused what it got (it then holds its message); nothing more should be handed on.
+class SaxEvents {
+public:
+    virtual ~SaxEvents() = default;
+    virtual bool null() = 0;
+    virtual bool boolean(bool value) = 0;
+    virtual bool number_integer(int64_t value) = 0;   // a negative integer (or -0)
+    virtual bool number_unsigned(uint64_t value) = 0; // a non-negative integer
+    virtual bool number_float() = 0;                  // a number with a fraction or exponent
+    virtual bool string(std::string &value) = 0;      // may be moved from
+    virtual bool key(std::string &name) = 0;
+    virtual bool start_object() = 0;
+    virtual bool end_object() = 0;
+    virtual bool start_array() = 0;
+    virtual bool end_array() = 0;
+};
+
+// A byte source for read_snapshot_source: the bytes of the document, except records it chose to
+// parse itself and hand to the reader through the SaxEvents it is attached to, at the point of
+// the document where they stand (the reader's parser never reads ahead of the byte it needs).
+class RecordSource : public std::streambuf {
+public:
+    // Called once, before the first byte is read; `reader` lives until the read returns.
+    virtual void attach(SaxEvents *reader) = 0;
+    // Whether a NUL byte was among the bytes handed on (JSON text never holds one).
+    virtual bool saw_nul() const = 0;
+};
+
+// read_snapshot_stream over such a source: the same results and messages for what it hands on.
+bool read_snapshot_source(RecordSource &source, const std::string &name, SnapshotSink &sink, std::string *error);
 
 // Reads the whole file at `path` into *out (replacing its contents), then checks every cross
 // reference: frames[].module, stacks[].frames[], stacks[].call_site, the stack of allocations[],

@@ -265,6 +265,7 @@ const int *SnapshotSaxHandler::record_device() const {
     case Top::Ooms: return &oom_.device;
     case Top::Pools: return &pool_.device;
     case Top::Events: return &event_.device;
+    case Top::ImbalanceOutliers: return &imbalance_outlier_.device;
     default: return nullptr;
     }
 }
@@ -289,6 +290,8 @@ void SnapshotSaxHandler::deliver() {
     case Top::EventHistory: sink_.on_event_history(std::move(history_)); break;
     case Top::Events: sink_.on_event(std::move(event_)); break;
     case Top::Teardowns: sink_.on_teardown(std::move(teardown_)); break;
+    case Top::Imbalance: sink_.on_imbalance(std::move(imbalance_)); break;
+    case Top::ImbalanceOutliers: sink_.on_imbalance_outlier(std::move(imbalance_outlier_)); break;
     default: break;
     }
 }

@@ -394,6 +394,46 @@ template <> struct Schema<MergedDevice> {
     }};
 };
 
+template <> struct Schema<report::ImbalanceRole> {
+    using R = report::ImbalanceRole;
+    static constexpr std::string_view where = member::top::imbalance.name;
+    static inline const std::array<Field<R>, 20> fields{{
+        {member::imbalance::role, &R::role},
+        {member::imbalance::role_index, &R::role_index},
+        {member::imbalance::ranks, &R::ranks},
+        {member::imbalance::current_min_bytes, &R::current_min_bytes},
+        {member::imbalance::current_min_input, &R::current_min_input},
+        {member::imbalance::current_min_rank, &R::current_min_rank},
+        {member::imbalance::current_median_bytes, &R::current_median_bytes},
+        {member::imbalance::current_max_bytes, &R::current_max_bytes},
+        {member::imbalance::current_max_input, &R::current_max_input},
+        {member::imbalance::current_max_rank, &R::current_max_rank},
+        {member::imbalance::peak_min_bytes, &R::peak_min_bytes},
+        {member::imbalance::peak_min_input, &R::peak_min_input},
+        {member::imbalance::peak_min_rank, &R::peak_min_rank},
+        {member::imbalance::peak_median_bytes, &R::peak_median_bytes},
+        {member::imbalance::peak_max_bytes, &R::peak_max_bytes},
+        {member::imbalance::peak_max_input, &R::peak_max_input},
+        {member::imbalance::peak_max_rank, &R::peak_max_rank},
+        {member::imbalance::peak_mad_bytes, &R::peak_mad_bytes},
+        {member::imbalance::scale_bytes, &R::scale_bytes},
+        {member::imbalance::outliers, &R::outliers},
+    }};
+};
+template <> struct Schema<report::ImbalanceOutlier> {
+    using R = report::ImbalanceOutlier;
+    static constexpr std::string_view where = member::top::imbalance_outliers.name;
+    static inline const std::array<Field<R>, 8> fields{{
+        {member::imbalance_outliers::imbalance, &R::imbalance},
+        {member::imbalance_outliers::input, &R::input},
+        {member::imbalance_outliers::rank, &R::rank},
+        {member::imbalance_outliers::host, &R::host},
+        {member::imbalance_outliers::device, &R::device},
+        {member::imbalance_outliers::peak_bytes, &R::peak_bytes},
+        {member::imbalance_outliers::sites_known, &R::sites_known},
+        {member::imbalance_outliers::sites, &R::sites},
+    }};
+};
 template <class M> constexpr bool is_vector_member = false;
 template <class R, class T> constexpr bool is_vector_member<std::vector<T> R::*> = true;
 // A list of nested records (its element type has a Schema).
@@ -406,13 +446,13 @@ template <class R> constexpr bool is_sub_list<std::vector<PeakSite> R::*> = true
 // ones added within schema 1 (optional: older files lack them).
 enum class Top { Format, SchemaVersion, Process, Devices, Dropped, Modules, Frames, Stacks, Allocations,
                  MergedProcesses, MergedDevices, OomCount, Peaks, Ooms, Pools, EventHistory, Events, TeardownCount,
-                 Teardowns, Unknown };
-constexpr std::array<std::string_view, 19> kTopNames = {
+                 Teardowns, Imbalance, ImbalanceOutliers, Unknown };
+constexpr std::array<std::string_view, 21> kTopNames = {
     member::top::format, member::top::schema_version, member::top::process, member::top::devices,
     member::top::dropped, member::top::modules, member::top::frames, member::top::stacks, member::top::allocations,
     member::top::merged_processes, member::top::merged_devices, member::top::oom_count, member::top::peaks,
     member::top::ooms, member::top::pools, member::top::event_history, member::top::events,
-    member::top::teardown_count, member::top::teardowns};
+    member::top::teardown_count, member::top::teardowns, member::top::imbalance, member::top::imbalance_outliers};
 constexpr size_t kRequiredTop = 9;
 
 

@@ -25,12 +25,17 @@ constexpr std::size_t kAlignment = 256;
 constexpr int kMaxDevices = 64;
 
 struct Config {
-  int device_count = 2;                        // STANDIN_CUDA_DEVICES
+  int device_count = 2;                        // devices this process sees (CUDA_VISIBLE_DEVICES)
+  int physical_count = 2;                      // STANDIN_CUDA_DEVICES
+  int physical[kMaxDevices] = {0, 1};          // the physical index of each ordinal
   std::size_t device_bytes = std::size_t{1} << 30;  // STANDIN_CUDA_DEVICE_BYTES
   bool trace = false;                          // STANDIN_CUDA_TRACE=1
 };
 // Parsed from the environment on first use, never destroyed.
 const Config& config();
+// The physical device behind an ordinal: what its UUID, PCI bus id and name follow, so that two
+// processes with different CUDA_VISIBLE_DEVICES see one GPU under one UUID.
+int physical_of(CUdevice dev);
 
 // printf-style line on stderr, prefixed "[standin-cuda] ", only when STANDIN_CUDA_TRACE=1.
 void trace(const char* fmt, ...) __attribute__((format(printf, 1, 2)));

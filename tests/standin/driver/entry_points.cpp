@@ -150,7 +150,7 @@ CUresult device_uuid(CUuuid* uuid, CUdevice dev) {
   static const unsigned char base[16] = {'v', 't', 's', 't', 'a', 'n', 'd', 'i',
                                          'n', 0x13, 0x00, 0x5a, 0xa5, 0x0f, 0xf0, 0x00};
   std::memcpy(uuid->bytes, base, sizeof base);
-  uuid->bytes[15] = static_cast<char>(dev);
+  uuid->bytes[15] = static_cast<char>(physical_of(dev));
   return CUDA_SUCCESS;
 }
 
@@ -237,7 +237,7 @@ STANDIN_CU_API CUresult CUDAAPI cuDeviceGetName(char* name, int len, CUdevice de
   } else if (!sd::valid_device(dev)) {
     r = CUDA_ERROR_INVALID_DEVICE;
   } else {
-    std::snprintf(name, static_cast<std::size_t>(len), "vramtrace stand-in GPU %d", dev);
+    std::snprintf(name, static_cast<std::size_t>(len), "vramtrace stand-in GPU %d", sd::physical_of(dev));
   }
   return traced(r, "cuDeviceGetName(dev=%d)", dev);
 }
@@ -289,7 +289,7 @@ STANDIN_CU_API CUresult CUDAAPI cuDeviceGetPCIBusId(char* pciBusId, int len, CUd
   } else if (!sd::valid_device(dev)) {
     r = CUDA_ERROR_INVALID_DEVICE;
   } else {
-    std::snprintf(pciBusId, static_cast<std::size_t>(len), "0000:%02x:00.0", 0x10 + dev);
+    std::snprintf(pciBusId, static_cast<std::size_t>(len), "0000:%02x:00.0", 0x10 + sd::physical_of(dev));
   }
   return traced(r, "cuDeviceGetPCIBusId(dev=%d)", dev);
 }
@@ -310,7 +310,7 @@ STANDIN_CU_API CUresult CUDAAPI cuDeviceGetAttribute(int* pi, CUdevice_attribute
       case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: value = 132; break;
       case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: value = 9; break;
       case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: value = 0; break;
-      case CU_DEVICE_ATTRIBUTE_PCI_BUS_ID: value = 0x10 + dev; break;
+      case CU_DEVICE_ATTRIBUTE_PCI_BUS_ID: value = 0x10 + sd::physical_of(dev); break;
       case CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID: value = 0; break;
       case CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID: value = 0; break;
       case CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING: value = 1; break;

@@ -133,7 +133,7 @@ CUresult ipc_get(CUipcMemHandle* handle, CUdeviceptr dptr) {
   return CUDA_SUCCESS;
 }
 
-// In this same process only (the memory is this process's). An import is a new address: for an
+// In the exporting process, an import is a new address: for an
 // allocation of kSharedMappingMinBytes or more (and legacy ones), a second mapping of the
 // exporter's pages (mremap with old_size 0) that aliases the same bytes; for a smaller one, a heap
 // copy of the bytes as they were at the first open. Opening a handle again from the same context
@@ -147,12 +147,38 @@ CUresult ipc_open(CUdeviceptr* pdptr, const CUipcMemHandle& handle, unsigned int
   if (ctx == nullptr) return CUDA_ERROR_INVALID_CONTEXT;
   IpcPayload payload{};
   std::memcpy(&payload, handle.reserved, sizeof payload);
-  if (std::memcmp(payload.magic, kIpcMagic, sizeof kIpcMagic) != 0 ||
-      payload.pid != static_cast<std::uint32_t>(getpid())) {
-    return CUDA_ERROR_INVALID_HANDLE;
-  }
+  if (std::memcmp(payload.magic, kIpcMagic, sizeof kIpcMagic) != 0) return CUDA_ERROR_INVALID_HANDLE;
   State& st = state();
   std::lock_guard<std::mutex> lock(st.mu);
+  if (payload.pid != static_cast<std::uint32_t>(getpid())) {
+    // Another process's memory: this driver models where it lives and how big it is (the
+    // exporter's device, cuMemGetAddressRange's size), not its bytes, so the import is fresh
+    // zeroed memory. Opening the same handle again from this context shares it, as in one process.
+    if (payload.device < 0 || payload.device >= config().device_count || payload.size == 0) {
+      return CUDA_ERROR_INVALID_HANDLE;
+    }
+    for (auto& [address, a] : st.allocations) {
+      if (a.kind == MemKind::ipc_import && a.source == payload.address && a.source_serial == payload.serial &&
+          a.context == ctx) {
+        ++a.import_refs;
+        *pdptr = static_cast<CUdeviceptr>(address);
+        return CUDA_SUCCESS;
+      }
+    }
+    std::size_t bytes = 0;
+    void* view = round_up(payload.size, kAlignment, &bytes) ? std::aligned_alloc(kAlignment, bytes) : nullptr;
+    if (view == nullptr) return CUDA_ERROR_MAP_FAILED;
+    std::memset(view, 0, bytes);
+    Allocation a{static_cast<std::size_t>(payload.size), payload.device, MemKind::ipc_import};
+    a.serial = st.next_serial++;
+    a.source = static_cast<std::uintptr_t>(payload.address);
+    a.source_serial = payload.serial;
+    a.context = ctx;
+    a.import_refs = 1;
+    st.allocations[reinterpret_cast<std::uintptr_t>(view)] = a;
+    *pdptr = static_cast<CUdeviceptr>(reinterpret_cast<std::uintptr_t>(view));
+    return CUDA_SUCCESS;
+  }
   auto src = st.allocations.find(static_cast<std::uintptr_t>(payload.address));
   if (src == st.allocations.end() || src->second.serial != payload.serial || src->second.size != payload.size ||
       (kExportableKinds & kind_bit(src->second.kind)) == 0) {

@@ -1,6 +1,7 @@
 // Process-wide state of the stand-in driver: configuration, devices, contexts, streams and the
 // map of live allocations (served from host memory).
 #include "driver_internal.h"
+#include "../visible_devices.h"
 
 #include <sys/mman.h>
 #include <unistd.h>
@@ -35,7 +36,7 @@ Config* load_config() {
   unsigned long long value = 0;
   if (const char* env = std::getenv("STANDIN_CUDA_DEVICES"); env != nullptr) {
     if (parse_plain_integer(env, &value) && value <= static_cast<unsigned long long>(kMaxDevices)) {
-      cfg->device_count = static_cast<int>(value);
+      cfg->physical_count = static_cast<int>(value);
     } else {
       std::fprintf(stderr, "[standin-cuda] ignoring STANDIN_CUDA_DEVICES=%s (want 0..%d)\n", env,
                    kMaxDevices);
@@ -52,6 +53,7 @@ Config* load_config() {
   if (const char* env = std::getenv("STANDIN_CUDA_TRACE"); env != nullptr) {
     cfg->trace = std::strcmp(env, "1") == 0;
   }
+  cfg->device_count = standin::visible_devices(cfg->physical_count, cfg->physical, kMaxDevices);
   return cfg;
 }
 
@@ -128,6 +130,7 @@ State& state() {
 }
 
 bool valid_device(CUdevice dev) { return dev >= 0 && dev < config().device_count; }
+int physical_of(CUdevice dev) { return valid_device(dev) ? config().physical[dev] : dev; }
 
 bool initialized() { return g_initialized.load(std::memory_order_acquire); }
 void mark_initialized() { g_initialized.store(true, std::memory_order_release); }

@@ -1,5 +1,6 @@
 // Stand-in libnvidia-ml.so.1 (tests only): just what vramtrace asks at dump time. A device is
-// found by the stand-in driver's PCI bus id ("0000:1N:00.0" -> ordinal N); the calling process is
+// found by the stand-in driver's PCI bus id ("0000:1N:00.0" -> physical device N, which the driver
+// numbers by its place in CUDA_VISIBLE_DEVICES, as NVML ignores that variable); the calling process is
 // listed on it with usedGpuMemory = what the stand-in driver has charged on that device
 // (capacity - cuMemGetInfo free) + STANDIN_NVML_CONTEXT_BYTES (default 314572800: the context,
 // modules and other memory a real driver charges but no allocation call shows). It asks the
@@ -11,6 +12,8 @@
 #include <cstdlib>
 #include <dlfcn.h>
 #include <unistd.h>
+
+#include "../visible_devices.h"
 
 #define NVML_API extern "C" __attribute__((visibility("default")))
 
@@ -77,9 +80,14 @@ NVML_API int nvmlDeviceGetHandleByPciBusId_v2(const char* bus_id, void** device)
 NVML_API int nvmlDeviceGetComputeRunningProcesses_v3(void* device, unsigned int* count, ProcessInfo* infos) {
   if (g_init == 0) return 1;
   if (count == nullptr) return 2;
-  const int dev = static_cast<int>(reinterpret_cast<unsigned long>(device)) - 1;
+  const int physical = static_cast<int>(reinterpret_cast<unsigned long>(device)) - 1;
+  int order[64];
+  const int visible = standin::visible_devices(64, order, 64);
+  int dev = -1;
+  for (int i = 0; i < visible; ++i)
+    if (order[i] == physical) dev = i;
   unsigned long long used = 0;
-  const unsigned n = driver_used(dev, &used) && used > 0 ? 1 : 0;
+  const unsigned n = dev >= 0 && driver_used(dev, &used) && used > 0 ? 1 : 0;
   if (*count < n) {
     *count = n;
     return 7;  // NVML_ERROR_INSUFFICIENT_SIZE

@@ -6,14 +6,21 @@
 //           device 0 (left live)
 //   only1   everything on device 1: the tracer must not make a context on device 0 (the test
 //           compares the driver's trace of context calls traced and untraced)
+//   ipc     exports a 3 MiB cudaMalloc of device 1 (left live) and runs this program again as
+//           "ipc-import HANDLE_HEX", which makes device 0 current and opens the handle (left open):
+//           two processes, the import on the exporter's device 1 in a process that allocates
+//           nothing on device 1 itself. The child prints its own oracle line, prefixed "child ".
 // Oracle lines: expect-live <bytes> <api> <device> <function> <file>:<line>. Exits 0.
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
+#include <sys/wait.h>
 #include <thread>
+#include <unistd.h>
 
 #include "expect_live.h"
 
@@ -82,11 +89,54 @@ static int scenario_only1() {
   return 0;
 }
 
+STANDIN_NOINLINE int scenario_ipc(const char* self) {
+  CHECK(cudaSetDevice(1));
+  void* p = nullptr;
+  int line = __LINE__ + 1;
+  CHECK(cudaMalloc(&p, 3 << 20));
+  print_expect_live(3 << 20, "cudaMalloc", 1, "scenario_ipc", __FILE__, line);
+  cudaIpcMemHandle_t handle;
+  CHECK(cudaIpcGetMemHandle(&handle, p));
+  char hex[2 * sizeof handle.reserved + 1];
+  for (size_t i = 0; i < sizeof handle.reserved; ++i)
+    std::snprintf(hex + 2 * i, 3, "%02x", static_cast<unsigned char>(handle.reserved[i]));
+  pid_t child = fork();
+  if (child == 0) {
+    execl(self, self, "ipc-import", hex, static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  int status = 0;
+  if (child < 0 || waitpid(child, &status, 0) != child || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    std::fprintf(stderr, "standin_prog_two_devices: the importer failed (status %d)\n", status);
+    return 1;
+  }
+  return 0;
+}
+
+STANDIN_NOINLINE int scenario_ipc_import(const char* hex) {
+  cudaIpcMemHandle_t handle{};
+  if (std::strlen(hex) != 2 * sizeof handle.reserved) return 2;
+  for (size_t i = 0; i < sizeof handle.reserved; ++i) {
+    unsigned byte = 0;
+    if (std::sscanf(hex + 2 * i, "%2x", &byte) != 1) return 2;
+    handle.reserved[i] = static_cast<char>(byte);
+  }
+  CHECK(cudaSetDevice(0));
+  void* imported = nullptr;
+  int line = __LINE__ + 1;
+  CHECK(cudaIpcOpenMemHandle(&imported, handle, cudaIpcMemLazyEnablePeerAccess));
+  std::printf("child ");
+  print_expect_live(3 << 20, "cudaIpcOpenMemHandle", 1, "scenario_ipc_import", __FILE__, line);
+  return 0;
+}
+
 int main(int argc, char** argv) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   std::string which = argc > 1 ? argv[1] : "";
   if (which == "cross") return scenario_cross();
   if (which == "only1") return scenario_only1();
-  std::fprintf(stderr, "usage: standin_prog_two_devices cross|only1\n");
+  if (which == "ipc") return scenario_ipc(argv[0]);
+  if (which == "ipc-import" && argc > 2) return scenario_ipc_import(argv[2]);
+  std::fprintf(stderr, "usage: standin_prog_two_devices cross|only1|ipc\n");
   return 2;
 }

@@ -1,0 +1,168 @@
+# The TUI cases of live_test.sh (sourced by it; its helpers and variables are in scope): `vramtrace
+# top` run by tmux in a detached 80x24 terminal, keys sent with send-keys, the screen read with
+# capture-pane after each. tmux is part of the README's test set-up: without it these cases fail.
+command -v "$VT_TMUX" >/dev/null 2>&1 || fail "tmux not found (VT_TMUX=$VT_TMUX); the TUI cases need it"
+TMUX_SOCKET=$W/tmux.sock
+screen=$W/screen
+tm() { "$VT_TMUX" -S "$TMUX_SOCKET" "$@"; }
+# tui COMMAND...: a detached session running COMMAND in an 80x24 terminal (TERM=screen: colours).
+tui() {
+    tm -f /dev/null new-session -d -x 80 -y 24 -e "XDG_RUNTIME_DIR=$XDG_RUNTIME_DIR" -e "NO_COLOR=${TUI_NO_COLOR:-}" \
+        "$*; sleep 30" || fail "tmux cannot start a session"
+}
+capture() { tm capture-pane -p >"$screen" || fail "capture-pane failed"; }
+# shows TEXT: the screen, or what scrolled off it, holds TEXT within 10 s (the UI reads once a
+# second).
+shows() {
+    i=0
+    while :; do
+        tm capture-pane -p -S - >"$screen" || fail "capture-pane failed"
+        grep -qF -- "$1" "$screen" && return 0
+        i=$((i + 1)); [ $i -gt 100 ] && { cat "$screen"; fail "the screen does not show: $1"; }
+        sleep 0.1
+    done
+}
+# line N TEXT: line N of the screen (from 1) starts with TEXT, within 10 s.
+line_is() {
+    i=0
+    while :; do
+        capture
+        got=$(sed -n "$1p" "$screen")
+        case $got in "$2"*) return 0 ;; esac
+        i=$((i + 1)); [ $i -gt 100 ] && { cat "$screen"; fail "line $1 is '$got', expected it to start with '$2'"; }
+        sleep 0.1
+    done
+}
+key() { tm send-keys "$@" || fail "send-keys $*"; }
+# An SGR sequence that sets a foreground colour 30-37 (39, the default colour, is no colour).
+COLOUR_CODE="$(printf '\033')\[([0-9]+;)*3[0-7](;[0-9]+)*m"
+# The first call-site row is line 6 of an 80x24 screen: title, one device bar, the sparkline, a
+# blank line, the table's title and its header.
+SITE1=7
+
+case $case_name in
+tui_keys)
+    start a
+    tui "$VT" top --pid "$PID"
+    shows "vramtrace top: pid $PID"
+    line_is 2 "cuda:0  ["
+    shows "] 11.00 MiB peak 11.00 MiB of 1.00 GiB"
+    line_is 3 "last 120 s cuda:0 "
+    line_is 5 "top call sites (all devices, by bytes; 3 live, 11.00 MiB)"
+    line_is $SITE1 "  6.00 MiB       2  other             hold_weights() at "
+    line_is $((SITE1 + 1)) "  5.00 MiB       1  other             hold_buffer(unsigned long) at "
+    shows 'mark "loaded"'; shows 'mark "ready"'
+    line_is 24 "q quit  j/k move  Enter stack  d device  o sort  s snapshot"
+    # Enter: the selected (first) site's stack below it; j then Enter: the second's.
+    key Enter
+    line_is $((SITE1 + 1)) "      hold_weights() at "
+    line_is $((SITE1 + 2)) "      main at "
+    key j; key Enter
+    line_is $((SITE1 + 1)) "  5.00 MiB       1  other             hold_buffer(unsigned long) at "
+    line_is $((SITE1 + 2)) "      hold_buffer(unsigned long) at "
+    key Enter
+    line_is $((SITE1 + 2)) ""
+    # d: device 0 only, then all devices again.
+    key d; line_is 5 "top call sites (cuda:0, by bytes;"
+    key d; line_is 5 "top call sites (all devices, by bytes;"
+    # o: by allocations (hold_weights, 2, first), then by call site (hold_buffer first).
+    key o; line_is 5 "top call sites (all devices, by allocations;"
+    line_is $SITE1 "  6.00 MiB       2"
+    key o; line_is 5 "top call sites (all devices, by call site;"
+    line_is $SITE1 "  5.00 MiB       1  other             hold_buffer(unsigned long) at "
+    key o; line_is 5 "top call sites (all devices, by bytes;"
+    # s: a snapshot beside the exit snapshot, its path on the status line.
+    key s
+    # (A path too long for the line keeps its end: "snapshot written to ...DIR/a.live-1.json"; how
+    # long it is depends on where the build tree is.)
+    line_is 24 "snapshot written to "
+    grep -q "a\.live-1\.json *$" "$screen" || fail "the status line lacks the snapshot's name"
+    [ -f "$W/a.live-1.json" ] || fail "no $W/a.live-1.json"
+    [ "$(snapshot_sites "$W/a.live-1.json")" = "$EXPECTED_SITES" ] || fail "the TUI's snapshot: $(snapshot_sites "$W/a.live-1.json")"
+    # Colour: the terminal has it, so the bars and title carry colour codes.
+    tm capture-pane -p -e >"$W/escapes"
+    grep -qE "$COLOUR_CODE" "$W/escapes" || fail "no colour on a colour terminal"
+    # q: the UI ends (the shell's sleep then holds the pane: its last output is the UI's cleared screen).
+    key q
+    i=0
+    while tm list-panes -F '#{pane_current_command}' | grep -q vramtrace; do
+        i=$((i + 1)); [ $i -gt 100 ] && fail "q did not quit"
+        sleep 0.1
+    done
+    finish a "$PID" ;;
+oom_feed)
+    # A failed 4 GiB allocation: in the reading's OOMs and on the TUI's feed.
+    VRAMTRACE_OOM_SNAPSHOTS=0 start a oom
+    run 0 "$VT" top --once --json --pid "$PID"
+    jq_is "$out" '[.oom_count, (.ooms[] | [.device, .requested_bytes, .api])]' '[1,[0,4294967296,"cudaMalloc"]]'
+    tui "$VT" top --pid "$PID"
+    shows "OOM cuda:0 4.00 GiB (cudaMalloc)"
+    line_is 20 "events (OOMs and marks, newest last):"
+    line_is 21 '  mark "loaded"'
+    line_is 22 '  mark "ready"'
+    line_is 23 "  OOM cuda:0 4.00 GiB (cudaMalloc)"
+    key q; finish a "$PID" ;;
+tui_no_colour)
+    start a
+    TUI_NO_COLOR=1 tui "$VT" top --pid "$PID"
+    line_is $SITE1 "  6.00 MiB       2  other             hold_weights() at "
+    tm capture-pane -p -e >"$W/escapes"
+    if grep -qE "$COLOUR_CODE" "$W/escapes"; then fail "colour codes with NO_COLOR set"; fi
+    grep -q "$(printf '\033')\[7m" "$W/escapes" || fail "no reverse video for the selected row"
+    key q; finish a "$PID" ;;
+tui_list)
+    start a; apid=$PID
+    start b many; bpid=$PID
+    tui "$VT" top
+    line_is 1 "vramtrace top: traced processes on this host"
+    line_is 3 "pid     command"
+    if [ "$apid" -lt "$bpid" ]; then first=$apid second=$bpid; else first=$bpid second=$apid; fi
+    line_is 4 "$first "; line_is 5 "$second "
+    shows "cuda:0     11.00 MiB   11.00 MiB"
+    shows "cuda:0     39.06 MiB   39.06 MiB"
+    # Enter opens the selected (first) process, Esc goes back; j moves to the second.
+    key Enter; line_is 1 "vramtrace top: pid $first "
+    key Escape; line_is 1 "vramtrace top: traced processes on this host"
+    key j; key Enter; line_is 1 "vramtrace top: pid $second "
+    line_is 24 "q quit  j/k move  Enter stack  d device  o sort  s snapshot  Esc back"
+    key q; finish a "$apid"; finish b "$bpid" ;;
+tui_resize)
+    start a
+    tui "$VT" top --pid "$PID"
+    line_is $SITE1 "  6.00 MiB       2  other             hold_weights() at "
+    grep -qF "live_program.cpp:$WEIGHTS_LINE" "$screen" && fail "80 columns should cut the call site's file:line"
+    tm resize-window -x 200 -y 40 || fail "resize-window"
+    line_is 40 "q quit  j/k move  Enter stack  d device  o sort  s snapshot"
+    shows "live_program.cpp:$WEIGHTS_LINE (vt_live_program)"
+    [ "$(wc -l <"$screen")" -eq 40 ] || fail "expected 40 lines after the resize"
+    tm resize-window -x 80 -y 24 || fail "resize-window"
+    line_is 24 "q quit  j/k move  Enter stack  d device  o sort  s snapshot"
+    line_is $SITE1 "  6.00 MiB       2  other             hold_weights() at "
+    grep -qF "live_program.cpp:$WEIGHTS_LINE" "$screen" && fail "back at 80 columns, the call site's file:line should be cut"
+    key q; finish a "$PID" ;;
+run_live|run_live_quit)
+    # The program on its own pty under `run --live`, its output in r-PID.log (relative to $W).
+    tui "cd '$W' && '$VT' run --live --log 'r-%p.log' --output '$W/r.json' -- '$VT_PROG' '$W/ready-r' '$W/go-r'; echo \"status \$?\""
+    wait_for "$W/ready-r"; PID=$(cat "$W/ready-r")
+    line_is 1 "vramtrace top: pid $PID "
+    line_is 2 "program output: r-$PID.log"
+    line_is $((SITE1 + 1)) "  6.00 MiB       2  other             hold_weights() at "
+    if [ "$case_name" = run_live_quit ]; then
+        # q: the view ends, the output so far is printed, and what follows comes here as it comes.
+        key q
+        shows "live_program: holding 3 allocations"
+        grep -qF "status" "$screen" && fail "run ended before the program"
+        touch "$W/go-r"
+    else
+        touch "$W/go-r"
+    fi
+    shows "status 0"
+    shows "live_program: holding 3 allocations"
+    shows "vramtrace: ==== memory summary: pid $PID"
+    shows "vramtrace: the program's output is in r-$PID.log"
+    grep -qF "live_program: holding 3 allocations" "$W/r-$PID.log" || fail "the log lacks the program's output"
+    grep -qF "vramtrace: snapshot written to $W/r.json" "$W/r-$PID.log" || fail "the log lacks the program's stderr"
+    [ "$(stat -c %a "$W/r-$PID.log")" = 600 ] || fail "log mode $(stat -c %a "$W/r-$PID.log")" ;;
+*)
+    fail "unknown case" ;;
+esac

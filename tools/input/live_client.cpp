@@ -1,0 +1,154 @@
+#include "input/live_client.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <dirent.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "live/socket_dir.h"
+
+namespace vramtrace::cli {
+namespace {
+
+uint64_t now_ms() {
+    timespec ts{};
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return uint64_t(ts.tv_sec) * 1000 + uint64_t(ts.tv_nsec) / 1000000;
+}
+
+// A connected socket, or -1 with errno.
+int connect_to(const std::string &path) {
+    sockaddr_un addr{};
+    if (path.size() >= sizeof addr.sun_path) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return -1;
+    addr.sun_family = AF_UNIX;
+    memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+    if (connect(fd, reinterpret_cast<sockaddr *>(&addr), sizeof addr) != 0) {
+        int e = errno;
+        close(fd);
+        errno = e;
+        return -1;
+    }
+    return fd;
+}
+
+// Whether a socket is left by a process that is gone: its pid does not exist, or nothing listens.
+bool stale(const LiveEndpoint &e) {
+    if (kill(e.pid, 0) != 0 && errno == ESRCH) return true;
+    int fd = connect_to(e.socket);
+    if (fd >= 0) {
+        close(fd);
+        return false;
+    }
+    return errno == ECONNREFUSED;
+}
+
+} // namespace
+
+std::vector<LiveEndpoint> find_live_processes(std::vector<std::string> *warnings) {
+    std::vector<LiveEndpoint> out;
+    std::string dir = live::socket_directory();
+    std::string why;
+    if (access(dir.c_str(), F_OK) != 0 && errno == ENOENT) return out; // nobody served yet
+    if (!live::check_directory(dir, false, &why)) {
+        warnings->push_back(why);
+        return out;
+    }
+    DIR *d = opendir(dir.c_str());
+    if (d == nullptr) return out;
+    while (dirent *entry = readdir(d)) {
+        pid_t pid = live::pid_of_socket_name(entry->d_name);
+        if (pid == 0) continue;
+        LiveEndpoint e{pid, dir + "/" + entry->d_name};
+        if (!live::check_socket(e.socket, &why)) {
+            if (!why.empty()) warnings->push_back(why);
+            continue;
+        }
+        if (stale(e)) {
+            unlink(e.socket.c_str());
+            continue;
+        }
+        out.push_back(std::move(e));
+    }
+    closedir(d);
+    std::sort(out.begin(), out.end(), [](const LiveEndpoint &a, const LiveEndpoint &b) { return a.pid < b.pid; });
+    return out;
+}
+
+bool live_endpoint_of(pid_t pid, LiveEndpoint *out, std::string *error) {
+    std::string dir = live::socket_directory();
+    if (!live::check_directory(dir, false, error)) return false;
+    out->pid = pid;
+    out->socket = live::socket_path(dir, pid);
+    if (!live::check_socket(out->socket, error)) {
+        if (error->empty()) *error = "process " + std::to_string(pid) + " serves no live view (no " + out->socket + ")";
+        return false;
+    }
+    if (stale(*out)) {
+        unlink(out->socket.c_str());
+        if (kill(pid, 0) != 0 && errno == ESRCH)
+            *error = "process " + std::to_string(pid) + " is gone (its socket " + out->socket + " was removed)";
+        else
+            *error = "process " + std::to_string(pid) + " serves no live view any more (nothing listens on " +
+                     out->socket + "; removed)";
+        return false;
+    }
+    return true;
+}
+
+bool live_request(const LiveEndpoint &endpoint, const char *request, std::string *answer, std::string *error,
+                  int timeout_ms) {
+    answer->clear();
+    int fd = connect_to(endpoint.socket);
+    if (fd < 0) {
+        *error = endpoint.socket + ": cannot connect (" + strerror(errno) + ")";
+        return false;
+    }
+    const uint64_t deadline = now_ms() + uint64_t(timeout_ms);
+    size_t len = strlen(request);
+    if (send(fd, request, len, MSG_NOSIGNAL) != ssize_t(len)) {
+        *error = endpoint.socket + ": cannot send the request (" + strerror(errno) + ")";
+        close(fd);
+        return false;
+    }
+    char buf[65536];
+    for (;;) {
+        uint64_t now = now_ms();
+        if (now >= deadline) {
+            *error = endpoint.socket + ": no complete answer within " + std::to_string(timeout_ms) + " ms";
+            close(fd);
+            return false;
+        }
+        pollfd p{fd, POLLIN, 0};
+        int rc = poll(&p, 1, int(deadline - now));
+        if (rc < 0 && errno == EINTR) continue;
+        if (rc <= 0) continue;
+        ssize_t n = read(fd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) {
+            *error = endpoint.socket + ": " + strerror(errno);
+            close(fd);
+            return false;
+        }
+        if (n == 0) break;
+        answer->append(buf, size_t(n));
+    }
+    close(fd);
+    if (answer->empty()) {
+        *error = endpoint.socket + ": the process closed the connection without an answer";
+        return false;
+    }
+    return true;
+}
+
+} // namespace vramtrace::cli
