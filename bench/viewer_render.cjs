@@ -8,7 +8,7 @@ const [NODE_MODULES, ...PAGES] = process.argv.slice(2);
 const { chromium } = require(path.resolve(NODE_MODULES, 'playwright-core'));
 
 (async () => {
-  const browser = await chromium.launch({ executablePath: process.env.CHROMIUM || 'chromium', args: ['--no-sandbox'] });
+  const browser = await chromium.launch({ executablePath: process.env.CHROMIUM || 'chromium', args: ['--no-sandbox', '--disable-dev-shm-usage'] });
   for (const file of PAGES) {
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     const errors = [];

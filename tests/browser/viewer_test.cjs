@@ -346,10 +346,12 @@ async function casePython(browser, arg) {
   await page.close();
 }
 
+// --no-sandbox: CI runs the suite as root, where chromium's sandbox refuses to start;
+// --disable-dev-shm-usage: a container's /dev/shm is often 64 MiB, too small for the renderer.
 (async () => {
   let browser;
   try {
-    browser = await chromium.launch({ executablePath: process.env.CHROMIUM || 'chromium', args: ['--no-sandbox'] });
+    browser = await chromium.launch({ executablePath: process.env.CHROMIUM || 'chromium', args: ['--no-sandbox', '--disable-dev-shm-usage'] });
   } catch (e) {
     console.log('FAIL chromium could not be started (' + (process.env.CHROMIUM || 'chromium') + '): ' + e.message.split('\n')[0]);
     process.exit(1);
