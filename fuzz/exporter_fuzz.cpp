@@ -4,7 +4,9 @@
 // anywhere in int's range, names full of control characters, marks, OOMs, peaks. Each snapshot is
 // exported at the dump and at the peak, for all devices and for one; every output is checked:
 //
-//   html    valid UTF-8, no raw control character but the page's line feeds
+//   html    valid UTF-8, no raw control character but the page's line feeds; exactly the page's
+//           two scripts (the data, the viewer); the data parses as JSON whose strings hold no '<'
+//           raw; the compare page of the snapshot against itself passes the same checks
 //   folded  one "frames bytes" line per stack, no control character
 //   pickle  the restricted unpickler below: only the writer's whitelisted opcodes, every length
 //           inside the file, every string valid UTF-8, a consistent stack and memo, STOP last,
@@ -274,13 +276,55 @@ void check_pickle(const std::string &p) {
     }
 }
 
+size_t count_of(const std::string &text, const std::string &what) {
+    size_t n = 0;
+    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+}
+
+// The interactive page: text checks, then the embedded data (tools/export/html/page_data.h).
+void check_html(const std::string &out) {
+    if (!report::is_valid_utf8(out)) abort();
+    for (char c : out)
+        if ((uint8_t(c) < 0x20 && c != '\n') || c == 0x7f) abort();
+    // No string of the snapshot opens or closes an element: the page's own scripts only.
+    if (count_of(out, "<script") != 2 || count_of(out, "</script") != 2) abort();
+    static const std::string kOpen = "<script type=\"application/json\" id=\"vt-data\">";
+    size_t begin = out.find(kOpen);
+    if (begin == std::string::npos) abort();
+    begin += kOpen.size();
+    size_t end = out.find("</script>", begin);
+    if (end == std::string::npos) abort();
+    std::string_view data(out.data() + begin, end - begin);
+    if (data.find('<') != std::string_view::npos) abort();
+    nlohmann::json page = nlohmann::json::parse(data, nullptr, false);
+    if (page.is_discarded() || !page.is_object() || !page["runs"].is_array() || page["runs"].empty()) abort();
+    for (const auto &run : page["runs"]) {
+        const auto &strings = run["strings"];
+        if (!strings.is_array()) abort();
+        // Every index into the tables is inside them.
+        auto index_ok = [&](const nlohmann::json &v, size_t size) { return v.is_number_unsigned() && v.get<uint64_t>() < size; };
+        for (const auto &f : run["frames"])
+            if (!index_ok(f[0], strings.size()) || !index_ok(f[1], strings.size())) abort();
+        for (const auto &st : run["stacks"]) {
+            if (!index_ok(st[0], strings.size()) || !index_ok(st[4], strings.size()) || st[3].size() > 513) abort();
+            for (const auto &f : st[3])
+                if (!index_ok(f, run["frames"].size())) abort();
+        }
+        for (const auto &d : run["devices"]) {
+            const auto &b = d["bands"];
+            size_t n = b["t0"].size();
+            for (const char *column : {"dur", "size", "stack", "api", "thread", "stream", "flags", "addr"})
+                if (b[column].size() != n) abort();
+            for (const auto &k : b["stack"])
+                if (!index_ok(k, run["stacks"].size())) abort();
+        }
+    }
+}
+
 void check_output(exporter::Format format, const std::string &out) {
     switch (format) {
-    case exporter::Format::Html:
-        if (!report::is_valid_utf8(out)) abort();
-        for (char c : out)
-            if ((uint8_t(c) < 0x20 && c != '\n') || c == 0x7f) abort();
-        break;
+    case exporter::Format::Html: check_html(out); break;
     case exporter::Format::Folded:
         for (size_t start = 0; start < out.size();) {
             size_t end = out.find('\n', start);
@@ -324,6 +368,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             continue;
         }
         check_output(format, out);
+        if (format == exporter::Format::Html && variant == 1)
+            check_html(exporter::export_html_compare(snapshot, snapshot, options, &notes));
         for (const std::string &note : notes)
             if (note.empty() || note.find('\n') != std::string::npos) abort();
     }

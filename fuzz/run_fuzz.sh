@@ -68,6 +68,12 @@ rules_cpp="$work/objs/frame_rules_text.cpp"
   cat "$repo/lib/symbolize/frame_rules.txt"; echo ')vtrules";'; } >"$rules_cpp.new"
 cmp -s "$rules_cpp.new" "$rules_cpp" && rm "$rules_cpp.new" || mv "$rules_cpp.new" "$rules_cpp"
 archive_sources+=("$rules_cpp")
+# The HTML viewer's JavaScript and CSS, embedded as tools/CMakeLists.txt embeds them.
+assets_cpp="$work/objs/viewer_assets.cpp"
+cmake -DJS="$t/export/html/viewer.js" -DCSS="$t/export/html/viewer.css" -DOUT="$assets_cpp.new" \
+  -P "$t/export/html/embed_assets.cmake" || { echo "run_fuzz: embedding the viewer's assets failed"; exit 2; }
+cmp -s "$assets_cpp.new" "$assets_cpp" && rm "$assets_cpp.new" || mv "$assets_cpp.new" "$assets_cpp"
+archive_sources+=("$assets_cpp")
 
 flags=(-std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
   -DSPDLOG_FMT_EXTERNAL -DVRAMTRACE_VERSION='"fuzz"' -I"$repo/lib" -I"$t")
@@ -117,7 +123,7 @@ for target in "${targets[@]}"; do
     export_chrome|export_folded|export_pprof|export_pickle|export_html)
       index=0
       for f in chrome folded pprof pickle html; do [ "export_$f" = "$target" ] && break; index=$((index + 1)); done
-      defines=(-DVT_FUZZ_EXPORTER=$index); corpus_name=exporter; libs=(-lz) ;;
+      defines=(-DVT_FUZZ_EXPORTER=$index); corpus_name=exporter; libs=(-lz -lfmt -ldl) ;; # html: the diff key of call sites (tools/analysis) links the CLI's logging
     *) echo "run_fuzz: unknown target $target"; exit 2 ;;
   esac
   dir="$work/$target"

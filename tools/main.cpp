@@ -32,6 +32,9 @@ constexpr const char *kUsage =
     "                          memory_viz, or as one HTML page\n"
     "  top [--pid PID] [--once [--json]]\n"
     "                          the live device memory of running traced processes\n"
+    "  view [--base OLD] SNAPSHOT\n"
+    "                          write the HTML report to a temporary file and print its path (or\n"
+    "                          open it with xdg-open when there is a display)\n"
     "  help [COMMAND]          show this help, or a command's\n"
     "\n"
     "options:\n"
@@ -51,6 +54,7 @@ int help(std::string_view command) {
     if (command == "merge") return write_stdout(kMergeHelp) ? kExitOk : kExitFailure;
     if (command == "export") return write_stdout(kExportHelp) ? kExitOk : kExitFailure;
     if (command == "top") return write_stdout(kTopHelp) ? kExitOk : kExitFailure;
+    if (command == "view") return write_stdout(kViewHelp) ? kExitOk : kExitFailure;
     return usage_error("unknown command '" + std::string(command) + "'");
 }
 
@@ -77,6 +81,7 @@ int main(int argc, char **argv) {
     if (command == "merge") return merge_command(argc - 1, argv + 1);
     if (command == "export") return export_command(argc - 1, argv + 1);
     if (command == "top") return top_command(argc - 1, argv + 1);
+    if (command == "view") return view_command(argc - 1, argv + 1);
     if (!command.empty() && command[0] == '-') return usage_error("unknown option '" + std::string(command) + "'");
     return usage_error("unknown command '" + std::string(command) + "'");
 }

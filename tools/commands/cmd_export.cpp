@@ -1,5 +1,5 @@
-// `vramtrace export --format FORMAT [--output PATH] [--at exit|peak] [--device N] SNAPSHOT`: a
-// snapshot in a format that other tools open (tools/export/, docs/exports.md).
+// `vramtrace export --format FORMAT [--output PATH] [--at exit|peak] [--device N] [--base OLD] SNAPSHOT`:
+// a snapshot in a format that other tools open (tools/export/, docs/exports.md).
 #include <cerrno>
 #include <charconv>
 #include <cstdio>
@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "commands/cli_options.h"
+#include "commands/export_request.h"
 #include "common/cli.h"
 #include "common/output_file.h"
 #include "export/export.h"
@@ -31,7 +32,8 @@ const char *const kExportHelp =
     "  pprof    gzip'd profile.proto for pprof -http / go tool pprof (inuse_objects, inuse_space)\n"
     "  pickle   PyTorch's memory snapshot pickle for pytorch.org/memory_viz and\n"
     "           torch.cuda._memory_viz (each allocation one segment)\n"
-    "  html     one self-contained page: memory over time, the peak's flame graph, top call sites\n"
+    "  html     one self-contained interactive page: the active memory timeline per device, the\n"
+    "           composition at any time (flame graph, top call sites), pools; with --base, a compare\n"
     "\n"
     "options:\n"
     "  -f, --format FORMAT   one of the above (required)\n"
@@ -39,16 +41,44 @@ const char *const kExportHelp =
     "  --at exit|peak        folded, pprof, html: weigh what was live at the dump (exit; default for\n"
     "                        folded and pprof) or at each device's peak (peak; default for html)\n"
     "  --device N            only device ordinal N (-1: host-pinned memory)\n"
+    "  --base OLD            html: a compare page of OLD (the base) and SNAPSHOT: the difference by\n"
+    "                        call site and the two timelines aligned\n"
     "  -h, --help            show this help\n"
     "\n"
     "Notes (no event history, records left out) go to stderr as warnings.\n"
     "Exit status: 0 success, 1 the file is missing, unreadable or not a valid snapshot, it lacks what\n"
     "the options need, or the output could not be written, 2 usage error.\n";
 
+bool export_to_memory(const std::string &path, const std::string &base_path, exporter::Format format,
+                      const exporter::Options &options, std::string *data, std::vector<std::string> *notes) {
+    std::string error;
+    report::Snapshot snapshot, base;
+    if (!read_snapshot_file(path, &snapshot, &error) || (!base_path.empty() && !read_snapshot_file(base_path, &base, &error))) {
+        log_error(error);
+        return false;
+    }
+    symbolize_offline(snapshot, path); // a crash snapshot: name its frames from the files on disk
+    if (!base_path.empty()) symbolize_offline(base, base_path);
+    try {
+        if (!exporter::export_snapshot(snapshot, format, options, data, notes, &error)) {
+            log_error(path + ": " + error);
+            return false;
+        }
+        if (!base_path.empty()) {
+            notes->clear();
+            *data = exporter::export_html_compare(base, snapshot, options, notes);
+        }
+    } catch (const std::bad_alloc &) {
+        log_error(path + ": out of memory while exporting");
+        return false;
+    }
+    return true;
+}
+
 int export_command(int argc, char **argv) {
     OptionReader opts(argc, argv, "export");
     exporter::Options options;
-    std::string format_name, output, path;
+    std::string format_name, output, path, base_path;
     bool have_format = false, have_path = false;
     while (opts.next()) {
         std::string_view value;
@@ -64,6 +94,9 @@ int export_command(int argc, char **argv) {
         } else if (opts.with_value("--output", &value) || opts.with_value("-o", &value)) {
             if (value.empty()) return opts.error("--output needs a path");
             output = value;
+        } else if (opts.with_value("--base", &value)) {
+            if (value.empty()) return opts.error("--base needs a snapshot file");
+            base_path = value;
         } else if (opts.with_value("--at", &value)) {
             if (value == "exit") options.at = exporter::At::Exit;
             else if (value == "peak") options.at = exporter::At::Peak;
@@ -88,6 +121,7 @@ int export_command(int argc, char **argv) {
     if (options.at && (format == exporter::Format::Chrome || format == exporter::Format::Pickle))
         return opts.error("--at applies to folded, pprof and html only");
     if (!have_path) return opts.error("no snapshot file given");
+    if (!base_path.empty() && format != exporter::Format::Html) return opts.error("--base applies to html only");
     if ((output.empty() || is_stdout_path(output)) && exporter::is_binary(format) && ::isatty(STDOUT_FILENO) == 1)
         return opts.error("the " + format_name + " format is binary: give --output PATH or redirect stdout");
 
@@ -98,24 +132,10 @@ int export_command(int argc, char **argv) {
             return kExitFailure;
         }
     }
-    report::Snapshot snapshot;
-    std::string error;
-    if (!read_snapshot_file(path, &snapshot, &error)) {
-        log_error(error);
-        return kExitFailure;
-    }
-    symbolize_offline(snapshot, path); // a crash snapshot: name its frames from the files on disk
     std::string data;
     std::vector<std::string> notes;
-    try {
-        if (!exporter::export_snapshot(snapshot, format, options, &data, &notes, &error)) {
-            log_error(path + ": " + error);
-            return kExitFailure;
-        }
-    } catch (const std::bad_alloc &) {
-        log_error(path + ": out of memory while exporting");
-        return kExitFailure;
-    }
+    std::string error;
+    if (!export_to_memory(path, base_path, format, options, &data, &notes)) return kExitFailure;
     for (const std::string &note : notes) log_warning(path + ": " + note);
     if (!write_output(output.empty() ? std::string("-") : output, data, &error)) {
         log_error(error);

@@ -19,6 +19,7 @@ int summary_command(int argc, char **argv);
 int diff_command(int argc, char **argv);
 int merge_command(int argc, char **argv);
 int export_command(int argc, char **argv);
+int view_command(int argc, char **argv);
 int top_command(int argc, char **argv);
 
 // Runs a subcommand's body; an exception that escapes it becomes one error line ("COMMAND: out of
@@ -32,6 +33,7 @@ extern const char *const kSummaryHelp;
 extern const char *const kDiffHelp;
 extern const char *const kMergeHelp;
 extern const char *const kExportHelp;
+extern const char *const kViewHelp;
 extern const char *const kTopHelp;
 
 // Diagnostics on stderr, one line each: "vramtrace: error: ...", "vramtrace: warning: ...".

@@ -5,7 +5,8 @@
 //   folded  folded stacks, root first, "a;b;c BYTES" per line (flamegraph.pl, inferno, speedscope)
 //   pprof   gzip-compressed perftools.profiles.Profile (pprof, go tool pprof)
 //   pickle  PyTorch's memory snapshot pickle (pytorch.org/memory_viz, torch.cuda._memory_viz)
-//   html    one self-contained page: memory over time, marks, an icicle graph of the peak, top sites
+//   html    one self-contained interactive page: the active memory timeline per device, the
+//           composition at any time (icicle graph, top call sites), pools; or a compare of two
 //
 // Each exporter takes a whole report::Snapshot and returns the file's bytes; notes that the user
 // should see (history missing, records left out) go to `notes`, one line each, without prefix.
@@ -54,5 +55,9 @@ std::string export_pprof_uncompressed(const report::Snapshot &snapshot, const Op
 std::string export_pprof(const report::Snapshot &snapshot, const Options &options, std::vector<std::string> *notes);
 std::string export_pickle(const report::Snapshot &snapshot, const Options &options, std::vector<std::string> *notes);
 std::string export_html(const report::Snapshot &snapshot, const Options &options, std::vector<std::string> *notes);
+// The compare page (`export --format html --base OLD NEW`): the difference by call site and both
+// timelines aligned; notes are prefixed "base: " / "new: ".
+std::string export_html_compare(const report::Snapshot &base, const report::Snapshot &snapshot, const Options &options,
+                                std::vector<std::string> *notes);
 
 } // namespace vramtrace::exporter

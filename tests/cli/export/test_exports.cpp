@@ -28,6 +28,12 @@ std::string read_file(const std::string &path) {
     return ss.str();
 }
 
+size_t count_of(const std::string &text, const std::string &what) {
+    size_t n = 0;
+    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+}
+
 void check_golden(const std::string &name, const std::string &got) {
     std::string path = std::string(VT_TEST_DATA_DIR) + "/" + name;
     if (std::getenv("VT_UPDATE_GOLDEN")) {
@@ -128,14 +134,50 @@ TEST_CASE("pickle of the fixture matches the golden file", "[export]") {
     CHECK(notes[0].rfind("1 live allocation(s) left out", 0) == 0);
 }
 
+// The page without the bodies of its <style> and viewer <script> (tools/export/html/viewer.*):
+// the golden file holds what the exporter writes from the snapshot, the browser tests the viewer.
+// tests/cli/cli_test.sh strips the CLI's page the same way (sed).
+static std::string without_assets(const std::string &page) {
+    std::string out;
+    bool skipping = false;
+    for (size_t at = 0; at < page.size();) {
+        size_t end = page.find('\n', at);
+        end = end == std::string::npos ? page.size() : end + 1;
+        std::string_view line(page.data() + at, end - at);
+        if (skipping && (line.rfind("</style>", 0) == 0 || line.rfind("</script>", 0) == 0)) skipping = false;
+        if (!skipping) out += line;
+        if (line == "<style>\n" || line == "<script>\n") skipping = true;
+        at = end;
+    }
+    return out;
+}
+
 TEST_CASE("html report of the fixture matches the golden file", "[export]") {
     std::vector<std::string> notes;
     std::string out = exporter::export_html(vt_export_test::fixture_snapshot(), {}, &notes);
-    check_golden("report.html", out);
+    check_golden("report.html", without_assets(out));
     CHECK(notes.empty());
-    CHECK(out.find("http") == std::string::npos); // self-contained: nothing fetched
-    CHECK(out.find("<h2>Live at the peak (icicle graph, callers on top)</h2>") != std::string::npos);
-    CHECK(out.find("epoch &quot;1&quot; &lt;a;b&gt;") != std::string::npos);
+    CHECK(out.find("://") == std::string::npos); // self-contained: nothing fetched
+    CHECK(out.find("innerHTML") == std::string::npos); // the viewer inserts text only
+    CHECK(out.find("<h2>Top call sites at each device's peak</h2>") != std::string::npos);
+    CHECK(out.find("\"epoch \\\"1\\\" \\u003ca;b>\"") != std::string::npos); // the mark, as JSON text
+    // The page is the viewer with the data: two scripts, the data's type is not JavaScript.
+    CHECK(count_of(out, "<script") == 2);
+    CHECK(count_of(out, "</script>") == 2);
+    CHECK(out.find("<script type=\"application/json\" id=\"vt-data\">{\"mode\":\"single\"") != std::string::npos);
+}
+
+TEST_CASE("html compare page holds both snapshots", "[export]") {
+    std::vector<std::string> notes;
+    report::Snapshot base = vt_export_test::fixture_snapshot();
+    base.process.pid = 1111;
+    std::string out = exporter::export_html_compare(base, vt_export_test::fixture_snapshot(), {}, &notes);
+    CHECK(notes.empty());
+    CHECK(out.find("<h1>vramtrace compare</h1>") != std::string::npos);
+    CHECK(out.find("<p><b>base:</b> ./train --epochs 3<br>pid 1111 on node17") != std::string::npos);
+    CHECK(out.find("<p><b>new:</b> ./train --epochs 3<br>pid 4242 on node17") != std::string::npos);
+    CHECK(out.find("{\"mode\":\"compare\",\"names\":[\"base\",\"new\"],\"runs\":[{\"title\"") != std::string::npos);
+    CHECK(count_of(out, "\"title\":\"./train --epochs 3\"") == 2);
 }
 
 TEST_CASE("export_snapshot refuses what the snapshot cannot give", "[export]") {

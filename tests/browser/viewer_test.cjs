@@ -1,0 +1,374 @@
+// The HTML report in a real browser: Debian's chromium driven by playwright-core (no browser
+// download). One browser for every case of this file:
+//
+//   node viewer_test.cjs VT WORK NODE_MODULES DATA CASE...
+//
+// VT the built vramtrace, WORK a scratch directory (pages and screenshots, kept as artifacts),
+// NODE_MODULES where `npm install playwright-core` put it, DATA tests/cli/data. CHROMIUM (the
+// environment) names the browser, default "chromium". Cases: report, compare, hostile, history,
+// python. Prints "PASS name" / "FAIL name: why" per check and "N passed, M failed"; exits 1 when a
+// check failed or when playwright-core or chromium is missing (a missing tool fails, never skips).
+'use strict';
+const fs = require('fs');
+const path = require('path');
+const { execFileSync } = require('child_process');
+
+const [VT, WORK, NODE_MODULES, DATA, ...CASES] = process.argv.slice(2);
+let passed = 0, failed = 0;
+function check(name, ok, detail) {
+  if (ok) { passed++; console.log('PASS ' + name); }
+  else { failed++; console.log('FAIL ' + name + (detail !== undefined ? ': ' + detail : '')); }
+}
+function same(name, got, want) {
+  const a = JSON.stringify(got), b = JSON.stringify(want);
+  check(name, a === b, 'got ' + a + ', want ' + b);
+}
+
+let chromium;
+try {
+  ({ chromium } = require(path.resolve(NODE_MODULES, 'playwright-core')));
+} catch (e) {
+  console.log('FAIL playwright-core is not installed in ' + NODE_MODULES + ' (npm install --prefix ' +
+    path.dirname(NODE_MODULES) + ' playwright-core): ' + e.message);
+  process.exit(1);
+}
+
+// The version the build pins (tests/browser/CMakeLists.txt), so that CI tests what the README installs.
+const installed = require(path.resolve(NODE_MODULES, 'playwright-core', 'package.json')).version;
+if (process.env.VT_PLAYWRIGHT_VERSION && installed !== process.env.VT_PLAYWRIGHT_VERSION) {
+  console.log('FAIL playwright-core ' + installed + ' is installed, the build pins ' + process.env.VT_PLAYWRIGHT_VERSION);
+  process.exit(1);
+}
+fs.mkdirSync(WORK, { recursive: true });
+function exportPage(name, args) {
+  const out = path.join(WORK, name + '.html');
+  execFileSync(VT, ['export', '-f', 'html', '-o', out, ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+  return out;
+}
+// "U64MAX" anywhere in a value is written as the number 2^64 - 1 (a double cannot hold it).
+function writeJson(name, value) {
+  const p = path.join(WORK, name + '.json');
+  fs.writeFileSync(p, JSON.stringify(value, null, 1).replace(/"U64MAX"/g, '18446744073709551615'));
+  return p;
+}
+const MiB = 1048576;
+
+async function open(browser, file) {
+  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  const errors = [];
+  page.on('pageerror', e => errors.push('pageerror: ' + e.message));
+  page.on('console', m => { if (m.type() === 'error') errors.push('console: ' + m.text()); });
+  // Nothing may be fetched: the page is self-contained.
+  const requests = [];
+  page.on('request', r => { if (!r.url().startsWith('file:')) requests.push(r.url()); });
+  await page.goto('file://' + file);
+  await page.waitForSelector('body[data-ready="1"]', { timeout: 10000 });
+  page.vtErrors = errors;
+  page.vtRequests = requests;
+  return page;
+}
+const text = (page, sel) => page.$eval(sel, e => e.textContent);
+const texts = (page, sel) => page.$$eval(sel, es => es.map(e => e.textContent));
+async function at(page, i, t, bytes) { return page.evaluate(([i, t, b]) => window.vramtraceViewer.point(i, t, b), [i, t, bytes]); }
+const rows = page => page.$$eval('#vt-sites tr', trs => trs.map(tr => Array.from(tr.children).map(td => td.textContent)));
+
+// tests/cli/data/export_input.json: on cuda:0 1 MiB from 0.5 s (live at the dump, 5 s) and 3 MiB
+// from 1.0 s to 2.0 s (times from the process start); the peak 4 MiB at 1.0 s; a mark at 1.5 s.
+async function caseReport(browser) {
+  const page = await open(browser, exportPage('report', [path.join(DATA, 'export_input.json')]));
+  same('report: timelines per device', await page.evaluate(() => window.vramtraceViewer.timelines().map(t => [t.device, t.bands])),
+    [['cuda:0', 2], ['cuda:1', 1], ['host', 1]]);
+  same('report: the peak is preselected', await text(page, '#vt-comp-title'),
+    'Live at the peak of cuda:0 (1.000 s, exact, from the peak counters): 4.00 MiB (4194304 B) in 2 allocations');
+  same('report: top sites at the peak', await rows(page), [
+    ['3.00 MiB (3145728 B)', '1', '75.0%', '?? (train+0x2000)'],
+    ['1.00 MiB (1048576 B)', '1', '25.0%', 'alloc_helper<float>(unsigned long) at /src/alloc.h:7 (inlined into make_buffer(unsigned long) at /src/train.cpp:42) (train)']]);
+
+  // Hover the 3 MiB band at 1.5 s (it lies on top of the 1 MiB one: 1 to 4 MiB).
+  let p = await at(page, 0, 1.5e9, 2.5 * MiB);
+  await page.mouse.move(p.x, p.y);
+  same('report: hover shows the allocation and its whole stack', await text(page, '#vt-tip'), [
+    '3.00 MiB (3145728 B) on cuda:0 at 0x7f3a00200000',
+    'api cudaMalloc, stream (not recorded), thread 4242',
+    'allocated at 1.000 s, freed at 2.000 s, lived 1.000 s',
+    'call site: ?? (train+0x2000)',
+    'stack (leaf first):',
+    '  cudaMalloc',
+    '  train+0x2000',
+    '  main at /src/train.cpp:97'].join('\n'));
+  p = await at(page, 0, 3e9, 0.5 * MiB);
+  await page.mouse.move(p.x, p.y);
+  same('report: hover of the band live at the dump', (await text(page, '#vt-tip')).split('\n').slice(0, 3), [
+    '1.00 MiB (1048576 B) on cuda:0 at 0x7f3a00000000',
+    'api cudaMalloc, stream 0x0, thread 4242',
+    'allocated at 0.500 s, still live at the dump (5.000 s)']);
+  // The mark on the time axis.
+  p = await at(page, 0, 1.5e9, 0);
+  await page.mouse.move(p.x, p.y + 22);
+  same('report: hover of the mark on the axis', await text(page, '#vt-tip'), 'mark "epoch "1" <a;b>" at 1.500 s');
+  p = await at(page, 0, 3e9, 0);
+  await page.mouse.move(p.x, p.y + 22);
+  same('report: hover of the OOM on the axis', (await text(page, '#vt-tip')).split('\n')[0],
+    'out of memory: cudaMalloc asked for 8.00 GiB (8589934592 B) at 3.000 s, 1.00 MiB (1048576 B) tracked then, thread 4242');
+  p = await at(page, 0, 5e9, 0);
+  await page.mouse.move(p.x, p.y + 22);
+  same('report: hover of the dump on the axis', await text(page, '#vt-tip'), 'snapshot (reason exit) at 5.000 s');
+  await page.screenshot({ path: path.join(WORK, 'report.png'), fullPage: true });
+
+  // Click at 3.0 s: only the 1 MiB allocation is live.
+  p = await at(page, 0, 3e9, 0.5 * MiB);
+  await page.mouse.click(p.x, p.y);
+  const title = await text(page, '#vt-comp-title');
+  check('report: a click at 3 s shows what was live then', /^Live on cuda:0 at (2\.99\d|3\.00\d) s: 1\.00 MiB \(1048576 B\) in 1 allocation$/.test(title), title);
+  same('report: the flame graph at 3 s', await texts(page, '#vt-flame .fn'), ['all', 'main at /src/train.cpp:97',
+    'make_buffer(unsigned long) at /src/train.cpp:42', 'alloc_helper<float>(unsigned long) at /src/alloc.h:7 (inlined)', 'cudaMalloc']);
+  check('report: the click pins the band', (await text(page, '#vt-pinned')).startsWith('1.00 MiB (1048576 B) on cuda:0 at 0x7f3a00000000\n'),
+    await text(page, '#vt-pinned'));
+  await page.keyboard.press('Escape');
+  same('report: Escape unpins', await text(page, '#vt-pinned'), 'Click a band to pin its details here (Escape unpins).');
+  // Click at 1.5 s: both.
+  p = await at(page, 0, 1.5e9, 0.5 * MiB);
+  await page.mouse.click(p.x, p.y);
+  same('report: the flame graph at 1.5 s', await texts(page, '#vt-flame .fn'), ['all', 'main at /src/train.cpp:97',
+    'train+0x2000', 'cudaMalloc', 'make_buffer(unsigned long) at /src/train.cpp:42',
+    'alloc_helper<float>(unsigned long) at /src/alloc.h:7 (inlined)', 'cudaMalloc']);
+  same('report: the widths of the flame graph at 1.5 s', await page.$$eval('#vt-flame .fn', es => es.map(e => e.style.width)),
+    ['100%', '100%', '75%', '75%', '25%', '25%', '25%']);
+  await page.click('#vt-dump');
+  same('report: the composition at the dump', await text(page, '#vt-comp-title'),
+    'Live at the dump on cuda:0 (5.000 s): 1.00 MiB (1048576 B) in 1 allocation');
+
+  // Drag from 1.0 s to 2.0 s: the view is that range (to a pixel, 4.4 ms here).
+  const a = await at(page, 0, 1e9, MiB), b = await at(page, 0, 2e9, MiB);
+  await page.mouse.move(a.x, a.y);
+  await page.mouse.down();
+  await page.mouse.move((a.x + b.x) / 2, a.y);
+  await page.mouse.move(b.x, b.y);
+  await page.mouse.up();
+  let v = await page.evaluate(() => window.vramtraceViewer.view());
+  check('report: drag zooms to 1.0 .. 2.0 s', Math.abs(v.t0 - 1e9) < 5e6 && Math.abs(v.t1 - 2e9) < 5e6, JSON.stringify(v));
+  // Zoomed in, the scale is that of the range: 4 MiB at its top.
+  same('report: the scale follows the zoom', (await page.evaluate(() => window.vramtraceViewer.timelines()))[0].max, 4 * MiB);
+  await page.screenshot({ path: path.join(WORK, 'report-zoomed.png') });
+  p = await at(page, 0, 1.5e9, MiB);
+  await page.mouse.dblclick(p.x, p.y);
+  same('report: double-click resets the view', await page.evaluate(() => window.vramtraceViewer.view()), { t0: 0, t1: 5e9 });
+  await page.keyboard.press('+');
+  same('report: + zooms in on the middle', await page.evaluate(() => window.vramtraceViewer.view()), { t0: 1.25e9, t1: 3.75e9 });
+  await page.keyboard.press('ArrowRight');
+  same('report: the right arrow pans', await page.evaluate(() => window.vramtraceViewer.view()), { t0: 1.875e9, t1: 4.375e9 });
+  await page.keyboard.press('r');
+  same('report: r resets the view', await page.evaluate(() => window.vramtraceViewer.view()), { t0: 0, t1: 5e9 });
+  await page.keyboard.press('p');
+  same('report: p selects the peak', await text(page, '#vt-comp-title'),
+    'Live at the peak of cuda:0 (1.000 s, exact, from the peak counters): 4.00 MiB (4194304 B) in 2 allocations');
+  await page.keyboard.press('/');
+  await page.keyboard.type('worker');
+  same('report: search counts the matching stacks', await text(page, '#vt-search-count'), '1 stack matches');
+  same('report: search dims the other sites', await page.$$eval('#vt-sites tr', trs => trs.map(t => t.className)), ['dim', 'dim']);
+  same('report: no script error', page.vtErrors, []);
+  same('report: nothing fetched', page.vtRequests, []);
+  await page.close();
+}
+
+// diff_base.json -> diff_new.json: alloc_a grew by 1 MiB, alloc_d is new, alloc_c gone.
+async function caseCompare(browser) {
+  const page = await open(browser, exportPage('compare', ['--base', path.join(DATA, 'diff_base.json'), path.join(DATA, 'diff_new.json')]));
+  const diff = await page.$$eval('#vt-diff tr', trs => trs.map(tr => Array.from(tr.children).map(td => td.textContent)));
+  same('compare: the grown site first', diff[0], ['+1.00 MiB (1048576 B)', '1.00 MiB (1048576 B)', '2.00 MiB (2097152 B)', '1 → 2', 'alloc_a() at model.cpp:10 (train)']);
+  same('compare: the gone site last', diff[diff.length - 1], ['-4.00 KiB (4096 B)', '4.00 KiB (4096 B)', '0 B', '1 → 0', 'alloc_c() at data.cpp:30 (train)']);
+  same('compare: both timelines per device', await page.evaluate(() => window.vramtraceViewer.timelines().map(t => t.device)),
+    ['cuda:0', 'cuda:0', 'cuda:1', 'cuda:1', 'host', 'host']);
+  // The highest column of each (what the scale shows); allocations made at the dump are drawn too.
+  same('compare: the scales of the timelines', await page.evaluate(() => window.vramtraceViewer.timelines().map(t => t.max)),
+    [5243392, 6291968, 4096, 8192, 100, 100]);
+  same('compare: aligned at the starts', await text(page, '.vt-align'), 'The two runs are aligned at their starts.');
+  same('compare: the composition names its run', await text(page, '#vt-comp-title'), 'Live at the dump on cuda:0 (6.000 µs) in new: 6.00 MiB (6291968 B) in 4 allocations');
+  same('compare: no script error', page.vtErrors, []);
+  await page.screenshot({ path: path.join(WORK, 'compare.png'), fullPage: true });
+  await page.close();
+
+  // Two runs that share a mark are aligned at it: the mark is time 0 of both.
+  const base = JSON.parse(fs.readFileSync(path.join(DATA, 'export_input.json')));
+  const cur = JSON.parse(JSON.stringify(base));
+  for (const e of cur.events) e.time_ns += 1e9;
+  const page2 = await open(browser, exportPage('compare-marks', ['--base', writeJson('mark-base', base), writeJson('mark-new', cur)]));
+  same('compare: aligned at the shared mark', await text(page2, '.vt-align'), 'The two runs are aligned at their first shared mark "epoch "1" <a;b>" (time 0).');
+  same('compare: the view spans both runs around the mark', await page2.evaluate(() => window.vramtraceViewer.full()), { t0: -2.5e9, t1: 3.5e9 });
+  await page2.close();
+}
+
+// Hostile strings from the security issue: markup and script in every string the page shows,
+// control characters, a 3000-frame stack, the highest ordinal, a size of 2^64 - 1.
+async function caseHostile(browser) {
+  const s = JSON.parse(fs.readFileSync(path.join(DATA, 'export_input.json')));
+  const evil = '<img src=x onerror="window.__pwned=1">';
+  const evil2 = '</script><script>window.__pwned=2</script><!--';
+  s.process.command_line = ['<svg onload="window.__pwned=3">', evil2];
+  s.process.host = '<b id="pwned-host">host</b>';
+  s.frames[1].function = evil;
+  s.frames[1].inlined[0].function = evil2;
+  s.frames[2].function = 'main\u001b[2J\rname\u0007';
+  s.frames[4].file = '/src/<iframe src="javascript:window.__pwned=4">.cpp';
+  // A 100,000-character name (cuda:1's frame worker(int)).
+  s.frames[4].function = 'LONG' + 'w'.repeat(100000) + '<br>';
+  for (const e of s.events) if (e.type === 'mark') e.label = '<script>window.__pwned=5</script>';
+  // A 3000-frame stack for the host allocation, a huge size and the highest ordinal.
+  const first = s.frames.length;
+  for (let i = 0; i < 3000; i++) s.frames.push({ address: '0x' + (0x600000 + i).toString(16), module: 0, module_offset: '0x' + i.toString(16), function: 'deep' + i + '<i>', file: '', line: 0 });
+  s.stacks.push({ id: 4, frames: Array.from({ length: 3000 }, (_, i) => first + i), call_site: 0 });
+  s.allocations[0].stack = 4;
+  for (const e of s.events) if (e.type === 'alloc' && e.device === -1) e.stack = 4;
+  for (const pk of s.peaks) if (pk.device === -1) pk.sites[0].stack = 4;
+  s.devices.push({ device: 1023, current_bytes: 'U64MAX', peak_bytes: 'U64MAX', allocation_count: 1, free_count: 0, total_allocated_bytes: 'U64MAX', total_freed_bytes: 0 });
+  s.allocations.push({ address: '0x7f9000000000', size: 'U64MAX', kind: 'device', device: 1023, api: '<u>cudaMalloc</u>', stream: '0xffffffffffffffff', thread_id: 4294967295, time_ns: 4600000000, stack: 3 });
+  const file = writeJson('hostile', s);
+  const page = await open(browser, exportPage('hostile', [file]));
+  same('hostile: no script of the snapshot ran', await page.evaluate(() => window.__pwned === undefined), true);
+  same('hostile: no element made from a string', await page.evaluate(() =>
+    document.querySelectorAll('img, svg, iframe, i, u, #pwned-host').length), 0);
+  same('hostile: only the page\'s two scripts', await page.evaluate(() => document.scripts.length), 2);
+  same('hostile: the timelines, the ordinal 1023 among them', await page.evaluate(() => window.vramtraceViewer.timelines().map(t => t.device)),
+    ['cuda:0', 'cuda:1', 'cuda:1023', 'host']);
+  const p = await at(page, 0, 3e9, 0.5 * MiB);
+  await page.mouse.move(p.x, p.y);
+  const tip = await text(page, '#vt-tip');
+  check('hostile: names in the hover are text', tip.includes('  ' + evil + ' at /src/train.cpp:42') &&
+    tip.includes(evil2 + ' at /src/alloc.h:7 (inlined)') && tip.includes('main\\x1b[2J\\x0dname\\x07 at /src/train.cpp:97'), tip);
+  await page.mouse.click(p.x, p.y);
+  const names = await texts(page, '#vt-flame .fn');
+  check('hostile: names in the flame graph are text', names.includes(evil + ' at /src/train.cpp:42') && names.includes(evil2 + ' at /src/alloc.h:7 (inlined)'), JSON.stringify(names));
+  same('hostile: the page title is text', await page.title(), 'vramtrace: <svg onload="window.__pwned=3"> ' + evil2);
+  // The host allocation's 3000-frame stack: the flame graph draws the root, a marker and 512 frames.
+  const host = await page.evaluate(() => window.vramtraceViewer.timelines().findIndex(t => t.device === 'host'));
+  const q = await at(page, host, 4e9, 2048);
+  await page.mouse.click(q.x, q.y);
+  const deep = await texts(page, '#vt-flame .fn');
+  same('hostile: a 3000-frame stack draws 514 rows', deep.length, 514);
+  same('hostile: one node per row', await page.$$eval('#vt-flame .fn', es => new Set(es.map(e => e.style.top)).size), 514);
+  same('hostile: below the root, a marker says what was left out', deep.slice(0, 3), ['all', '(2488 more frames not drawn)', 'deep511<i>']);
+  same('hostile: the leaf is drawn', deep[513], 'deep0<i>');
+  await page.mouse.move(q.x, q.y);
+  const deepTip = (await text(page, '#vt-tip')).split('\n');
+  same('hostile: the hover of a deep stack is bounded', deepTip.slice(-2), ['  deep39<i>', '  ... 473 more frames']);
+  check('hostile: the pinned stack is whole', (await text(page, '#vt-pinned')).split('\n').length === 5 + 513, (await text(page, '#vt-pinned')).split('\n').length);
+  const big = await page.evaluate(() => window.vramtraceViewer.timelines().findIndex(t => t.device === 'cuda:1023'));
+  const r = await at(page, big, 4.8e9, 1e18);
+  await page.mouse.move(r.x, r.y);
+  same('hostile: 2^64 - 1 bytes', (await text(page, '#vt-tip')).split('\n').slice(0, 2),
+    ['16.00 EiB on cuda:1023 at 0x7f9000000000', 'api <u>cudaMalloc</u>, stream 0xffffffffffffffff, thread 4294967295']);
+  // The long name: whole in the flame graph's node, which stays inside the graph.
+  const c1 = await page.evaluate(() => window.vramtraceViewer.timelines().findIndex(t => t.device === 'cuda:1'));
+  const w = await at(page, c1, 4e9, MiB);
+  await page.mouse.click(w.x, w.y);
+  const long = await page.$$eval('#vt-flame .fn', es => es.map(e => [e.textContent.length, e.getBoundingClientRect().right <= e.parentNode.getBoundingClientRect().right + 1]));
+  same('hostile: a 100,000-character name is one node, inside the graph', long.filter(x => x[0] > 100000), [[100004 + 4 + ' at /src/<iframe src="javascript:window.__pwned=4">.cpp:120'.length, true]]);
+  same('hostile: the table cuts the long call site', (await rows(page))[0][3].slice(1990), 'wwwwwwwwww… (98075 more characters)');
+  same('hostile: the page is no wider than the window', await page.evaluate(() => document.documentElement.scrollWidth), 1280);
+  same('hostile: no script error', page.vtErrors, []);
+  await page.screenshot({ path: path.join(WORK, 'hostile.png'), fullPage: true });
+  await page.close();
+}
+
+// What the page says when it cannot show everything: no history; a wrapped one. And the pools.
+async function caseHistory(browser) {
+  const s = JSON.parse(fs.readFileSync(path.join(DATA, 'export_input.json')));
+  const pooled = JSON.parse(JSON.stringify(s));
+  pooled.pools = [{ handle: '0x5000', device: 0, is_default: true, reserved_bytes: 8 * MiB, used_bytes: 6 * MiB, reserved_high_bytes: 16 * MiB, used_high_bytes: 12 * MiB },
+    { handle: '0x6000', device: 1, is_default: false, reserved_bytes: 2 * MiB, used_bytes: 0, reserved_high_bytes: 2 * MiB, used_high_bytes: MiB }];
+  let page = await open(browser, exportPage('pools', [writeJson('pools', pooled)]));
+  same('pools: reserved vs used per pool', await page.$$eval('.vt-pools tr', trs => trs.map(tr => Array.from(tr.children).map(td => td.textContent))), [
+    ['device', 'pool', 'reserved', 'used', 'used / reserved', 'reserved high', 'used high'],
+    ['cuda:0', '0x5000 (default)', '8.00 MiB (8388608 B)', '6.00 MiB (6291456 B)', ' 75.0%', '16.00 MiB (16777216 B)', '12.00 MiB (12582912 B)'],
+    ['cuda:1', '0x6000', '2.00 MiB (2097152 B)', '0 B', ' 0.0%', '2.00 MiB (2097152 B)', '1.00 MiB (1048576 B)']]);
+  await page.close();
+  // Nothing tracked at all.
+  const empty = JSON.parse(JSON.stringify(s));
+  Object.assign(empty, { devices: [], allocations: [], events: [], peaks: [], ooms: [], stacks: [], frames: [], modules: [] });
+  page = await open(browser, exportPage('empty', [writeJson('empty', empty)]));
+  same('empty: the page says so', await texts(page, '.vt-timelines > p'), ['No tracked memory.']);
+  same('empty: no script error', page.vtErrors, []);
+  await page.close();
+  // VMM: 64 MiB of address space reserved, 6 MiB mapped of 8 MiB of physical handles on cuda:0.
+  const vmm = JSON.parse(JSON.stringify(s));
+  const vmmAlloc = (address, size, kind, device) => ({ address, size, kind, device, api: 'cuMemMap', stream: '0x0', thread_id: 1, time_ns: 4000000000, stack: 0 });
+  vmm.allocations.push(vmmAlloc('0x7e0000000000', 64 * MiB, 'va_reservation', -2), vmmAlloc('0x7e0000000000', 6 * MiB, 'vmm_mapping', 0),
+    vmmAlloc('0x1', 8 * MiB, 'vmm_physical', 0));
+  page = await open(browser, exportPage('vmm', [writeJson('vmm', vmm)]));
+  same('vmm: reserved address space', await text(page, '.vt-va'), 'Reserved address space (no device): 64.00 MiB (67108864 B)');
+  same('vmm: mapped vs physical per device', await page.$$eval('.vt-vmm tr', trs => trs.map(tr => Array.from(tr.children).map(td => td.textContent))),
+    [['device', 'mapped', 'physical handles'], ['cuda:0', '6.00 MiB (6291456 B)', '8.00 MiB (8388608 B)']]);
+  same('vmm: no script error', page.vtErrors, []);
+  await page.close();
+  const none = JSON.parse(JSON.stringify(s));
+  none.events = [];
+  none.event_history = { capacity: 0, recorded: 0, wrapped: false, complete_from_ns: 0 };
+  page = await open(browser, exportPage('no-history', [writeJson('no-history', none)]));
+  same('history: none, the page says so', await texts(page, '#vt-app > .note'), ['The snapshot has no event history (VRAMTRACE_EVENTS=0, or an older vramtrace): the timeline shows only the allocations live at the dump, from the times they were made; memory freed before the dump is not shown.']);
+  same('history: none, only the live allocations drawn', await page.evaluate(() => window.vramtraceViewer.timelines().map(t => [t.device, t.bands])),
+    [['cuda:0', 1], ['cuda:1', 1], ['host', 1]]);
+  await page.close();
+  const wrapped = JSON.parse(JSON.stringify(s));
+  wrapped.events = wrapped.events.filter(e => e.time_ns >= 2500000000);
+  wrapped.event_history = { capacity: 5, recorded: 7, wrapped: true, complete_from_ns: 2500000000 };
+  page = await open(browser, exportPage('wrapped', [writeJson('wrapped', wrapped)]));
+  same('history: wrapped, the page says so', await texts(page, '#vt-app > .note'), ['The event history wrapped (7 events recorded, 5 kept): before 1.50 s the timeline shows only the allocations freed or live later, from the start of the kept history (their start is not known); raise VRAMTRACE_EVENTS to keep more.']);
+  const p = await at(page, 0, 1.8e9, 2 * MiB);
+  await page.mouse.move(p.x, p.y);
+  same('history: a band from before the kept history', (await text(page, '#vt-tip')).split('\n')[2], 'allocated before 1.500 s (before the kept history), freed at 2.000 s, lived 0.500 s');
+  await page.close();
+}
+
+// A PyTorch snapshot (the one recorded on the H200 in tests/unit/report/data, or one that
+// tests/gpu/run_viewer.sh wrote: "python=FILE@EXPECT", EXPECT the text the first call site at the
+// peak must hold): its Python lines show in the flame graph and in the stack of a band, pinned by
+// a click.
+async function casePython(browser, arg) {
+  const [file, expect] = arg.split('@');
+  const page = await open(browser, exportPage('python', [file]));
+  const flame = await texts(page, '#vt-flame .fn');
+  check('python: the flame graph names Python lines', flame.some(n => / at .*\.py:\d+ \(python\)$/.test(n)), JSON.stringify(flame.slice(0, 12)));
+  if (expect) {
+    const top = (await rows(page))[0];
+    check('python: the first call site at the peak is ' + expect, top && top[3].includes(expect), JSON.stringify(top));
+  }
+  // A band whose stack has a Python frame: a click pins it, its whole stack names the line.
+  const band = await page.evaluate(() => window.vramtraceViewer.bandWhere(0, '\\.py:\\d+ \\(python\\)$'));
+  check('python: a band of the first GPU has a Python stack', band !== null);
+  if (band) {
+    const p = await at(page, 0, band.t, band.bytes);
+    await page.mouse.click(p.x, p.y);
+    const pinned = await text(page, '#vt-pinned');
+    check('python: the pinned stack of that band names Python lines', / at .*\.py:\d+ \(python\)\n/.test(pinned + '\n'), pinned.slice(0, 400));
+  }
+  same('python: no script error', page.vtErrors, []);
+  await page.screenshot({ path: path.join(WORK, 'python.png'), fullPage: true });
+  await page.close();
+}
+
+// --no-sandbox: CI runs the suite as root, where chromium's sandbox refuses to start;
+// --disable-dev-shm-usage: a container's /dev/shm is often 64 MiB, too small for the renderer.
+(async () => {
+  let browser;
+  try {
+    browser = await chromium.launch({ executablePath: process.env.CHROMIUM || 'chromium', args: ['--no-sandbox', '--disable-dev-shm-usage'] });
+  } catch (e) {
+    console.log('FAIL chromium could not be started (' + (process.env.CHROMIUM || 'chromium') + '): ' + e.message.split('\n')[0]);
+    process.exit(1);
+  }
+  try {
+    for (const c of CASES) {
+      if (c === 'report') await caseReport(browser);
+      else if (c === 'compare') await caseCompare(browser);
+      else if (c === 'hostile') await caseHostile(browser);
+      else if (c === 'history') await caseHistory(browser);
+      else if (c.startsWith('python=')) await casePython(browser, c.slice(7));
+      else check('known case ' + c, false);
+    }
+  } catch (e) {
+    check('no exception', false, e.stack);
+  }
+  await browser.close();
+  console.log(passed + ' passed, ' + failed + ' failed');
+  process.exit(failed || !passed ? 1 : 0);
+})();
