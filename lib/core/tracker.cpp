@@ -182,6 +182,20 @@ void mark_exiting() { g_exiting.store(true, std::memory_order_release); }
 
 void note_runtime_bootstrap() { g_bootstraps.fetch_add(1, std::memory_order_relaxed); }
 
+uint32_t peak_key(Tracker &t, uint32_t stack, uint16_t range) {
+    if (range == 0) return stack;
+    uintptr_t frame = static_cast<uintptr_t>(kRangeKeyTag | uint64_t{range} << 32 | stack);
+    return t.depot.intern(&frame, 1);
+}
+
+bool split_peak_key(const Tracker &t, uint32_t key, uint32_t *stack, uint16_t *range) {
+    StackView v = t.depot.get(key);
+    if (v.depth != 1 || (v.frames[0] & 0xffff000000000000ull) != kRangeKeyTag) return false;
+    *stack = static_cast<uint32_t>(v.frames[0]);
+    *range = static_cast<uint16_t>(v.frames[0] >> 32);
+    return true;
+}
+
 void record_allocation(Tracker &t, const AllocationRecord &record) {
     // Registered again after each runtime start, at most kMaxExitHandlers times in all (a program
     // that looks "cuGetProcAddress" up over and over does not grow the atexit list without bound).
@@ -194,7 +208,7 @@ void record_allocation(Tracker &t, const AllocationRecord &record) {
         atexit(&mark_exiting);
     if (!t.table.insert(record)) return;
     if (counts_toward_device(record.kind))
-        t.counters.on_alloc(record.device, record.size, record.stack_id, record.time_ns);
+        t.counters.on_alloc(record.device, record.size, peak_key(t, record.stack_id, record.range), record.time_ns);
     t.events.push(event_of(EventType::Alloc, record));
 }
 
@@ -205,7 +219,8 @@ bool take_allocation(Tracker &t, uint64_t address, AllocationRecord *out) {
 void restore_allocation(Tracker &t, const AllocationRecord &record) { t.table.insert(record); }
 
 void account_free(Tracker &t, const AllocationRecord &record, TeardownCause cause) {
-    if (counts_toward_device(record.kind)) t.counters.on_free(record.device, record.size, record.stack_id);
+    if (counts_toward_device(record.kind))
+        t.counters.on_free(record.device, record.size, peak_key(t, record.stack_id, record.range));
     EventRecord e = event_of(EventType::Free, record);
     e.cause = static_cast<uint8_t>(cause);
     t.events.push(e);

@@ -152,6 +152,9 @@ struct Allocation {
     // Optional: the context generation whose teardown ends this allocation (Teardown::context);
     // 0 (left out) for memory no context teardown frees (stream-ordered, VMM, graph memory).
     uint32_t context = 0;
+    // Optional: the allocating thread's open NVTX push/pop ranges (RangeStack::id); 0 (left out):
+    // none open, or NVTX not in use.
+    uint32_t range = 0;
 
     bool operator==(const Allocation &) const = default;
 };
@@ -164,11 +167,21 @@ struct PeakSite {
     uint64_t count = 0;
     bool operator==(const PeakSite &) const = default;
 };
+// What one NVTX range stack (RangeStack::id; 0: no range open) held at a device's peak.
+struct RangePeak {
+    uint32_t range = 0;
+    uint64_t bytes = 0;
+    uint64_t count = 0;
+    bool operator==(const RangePeak &) const = default;
+};
 struct DevicePeak {
     int device = 0;
     uint64_t peak_bytes = 0;
     uint64_t time_ns = 0;    // CLOCK_MONOTONIC when the peak was reached
     std::vector<PeakSite> sites; // bytes descending, then stack ascending
+    // Optional (empty when no allocation of the device had an NVTX range open): the same peak by
+    // range stack, bytes descending, then range ascending; the bytes sum to peak_bytes.
+    std::vector<RangePeak> ranges;
     bool operator==(const DevicePeak &) const = default;
 };
 
@@ -253,6 +266,15 @@ struct Teardown {
 // that went into a merged snapshot, and one per device of such a process, so that merging merged
 // snapshots still lists every process. Plain snapshots have neither; within schema 1 both are
 // optional (a reader that does not know them skips them).
+// One NVTX push/pop range stack of a thread: its open ranges, outermost first, each with its domain
+// ("" for NVTX's default domain) and its name (the message after normalisation: docs/nvtx.md).
+struct RangeStack {
+    uint32_t id = 0;                   // Allocation::range, RangePeak::range; never 0
+    std::vector<std::string> domains;
+    std::vector<std::string> names;    // as many as domains
+    bool operator==(const RangeStack &) const = default;
+};
+
 struct MergedProcess {
     uint32_t input = 0;                    // row number in the merged snapshot, from 0
     std::string file;                      // the snapshot file the process wrote
@@ -310,6 +332,14 @@ struct Snapshot {
     uint64_t teardown_count = 0;
     EventHistory events;
     // Stacks referenced by peaks, ooms and events are in `stacks` too.
+    // Optional (empty when the program made no NVTX push): the range stacks that allocations and
+    // peaks name, ascending id, and the NVTX records vramtrace could not keep (docs/nvtx.md).
+    std::vector<RangeStack> range_stacks;
+    uint64_t dropped_range_stacks = 0;
+    uint64_t dropped_range_names = 0;
+
+    // The range stack with this id, or nullptr.
+    const RangeStack *find_range(uint32_t id) const;
 
     // The stack with this id, or nullptr (id 0, or not in `stacks`). O(log n) when `stacks` is in
     // ascending id order (as the library writes it), O(n) otherwise.

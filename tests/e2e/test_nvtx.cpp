@@ -1,0 +1,100 @@
+// NVTX ranges end to end (programs/nvtx_program.c): NVTX's own client code loads the library
+// through NVTX_INJECTION64_PATH; allocations carry their thread's range stack, the peak is split
+// by range stack, marks join the event history.
+#include <catch2/catch.hpp>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "harness.h"
+
+using namespace e2e;
+
+namespace {
+
+constexpr uint64_t MiB = 1u << 20;
+
+// "domain:name > domain:name" of a range stack id ("" for 0).
+std::string range_text(const nlohmann::json &s, uint64_t id) {
+    if (id == 0) return "";
+    for (const auto &r : s.at("nvtx_ranges")) {
+        if (r.at("id").get<uint64_t>() != id) continue;
+        std::string out;
+        for (size_t i = 0; i < r.at("names").size(); ++i) {
+            if (i) out += " > ";
+            std::string domain = r.at("domains").at(i);
+            out += (domain.empty() ? "" : domain + ":") + r.at("names").at(i).get<std::string>();
+        }
+        return out;
+    }
+    return "?";
+}
+
+RunResult run_nvtx(const std::string &dir, std::map<std::string, std::string> env) {
+    env.emplace("VRAMTRACE_OUTPUT", dir + "/exit.json");
+    env.emplace("VRAMTRACE_SUMMARY", "0");
+    return run({bin_dir() + "/vt_nvtx_program", dir + "/nvtx.json"}, {true, env, dir});
+}
+
+} // namespace
+
+TEST_CASE("nvtx: allocations carry their thread's range stack over two domains; the peak by range is exact") {
+    std::string dir = make_temp_dir("nvtx");
+    RunResult r = run_nvtx(dir, {{"NVTX_INJECTION64_PATH", preload_library()}});
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK(r.out == "worker levels: 0 1 1 0\nmain levels: 0 0 0 0 -1\ndump: 0\n");
+    auto s = load_json(dir + "/nvtx.json");
+
+    std::map<uint64_t, std::string> live; // size -> range stack
+    for (const auto &a : s.at("allocations"))
+        live[a.at("size").get<uint64_t>()] = range_text(s, a.value("range", uint64_t{0}));
+    CHECK(live == std::map<uint64_t, std::string>{
+                      {1 * MiB, "step > ml:forward"}, {2 * MiB, "step"}, {4 * MiB, ""}, {16 * MiB, "loader"}});
+
+    REQUIRE(s.at("peaks").size() == 1);
+    const auto &peak = s.at("peaks").at(0);
+    CHECK(peak.at("peak_bytes").get<uint64_t>() == 27 * MiB);
+    std::map<std::string, std::pair<uint64_t, uint64_t>> ranges;
+    uint64_t sum = 0;
+    for (const auto &row : peak.at("ranges")) {
+        ranges[range_text(s, row.at("range"))] = {row.at("bytes"), row.at("count")};
+        sum += row.at("bytes").get<uint64_t>();
+    }
+    CHECK(ranges == std::map<std::string, std::pair<uint64_t, uint64_t>>{{"step > ml:forward", {1 * MiB, 1}},
+                                                                         {"step", {2 * MiB, 1}},
+                                                                         {"loader > aten::mm", {8 * MiB, 1}},
+                                                                         {"loader", {16 * MiB, 1}}});
+    CHECK(sum == 27 * MiB);
+    // The sites are still by call stack: the range keys are folded back into them.
+    uint64_t site_sum = 0;
+    for (const auto &site : peak.at("sites")) site_sum += site.at("bytes").get<uint64_t>();
+    CHECK(site_sum == 27 * MiB);
+    for (const auto &site : peak.at("sites")) CHECK(site.at("stack").get<uint64_t>() != 0);
+
+    std::vector<std::string> marks;
+    for (const auto &e : s.at("events"))
+        if (e.at("type") == "mark") marks.push_back(e.at("label"));
+    CHECK(marks == std::vector<std::string>{"checkpoint"});
+}
+
+TEST_CASE("nvtx: without NVTX_INJECTION64_PATH, or with tracing off, the program runs with NVTX's no-ops") {
+    std::string dir = make_temp_dir("nvtx-off");
+    RunResult r = run_nvtx(dir, {});
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    // NVTX's own no-ops: every push and pop returns NVTX_NO_PUSH_POP_TRACKING (-2).
+    CHECK(r.out == "worker levels: -2 -2 -2 -2\nmain levels: -2 -2 -2 -2 -2\ndump: 0\n");
+    auto s = load_json(dir + "/nvtx.json");
+    CHECK(!s.contains("nvtx_ranges"));
+    for (const auto &a : s.at("allocations")) CHECK(!a.contains("range"));
+    CHECK(!s.at("peaks").at(0).contains("ranges"));
+
+    std::string dir2 = make_temp_dir("nvtx-disabled");
+    RunResult d = run_nvtx(dir2, {{"NVTX_INJECTION64_PATH", preload_library()}, {"VRAMTRACE_DISABLE", "1"}});
+    INFO(d.err);
+    REQUIRE(d.exit_code == 0);
+    // InitializeInjectionNvtx2 declined: NVTX's no-ops again; the dump is refused as disabled.
+    CHECK(d.out == "worker levels: -2 -2 -2 -2\nmain levels: -2 -2 -2 -2 -2\ndump: -4\n");
+}
