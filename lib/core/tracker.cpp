@@ -79,6 +79,21 @@ void remove_self_from_ld_preload() {
     log_debug("VRAMTRACE_FOLLOW=0: removed %s from LD_PRELOAD; child programs are not traced", self);
 }
 
+// VRAMTRACE_FOLLOW=0: NVTX in the programs this process execs must not load this library either
+// (it would find tracing on there): NVTX_INJECTION64_PATH is removed when it names this library.
+void remove_self_from_nvtx_injection() {
+    const char *path = getenv("NVTX_INJECTION64_PATH");
+    if (path == nullptr) return;
+    Dl_info info{};
+    if (dladdr(reinterpret_cast<void *>(&remove_self_from_nvtx_injection), &info) == 0 || info.dli_fname == nullptr)
+        return;
+    struct stat self_st {}, st {};
+    if (stat(info.dli_fname, &self_st) != 0 || stat(path, &st) != 0) return;
+    if (st.st_dev != self_st.st_dev || st.st_ino != self_st.st_ino) return;
+    unsetenv("NVTX_INJECTION64_PATH");
+    log_debug("VRAMTRACE_FOLLOW=0: removed NVTX_INJECTION64_PATH; child programs' NVTX is not traced");
+}
+
 // Clocks and the event ring of a freshly constructed tracker.
 void start_tracker(Tracker *t) {
     t->start_wall_ns = wall_ns();
@@ -146,7 +161,10 @@ void initialize() {
     int expected = kNotStarted;
     if (!g_state.compare_exchange_strong(expected, kStarting, std::memory_order_acq_rel)) return;
     load_config();
-    if (!config().follow) remove_self_from_ld_preload();
+    if (!config().follow) {
+        remove_self_from_ld_preload();
+        remove_self_from_nvtx_injection();
+    }
     static bool atfork_registered;
     if (!atfork_registered) {
         atfork_registered = true;

@@ -77,6 +77,8 @@ struct SummaryBody::State {
     // space (va_reservation), mapped ranges and physical allocations per device.
     uint64_t reserved_va = 0, reservations = 0;
     std::map<int, uint64_t> vmm_mapped, vmm_physical;
+    // Held bytes and allocations live per (device, NVTX range stack id; 0: no range open).
+    std::map<std::pair<int, uint32_t>, std::pair<uint64_t, uint64_t>> range_live;
 
     uint32_t intern(const std::string &name) {
         auto [it, inserted] = name_index.try_emplace(name, uint32_t(names.size()));

@@ -315,6 +315,42 @@ void categories(Lines &lines, const Snapshot &s, const SummaryBody::State &body)
         lines.add("  (PyTorch's caching allocator: a segment has the category of the request that created it)");
 }
 
+// Live bytes and bytes at the peak per device and NVTX range stack (the push/pop ranges open on the
+// allocating thread). Printed only when the snapshot names a range stack.
+void nvtx_ranges(Lines &lines, const Snapshot &s, const SummaryBody::State &body) {
+    bool any = !s.range_stacks.empty();
+    for (const DevicePeak &p : s.peaks) any |= !p.ranges.empty();
+    if (!any) return;
+    struct Row {
+        uint64_t live = 0, live_count = 0, peak = 0;
+    };
+    std::map<int, std::map<uint32_t, Row>> by_device;
+    for (const auto &[key, value] : body.range_live) {
+        Row &r = by_device[key.first][key.second];
+        r.live += value.first, r.live_count += value.second;
+    }
+    for (const DevicePeak &p : s.peaks)
+        for (const RangePeak &rp : p.ranges) by_device[p.device][rp.range].peak += rp.bytes;
+    lines.add("memory by NVTX range (the push/pop ranges open on the allocating thread, outermost first):");
+    std::vector<int> order;
+    for (const auto &entry : by_device) order.push_back(entry.first);
+    std::stable_sort(order.begin(), order.end(), [](int a, int b) { return device_order_rank(a) < device_order_rank(b); });
+    for (int device : order) {
+        std::vector<std::pair<uint32_t, Row>> rows(by_device[device].begin(), by_device[device].end());
+        std::stable_sort(rows.begin(), rows.end(), [](const auto &a, const auto &b) {
+            return a.second.peak != b.second.peak ? a.second.peak > b.second.peak : a.second.live > b.second.live;
+        });
+        std::vector<std::vector<std::string>> table{{device_label(device), "live", "allocations", "at peak"}};
+        for (const auto &[id, row] : rows)
+            table.push_back({"  " + one_line(range_stack_label(s, id)), format_bytes(row.live), dec(row.live_count),
+                             format_bytes(row.peak)});
+        lines.table("  ", table, {false, true, true, true});
+    }
+    if (s.dropped_range_stacks != 0 || s.dropped_range_names != 0)
+        lines.add("  warning: the range table was full: " + plural(s.dropped_range_stacks, "range stack") + " and " +
+                  plural(s.dropped_range_names, "range name") + " not kept (counted under the (more ...) rows)");
+}
+
 std::string stack_location(const Snapshot &s, uint32_t id) {
     const Stack *stack = s.find_stack(id);
     if (!stack) return "(no stack captured)";
@@ -494,6 +530,7 @@ std::string build(const Snapshot &s, const SummaryBody::State &body, const Summa
     }
     peaks(lines, s, options);
     categories(lines, s, body);
+    nvtx_ranges(lines, s, body);
     ooms(lines, s, body, options);
     pools(lines, s);
     virtual_memory(lines, body);

@@ -50,6 +50,19 @@ const RangeStack *Snapshot::find_range(uint32_t id) const {
     return nullptr;
 }
 
+std::string range_stack_label(const Snapshot &s, uint32_t id) {
+    if (id == 0) return "(no range)";
+    const RangeStack *r = s.find_range(id);
+    if (r == nullptr) return "(range " + std::to_string(id) + ", not in the snapshot)";
+    std::string out;
+    for (size_t i = 0; i < r->names.size(); ++i) {
+        if (i) out += " > ";
+        if (i < r->domains.size() && !r->domains[i].empty()) out += r->domains[i] + ":";
+        out += r->names[i].empty() ? "(unnamed)" : r->names[i];
+    }
+    return out;
+}
+
 const Stack *Snapshot::find_stack(uint32_t id) const {
     if (id == 0 || stacks.empty()) return nullptr;
     // Binary search assuming ascending ids; well defined (if useless) on any order.

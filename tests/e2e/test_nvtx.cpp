@@ -73,6 +73,21 @@ TEST_CASE("nvtx: allocations carry their thread's range stack over two domains; 
     CHECK(site_sum == 27 * MiB);
     for (const auto &site : peak.at("sites")) CHECK(site.at("stack").get<uint64_t>() != 0);
 
+    // The summary, from the file through the CLI's reader: live and at-peak bytes by range stack.
+    RunResult summary = run({cli(), "summary", dir + "/nvtx.json"}, {false, {}, dir});
+    REQUIRE(summary.exit_code == 0);
+    std::string text = summary.out + summary.err;
+    size_t at = text.find("vramtrace: memory by NVTX range");
+    REQUIRE(at != std::string::npos);
+    CHECK(text.substr(at, text.find("vramtrace: still live", at) - at) ==
+          "vramtrace: memory by NVTX range (the push/pop ranges open on the allocating thread, outermost first):\n"
+          "vramtrace:   cuda:0                    live  allocations    at peak\n"
+          "vramtrace:     loader             16.00 MiB            1  16.00 MiB\n"
+          "vramtrace:     loader > aten::mm        0 B            0   8.00 MiB\n"
+          "vramtrace:     step                2.00 MiB            1   2.00 MiB\n"
+          "vramtrace:     step > ml:forward   1.00 MiB            1   1.00 MiB\n"
+          "vramtrace:     (no range)          4.00 MiB            1        0 B\n");
+
     std::vector<std::string> marks;
     for (const auto &e : s.at("events"))
         if (e.at("type") == "mark") marks.push_back(e.at("label"));

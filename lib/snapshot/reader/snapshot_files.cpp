@@ -44,6 +44,10 @@ public:
     void on_event(Event &&e) override { s_.events.events.push_back(std::move(e)); }
     void on_teardown_count(uint64_t n) override { s_.teardown_count = n; }
     void on_teardown(Teardown &&td) override { s_.teardowns.push_back(std::move(td)); }
+    void on_range_stack(report::RangeStack &&r) override { s_.range_stacks.push_back(std::move(r)); }
+    void on_dropped_nvtx(uint64_t stacks, uint64_t names) override {
+        s_.dropped_range_stacks = stacks, s_.dropped_range_names = names;
+    }
 
 private:
     report::Snapshot &s_;

@@ -275,6 +275,8 @@ void SnapshotSaxHandler::deliver() {
     case Top::Dropped:
         sink_.on_dropped(dropped_.allocations, dropped_.stacks);
         sink_.on_dropped_peak_sites(dropped_.peak_sites);
+        if (dropped_.nvtx_range_stacks != 0 || dropped_.nvtx_range_names != 0)
+            sink_.on_dropped_nvtx(dropped_.nvtx_range_stacks, dropped_.nvtx_range_names);
         break;
     case Top::Devices: sink_.on_device(std::move(device_)); break;
     case Top::Modules: sink_.on_module(std::move(module_)); break;
@@ -289,6 +291,7 @@ void SnapshotSaxHandler::deliver() {
     case Top::EventHistory: sink_.on_event_history(std::move(history_)); break;
     case Top::Events: sink_.on_event(std::move(event_)); break;
     case Top::Teardowns: sink_.on_teardown(std::move(teardown_)); break;
+    case Top::NvtxRanges: sink_.on_range_stack(std::move(range_stack_)); break;
     default: break;
     }
 }

@@ -77,6 +77,7 @@ private:
         case Top::EventHistory: fn(self->history_, Schema<EventHistory>::fields); break;
         case Top::Events: fn(self->event_, Schema<Event>::fields); break;
         case Top::Teardowns: fn(self->teardown_, Schema<Teardown>::fields); break;
+        case Top::NvtxRanges: fn(self->range_stack_, Schema<RangeStack>::fields); break;
         default: break;
         }
     }
@@ -99,7 +100,8 @@ private:
     static bool is_array_member(Top t) {
         return t == Top::Devices || t == Top::Modules || t == Top::Frames || t == Top::Stacks ||
                t == Top::Allocations || t == Top::MergedProcesses || t == Top::MergedDevices || t == Top::Peaks ||
-               t == Top::Ooms || t == Top::Pools || t == Top::Events || t == Top::Teardowns;
+               t == Top::Ooms || t == Top::Pools || t == Top::Events || t == Top::Teardowns ||
+               t == Top::NvtxRanges;
     }
 
     // An error. Once "format" confirmed the file, the parse stops. Before that the file may still
@@ -163,6 +165,7 @@ private:
     EventHistory history_;
     Event event_;
     Teardown teardown_;
+    RangeStack range_stack_;
 };
 
 } // namespace vramtrace::cli::schema
