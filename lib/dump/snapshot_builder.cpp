@@ -21,6 +21,7 @@
 #include "device/device_info.h"
 #include "symbolize/symbolizer.h"
 #include "dump/oom_log.h"
+#include "nvtx/mem_regions.h"
 #include "nvtx/range_table.h"
 #include "nvtx/thread_ranges.h"
 
@@ -103,6 +104,41 @@ void capture_peaks(const Tracker &t, report::Snapshot &s) {
     }
 }
 
+// The live regions of the NVTX memory API, each inside the tracked allocation that backs it; a region
+// that lies in none (or crosses a segment's end) is counted, not listed.
+void capture_regions(report::Snapshot &s) {
+    std::vector<const report::Allocation *> segments;
+    for (const report::Allocation &a : s.allocations)
+        if (a.kind == "device" || a.kind == "managed" || a.kind == "vmm_mapping" || a.kind == "host_pinned")
+            segments.push_back(&a);
+    std::sort(segments.begin(), segments.end(),
+              [](const report::Allocation *a, const report::Allocation *b) { return a->address < b->address; });
+    nvtx::for_each_region([&](const nvtx::Region &r) {
+        auto it = std::upper_bound(segments.begin(), segments.end(), r.address,
+                                   [](uint64_t v, const report::Allocation *a) { return v < a->address; });
+        const report::Allocation *seg = it == segments.begin() ? nullptr : *(it - 1);
+        if (seg == nullptr || r.address + r.size > seg->address + seg->size || r.address + r.size < r.address) {
+            ++s.nvtx_regions_outside;
+            return;
+        }
+        report::NvtxRegion out;
+        out.address = r.address;
+        out.size = r.size;
+        out.allocation = seg->address;
+        out.allocation_size = seg->size;
+        out.heap = r.heap;
+        out.device = seg->device;
+        out.range = r.range;
+        out.thread_id = r.thread_id;
+        s.nvtx_regions.push_back(out);
+    });
+    std::sort(s.nvtx_regions.begin(), s.nvtx_regions.end(), [](const report::NvtxRegion &a, const report::NvtxRegion &b) {
+        return a.allocation != b.allocation ? a.allocation < b.allocation : a.address < b.address;
+    });
+    s.dropped_nvtx_regions = nvtx::regions_dropped();
+    s.nvtx_unregisters_unknown = nvtx::unknown_unregisters();
+}
+
 // The NVTX range stacks that allocations and peaks name, each spelled out from its chain of nodes
 // (nvtx/range_table.h), outermost range first.
 void capture_ranges(report::Snapshot &s) {
@@ -112,6 +148,8 @@ void capture_ranges(report::Snapshot &s) {
     for (const report::DevicePeak &p : s.peaks)
         for (const report::RangePeak &r : p.ranges)
             if (r.range != 0) ids.push_back(r.range);
+    for (const report::NvtxRegion &r : s.nvtx_regions)
+        if (r.range != 0) ids.push_back(r.range);
     std::sort(ids.begin(), ids.end());
     ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
     for (uint32_t id : ids) {
@@ -292,6 +330,7 @@ report::Snapshot capture_snapshot(Tracker &t, const char *reason) {
         s.allocations.push_back(std::move(a));
     }
     capture_peaks(t, s);
+    capture_regions(s);
     capture_ranges(s);
     capture_events(t, s);
     capture_teardowns(t, s);

@@ -7,6 +7,7 @@
 // --no-follow child) returns 0: NVTX then sets every slot to its no-op.
 #define NVTX_NO_IMPL
 #include <nvtx3/nvToolsExt.h>
+#include <nvtx3/nvToolsExtMem.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -14,6 +15,7 @@
 
 #include "core/tracker.h"
 #include "nvtx/intervals.h"
+#include "nvtx/mem_regions.h"
 #include "nvtx/range_table.h"
 #include "nvtx/thread_ranges.h"
 
@@ -131,8 +133,70 @@ bool attach(NvtxGetExportTableFunc_t get_table) {
     return true;
 }
 
+// ---- the memory extension (nvToolsExtMem.h) ----
+uint64_t heap_handle(nvtxMemHeapHandle_t heap) { return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(heap)); }
+
+nvtxMemHeapHandle_t NVTX_API mem_heap_register(nvtxDomainHandle_t, const nvtxMemHeapDesc_t *desc) {
+    uint64_t address = 0, size = 0;
+    if (desc != nullptr && desc->type == NVTX_MEM_TYPE_VIRTUAL_ADDRESS && desc->typeSpecificDesc != nullptr &&
+        desc->typeSpecificDescSize >= sizeof(nvtxMemVirtualRangeDesc_t)) {
+        auto *range = static_cast<const nvtxMemVirtualRangeDesc_t *>(desc->typeSpecificDesc);
+        address = reinterpret_cast<uintptr_t>(range->ptr);
+        size = range->size;
+    }
+    return reinterpret_cast<nvtxMemHeapHandle_t>(static_cast<uintptr_t>(register_heap(address, size)));
+}
+void NVTX_API mem_heap_unregister(nvtxDomainHandle_t, nvtxMemHeapHandle_t heap) { unregister_heap(heap_handle(heap)); }
+void NVTX_API mem_heap_reset(nvtxDomainHandle_t, nvtxMemHeapHandle_t heap) { reset_heap(heap_handle(heap)); }
+void NVTX_API mem_regions_register(nvtxDomainHandle_t, const nvtxMemRegionsRegisterBatch_t *batch) {
+    if (batch == nullptr || batch->regionType != NVTX_MEM_TYPE_VIRTUAL_ADDRESS || batch->regionDescElements == nullptr ||
+        batch->regionDescElementSize < sizeof(nvtxMemVirtualRangeDesc_t))
+        return;
+    auto *bytes = static_cast<const unsigned char *>(batch->regionDescElements);
+    for (size_t i = 0; i < batch->regionCount; ++i) {
+        auto *d = reinterpret_cast<const nvtxMemVirtualRangeDesc_t *>(bytes + i * batch->regionDescElementSize);
+        uint64_t h = register_region(heap_handle(batch->heap), reinterpret_cast<uintptr_t>(d->ptr), d->size);
+        if (batch->regionHandleElementsOut != nullptr)
+            batch->regionHandleElementsOut[i] = reinterpret_cast<nvtxMemRegionHandle_t>(static_cast<uintptr_t>(h));
+    }
+}
+void NVTX_API mem_regions_unregister(nvtxDomainHandle_t, const nvtxMemRegionsUnregisterBatch_t *batch) {
+    if (batch == nullptr || batch->refElements == nullptr || batch->refElementSize < sizeof(nvtxMemRegionRef_t)) return;
+    auto *bytes = reinterpret_cast<const unsigned char *>(batch->refElements);
+    for (size_t i = 0; i < batch->refCount; ++i) {
+        auto *ref = reinterpret_cast<const nvtxMemRegionRef_t *>(bytes + i * batch->refElementSize);
+        if (batch->refType == NVTX_MEM_REGION_REF_TYPE_POINTER) unregister_region_at(reinterpret_cast<uintptr_t>(ref->pointer));
+        else if (batch->refType == NVTX_MEM_REGION_REF_TYPE_HANDLE)
+            unregister_region_handle(reinterpret_cast<uintptr_t>(ref->handle));
+    }
+}
+
+bool attach_memory(nvtxExtModuleInfo_t *info) {
+    if (info == nullptr || info->moduleId != NVTX_EXT_MODULEID_MEM || info->compatId != NVTX_EXT_COMPATID_MEM)
+        return false;
+    for (size_t k = 0; k < info->segmentsCount; ++k) {
+        nvtxExtModuleSegment_t &seg = info->segments[k];
+        auto put = [&](size_t id, auto fn) {
+            if (id < seg.slotCount) seg.functionSlots[id] = reinterpret_cast<intptr_t>(fn);
+        };
+        put(NVTX3EXT_CBID_nvtxMemHeapRegister, &mem_heap_register);
+        put(NVTX3EXT_CBID_nvtxMemHeapUnregister, &mem_heap_unregister);
+        put(NVTX3EXT_CBID_nvtxMemHeapReset, &mem_heap_reset);
+        put(NVTX3EXT_CBID_nvtxMemRegionsRegister, &mem_regions_register);
+        put(NVTX3EXT_CBID_nvtxMemRegionsUnregister, &mem_regions_unregister);
+    }
+    return true;
+}
+
 } // namespace
 } // namespace vramtrace::nvtx
+
+// NVTX's extensions (the memory API) call this once per extension, at its first call. 1: attached
+// (the slots left alone become NVTX's no-ops); 0: every slot of the extension is a no-op.
+extern "C" __attribute__((visibility("default"))) int InitializeInjectionNvtxExtension(nvtxExtModuleInfo_t *info) {
+    if (vramtrace::tracker() == nullptr) return 0;
+    return vramtrace::nvtx::attach_memory(info) ? 1 : 0;
+}
 
 // NVTX calls this once, at the program's first NVTX call. 1: attached; 0: NVTX sets every entry
 // point to its no-op.

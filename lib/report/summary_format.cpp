@@ -351,6 +351,48 @@ void nvtx_ranges(Lines &lines, const Snapshot &s, const SummaryBody::State &body
                   plural(s.dropped_range_names, "range name") + " not kept (counted under the (more ...) rows)");
 }
 
+// The pools that describe their sub-allocations with the NVTX memory API: per segment (the tracked
+// allocation a pool's regions lie in), the bytes its live regions use and the rest, free inside the
+// pool; then the regions' bytes by the range stack open when each was registered.
+void nvtx_pools(Lines &lines, const Snapshot &s) {
+    bool bad = s.dropped_nvtx_regions != 0 || s.nvtx_regions_outside != 0 || s.nvtx_unregisters_unknown != 0;
+    if (s.nvtx_regions.empty() && !bad) return;
+    lines.add("memory inside pools (NVTX memory API: regions inside the allocations that back them):");
+    struct Segment {
+        int device = -2;
+        uint64_t size = 0, used = 0, regions = 0;
+    };
+    std::map<uint64_t, Segment> segments;
+    std::map<std::pair<int, uint32_t>, std::pair<uint64_t, uint64_t>> by_range;
+    for (const NvtxRegion &r : s.nvtx_regions) {
+        Segment &g = segments[r.allocation];
+        g.device = r.device, g.size = r.allocation_size, g.used += r.size, ++g.regions;
+        auto &row = by_range[{r.device, r.range}];
+        row.first += r.size, ++row.second;
+    }
+    std::vector<std::vector<std::string>> table{{"device", "segment", "size", "used by regions", "regions", "free inside the pool"}};
+    for (const auto &[address, g] : segments)
+        table.push_back({device_label(g.device), hex_u64(address), format_bytes(g.size), format_bytes(g.used), dec(g.regions),
+                         format_bytes(g.size >= g.used ? g.size - g.used : 0)});
+    if (!segments.empty()) lines.table("  ", table, {false, false, true, true, true, true});
+    if (!by_range.empty()) {
+        std::vector<std::pair<std::pair<int, uint32_t>, std::pair<uint64_t, uint64_t>>> rows(by_range.begin(), by_range.end());
+        std::stable_sort(rows.begin(), rows.end(), [](const auto &a, const auto &b) {
+            if (a.first.first != b.first.first) return device_order_rank(a.first.first) < device_order_rank(b.first.first);
+            return a.second.first > b.second.first;
+        });
+        std::vector<std::vector<std::string>> ranges{{"device", "regions by NVTX range", "bytes", "regions"}};
+        for (const auto &[key, row] : rows)
+            ranges.push_back({device_label(key.first), one_line(range_stack_label(s, key.second)), format_bytes(row.first),
+                              dec(row.second)});
+        lines.table("  ", ranges, {false, false, true, true});
+    }
+    if (bad)
+        lines.add("  warning: not trusted: " + plural(s.nvtx_regions_outside, "region") + " outside every tracked allocation, " +
+                  plural(s.nvtx_unregisters_unknown, "unregister") + " of no live region or heap, " +
+                  plural(s.dropped_nvtx_regions, "registration") + " beyond vramtrace's tables");
+}
+
 std::string stack_location(const Snapshot &s, uint32_t id) {
     const Stack *stack = s.find_stack(id);
     if (!stack) return "(no stack captured)";
@@ -531,6 +573,7 @@ std::string build(const Snapshot &s, const SummaryBody::State &body, const Summa
     peaks(lines, s, options);
     categories(lines, s, body);
     nvtx_ranges(lines, s, body);
+    nvtx_pools(lines, s);
     ooms(lines, s, body, options);
     pools(lines, s);
     virtual_memory(lines, body);

@@ -275,6 +275,20 @@ struct RangeStack {
     bool operator==(const RangeStack &) const = default;
 };
 
+// A region that a pool registered through the NVTX memory API (nvtxMemRegionsRegister) and had not
+// unregistered at the dump, inside the tracked allocation that backs it (the pool's segment).
+struct NvtxRegion {
+    uint64_t address = 0;
+    uint64_t size = 0;            // bytes
+    uint64_t allocation = 0;      // Allocation::address of the segment it lies in
+    uint64_t allocation_size = 0; // that segment's size
+    uint64_t heap = 0;            // the base address of the heap it was registered in; 0: none
+    int device = -2;              // the segment's device
+    uint32_t range = 0;           // RangeStack::id open on the registering thread; 0: none
+    uint32_t thread_id = 0;       // the registering thread
+    bool operator==(const NvtxRegion &) const = default;
+};
+
 struct MergedProcess {
     uint32_t input = 0;                    // row number in the merged snapshot, from 0
     std::string file;                      // the snapshot file the process wrote
@@ -337,6 +351,13 @@ struct Snapshot {
     std::vector<RangeStack> range_stacks;
     uint64_t dropped_range_stacks = 0;
     uint64_t dropped_range_names = 0;
+    // Optional (empty/0 when no pool used the NVTX memory API): its live regions, by segment then
+    // address; registrations the bounded tables refused; regions that lay in no tracked
+    // allocation (not listed: never trusted); unregisters of a region or heap that was not live.
+    std::vector<NvtxRegion> nvtx_regions;
+    uint64_t dropped_nvtx_regions = 0;
+    uint64_t nvtx_regions_outside = 0;
+    uint64_t nvtx_unregisters_unknown = 0;
 
     // The range stack with this id, or nullptr.
     const RangeStack *find_range(uint32_t id) const;

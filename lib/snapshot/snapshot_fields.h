@@ -64,6 +64,7 @@ inline constexpr Field teardown_count{"teardown_count", Json::uint64, kOptional}
 inline constexpr Field teardowns{"teardowns", Json::array, kOptional};
 inline constexpr Field event_history{"event_history", Json::object, kOptional};
 inline constexpr Field nvtx_ranges{"nvtx_ranges", Json::array, kOptional};
+inline constexpr Field nvtx_regions{"nvtx_regions", Json::array, kOptional};
 inline constexpr Field modules{"modules", Json::array, kRequired};
 inline constexpr Field frames{"frames", Json::array, kRequired};
 inline constexpr Field stacks{"stacks", Json::array, kRequired};
@@ -116,6 +117,9 @@ inline constexpr Field stacks{"stacks", Json::uint64, kRequired};
 inline constexpr Field peak_sites{"peak_sites", Json::uint64, kOptional};
 inline constexpr Field nvtx_range_stacks{"nvtx_range_stacks", Json::uint64, kOptional};
 inline constexpr Field nvtx_range_names{"nvtx_range_names", Json::uint64, kOptional};
+inline constexpr Field nvtx_regions{"nvtx_regions", Json::uint64, kOptional};
+inline constexpr Field nvtx_regions_outside{"nvtx_regions_outside", Json::uint64, kOptional};
+inline constexpr Field nvtx_unregisters_unknown{"nvtx_unregisters_unknown", Json::uint64, kOptional};
 } // namespace dropped
 
 namespace peaks {
@@ -139,6 +143,18 @@ inline constexpr Field id{"id", Json::uint64, kRequired};
 inline constexpr Field domains{"domains", Json::array, kRequired};
 inline constexpr Field names{"names", Json::array, kRequired};
 } // namespace nvtx_ranges
+
+// The records of nvtx_regions: one live region of a pool (NVTX memory API).
+namespace nvtx_regions {
+inline constexpr Field address{"address", Json::hex, kRequired};
+inline constexpr Field size{"size", Json::uint64, kRequired};
+inline constexpr Field allocation{"allocation", Json::hex, kRequired};
+inline constexpr Field allocation_size{"allocation_size", Json::uint64, kRequired};
+inline constexpr Field heap{"heap", Json::hex, kRequired};
+inline constexpr Field device{"device", Json::int64, kRequired};
+inline constexpr Field range{"range", Json::uint64, kRequired};
+inline constexpr Field thread_id{"thread_id", Json::uint64, kRequired};
+} // namespace nvtx_regions
 
 // The records of peaks[].sites and teardowns[].sites: what one stack held.
 namespace sites {

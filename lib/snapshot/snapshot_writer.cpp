@@ -197,6 +197,10 @@ void write_document(JsonEmitter &out, const Snapshot &s) {
     dropped.u64(member::dropped::peak_sites, s.dropped_peak_sites);
     if (s.dropped_range_stacks != 0) dropped.u64(member::dropped::nvtx_range_stacks, s.dropped_range_stacks);
     if (s.dropped_range_names != 0) dropped.u64(member::dropped::nvtx_range_names, s.dropped_range_names);
+    if (s.dropped_nvtx_regions != 0) dropped.u64(member::dropped::nvtx_regions, s.dropped_nvtx_regions);
+    if (s.nvtx_regions_outside != 0) dropped.u64(member::dropped::nvtx_regions_outside, s.nvtx_regions_outside);
+    if (s.nvtx_unregisters_unknown != 0)
+        dropped.u64(member::dropped::nvtx_unregisters_unknown, s.nvtx_unregisters_unknown);
     out.raw("},\n  ");
     out.key(member::top::oom_count), out.u64(s.oom_count), out.raw(",\n");
     write_array(out, member::top::peaks, s.peaks, [&](JsonMembers &m, const DevicePeak &p) {
@@ -278,6 +282,17 @@ void write_document(JsonEmitter &out, const Snapshot &s) {
                 }
                 o.ch(']');
             }
+        });
+    if (!s.nvtx_regions.empty())
+        write_array(out, member::top::nvtx_regions, s.nvtx_regions, [&](JsonMembers &m, const NvtxRegion &r) {
+            m.hex(member::nvtx_regions::address, r.address);
+            m.u64(member::nvtx_regions::size, r.size);
+            m.hex(member::nvtx_regions::allocation, r.allocation);
+            m.u64(member::nvtx_regions::allocation_size, r.allocation_size);
+            m.hex(member::nvtx_regions::heap, r.heap);
+            m.i64(member::nvtx_regions::device, r.device);
+            m.u64(member::nvtx_regions::range, r.range);
+            m.u64(member::nvtx_regions::thread_id, r.thread_id);
         });
     write_array(out, member::top::modules, s.modules, [&](JsonMembers &m, const Module &mod) {
         m.str(member::modules::path, mod.path);

@@ -3,7 +3,9 @@
 // by range stack, marks join the event history.
 #include <catch2/catch.hpp>
 
+#include <cstdio>
 #include <map>
+#include <tuple>
 #include <string>
 #include <vector>
 
@@ -51,7 +53,8 @@ TEST_CASE("nvtx: allocations carry their thread's range stack over two domains; 
     for (const auto &a : s.at("allocations"))
         live[a.at("size").get<uint64_t>()] = range_text(s, a.value("range", uint64_t{0}));
     CHECK(live == std::map<uint64_t, std::string>{
-                      {1 * MiB, "step > ml:forward"}, {2 * MiB, "step"}, {4 * MiB, ""}, {16 * MiB, "loader"}});
+                      {1 * MiB, "step > ml:forward"}, {2 * MiB, "step"}, {3 * MiB, ""}, {4 * MiB, ""},
+                      {16 * MiB, "loader"}});
 
     REQUIRE(s.at("peaks").size() == 1);
     const auto &peak = s.at("peaks").at(0);
@@ -73,6 +76,30 @@ TEST_CASE("nvtx: allocations carry their thread's range stack over two domains; 
     CHECK(site_sum == 27 * MiB);
     for (const auto &site : peak.at("sites")) CHECK(site.at("stack").get<uint64_t>() != 0);
 
+    // The pool's regions: the two live ones inside the 3 MiB segment, exact; the bad ones counted.
+    std::string segment;
+    for (const auto &a : s.at("allocations"))
+        if (a.at("size").get<uint64_t>() == 3 * MiB) segment = a.at("address");
+    REQUIRE(s.at("nvtx_regions").size() == 2);
+    std::vector<std::tuple<uint64_t, std::string, std::string>> regions;
+    for (const auto &r : s.at("nvtx_regions")) {
+        CHECK(r.at("allocation") == segment);
+        CHECK(r.at("heap") == segment);
+        CHECK(r.at("allocation_size").get<uint64_t>() == 3 * MiB);
+        regions.emplace_back(r.at("size").get<uint64_t>(), range_text(s, r.at("range")), r.at("address"));
+    }
+    uint64_t base = std::stoull(segment, nullptr, 16);
+    auto hex = [](uint64_t v) {
+        char b[32];
+        snprintf(b, sizeof b, "0x%llx", static_cast<unsigned long long>(v));
+        return std::string(b);
+    };
+    CHECK(regions == std::vector<std::tuple<uint64_t, std::string, std::string>>{
+                         {512 * 1024, "optimizer", hex(base)}, {128 * 1024, "", hex(base + MiB)}});
+    CHECK(s.at("dropped").at("nvtx_regions_outside") == 2);
+    CHECK(s.at("dropped").at("nvtx_unregisters_unknown") == 1);
+    CHECK(!s.at("dropped").contains("nvtx_regions"));
+
     // The summary, from the file through the CLI's reader: live and at-peak bytes by range stack.
     RunResult summary = run({cli(), "summary", dir + "/nvtx.json"}, {false, {}, dir});
     REQUIRE(summary.exit_code == 0);
@@ -86,7 +113,16 @@ TEST_CASE("nvtx: allocations carry their thread's range stack over two domains; 
           "vramtrace:     loader > aten::mm        0 B            0   8.00 MiB\n"
           "vramtrace:     step                2.00 MiB            1   2.00 MiB\n"
           "vramtrace:     step > ml:forward   1.00 MiB            1   1.00 MiB\n"
-          "vramtrace:     (no range)          4.00 MiB            1        0 B\n");
+          "vramtrace:     (no range)          7.00 MiB            2        0 B\n"
+          "vramtrace: memory inside pools (NVTX memory API: regions inside the allocations that back them):\n"
+          "vramtrace:   device  segment" + std::string(segment.size() - 7, ' ') +
+          "      size  used by regions  regions  free inside the pool\n"
+          "vramtrace:   cuda:0  " + segment + "  3.00 MiB       640.00 KiB        2              2.38 MiB\n"
+          "vramtrace:   device  regions by NVTX range       bytes  regions\n"
+          "vramtrace:   cuda:0  optimizer              512.00 KiB        1\n"
+          "vramtrace:   cuda:0  (no range)             128.00 KiB        1\n"
+          "vramtrace:   warning: not trusted: 2 regions outside every tracked allocation, 1 unregister of no live "
+          "region or heap, 0 registrations beyond vramtrace's tables\n");
 
     std::vector<std::string> marks;
     for (const auto &e : s.at("events"))

@@ -78,6 +78,7 @@ private:
         case Top::Events: fn(self->event_, Schema<Event>::fields); break;
         case Top::Teardowns: fn(self->teardown_, Schema<Teardown>::fields); break;
         case Top::NvtxRanges: fn(self->range_stack_, Schema<RangeStack>::fields); break;
+        case Top::NvtxRegions: fn(self->nvtx_region_, Schema<NvtxRegion>::fields); break;
         default: break;
         }
     }
@@ -101,7 +102,7 @@ private:
         return t == Top::Devices || t == Top::Modules || t == Top::Frames || t == Top::Stacks ||
                t == Top::Allocations || t == Top::MergedProcesses || t == Top::MergedDevices || t == Top::Peaks ||
                t == Top::Ooms || t == Top::Pools || t == Top::Events || t == Top::Teardowns ||
-               t == Top::NvtxRanges;
+               t == Top::NvtxRanges || t == Top::NvtxRegions;
     }
 
     // An error. Once "format" confirmed the file, the parse stops. Before that the file may still
@@ -166,6 +167,7 @@ private:
     Event event_;
     Teardown teardown_;
     RangeStack range_stack_;
+    NvtxRegion nvtx_region_;
 };
 
 } // namespace vramtrace::cli::schema

@@ -32,6 +32,7 @@ using report::OomEvent;
 using report::PeakSite;
 using report::RangePeak;
 using report::RangeStack;
+using report::NvtxRegion;
 using report::Pool;
 using report::Teardown;
 using report::Frame;
@@ -170,6 +171,9 @@ struct Dropped {
     uint64_t peak_sites = 0;
     uint64_t nvtx_range_stacks = 0;
     uint64_t nvtx_range_names = 0;
+    uint64_t nvtx_regions = 0;
+    uint64_t nvtx_regions_outside = 0;
+    uint64_t nvtx_unregisters_unknown = 0;
 };
 
 template <class R> struct Schema;
@@ -196,12 +200,15 @@ template <> struct Schema<ProcessInfo> {
 };
 template <> struct Schema<Dropped> {
     static constexpr std::string_view where = member::top::dropped.name;
-    static inline const std::array<Field<Dropped>, 5> fields{{
+    static inline const std::array<Field<Dropped>, 8> fields{{
         {member::dropped::allocations, &Dropped::allocations},
         {member::dropped::stacks, &Dropped::stacks},
         {member::dropped::peak_sites, &Dropped::peak_sites},
         {member::dropped::nvtx_range_stacks, &Dropped::nvtx_range_stacks},
         {member::dropped::nvtx_range_names, &Dropped::nvtx_range_names},
+        {member::dropped::nvtx_regions, &Dropped::nvtx_regions},
+        {member::dropped::nvtx_regions_outside, &Dropped::nvtx_regions_outside},
+        {member::dropped::nvtx_unregisters_unknown, &Dropped::nvtx_unregisters_unknown},
     }};
 };
 template <> struct Schema<DeviceTotals> {
@@ -304,6 +311,19 @@ template <> struct Schema<DevicePeak> {
         {member::peaks::time_ns, &DevicePeak::time_ns},
         {member::peaks::sites, &DevicePeak::sites},
         {member::peaks::ranges, &DevicePeak::ranges},
+    }};
+};
+template <> struct Schema<NvtxRegion> {
+    static constexpr std::string_view where = member::top::nvtx_regions.name;
+    static inline const std::array<Field<NvtxRegion>, 8> fields{{
+        {member::nvtx_regions::address, &NvtxRegion::address},
+        {member::nvtx_regions::size, &NvtxRegion::size},
+        {member::nvtx_regions::allocation, &NvtxRegion::allocation},
+        {member::nvtx_regions::allocation_size, &NvtxRegion::allocation_size},
+        {member::nvtx_regions::heap, &NvtxRegion::heap},
+        {member::nvtx_regions::device, &NvtxRegion::device},
+        {member::nvtx_regions::range, &NvtxRegion::range},
+        {member::nvtx_regions::thread_id, &NvtxRegion::thread_id},
     }};
 };
 template <> struct Schema<RangeStack> {
@@ -431,13 +451,14 @@ template <class R> constexpr bool is_sub_list<std::vector<RangePeak> R::*> = tru
 // ones added within schema 1 (optional: older files lack them).
 enum class Top { Format, SchemaVersion, Process, Devices, Dropped, Modules, Frames, Stacks, Allocations,
                  MergedProcesses, MergedDevices, OomCount, Peaks, Ooms, Pools, EventHistory, Events, TeardownCount,
-                 Teardowns, NvtxRanges, Unknown };
-constexpr std::array<std::string_view, 20> kTopNames = {
+                 Teardowns, NvtxRanges, NvtxRegions, Unknown };
+constexpr std::array<std::string_view, 21> kTopNames = {
     member::top::format, member::top::schema_version, member::top::process, member::top::devices,
     member::top::dropped, member::top::modules, member::top::frames, member::top::stacks, member::top::allocations,
     member::top::merged_processes, member::top::merged_devices, member::top::oom_count, member::top::peaks,
     member::top::ooms, member::top::pools, member::top::event_history, member::top::events,
-    member::top::teardown_count, member::top::teardowns, member::top::nvtx_ranges};
+    member::top::teardown_count, member::top::teardowns, member::top::nvtx_ranges,
+    member::top::nvtx_regions};
 constexpr size_t kRequiredTop = 9;
 
 
