@@ -124,8 +124,8 @@ void capture_regions(report::Snapshot &s) {
         report::NvtxRegion out;
         out.address = r.address;
         out.size = r.size;
-        out.allocation = seg->address;
-        out.allocation_size = seg->size;
+        out.segment = seg->address;
+        out.segment_size = seg->size;
         out.heap = r.heap;
         out.device = seg->device;
         out.range = r.range;
@@ -133,7 +133,7 @@ void capture_regions(report::Snapshot &s) {
         s.nvtx_regions.push_back(out);
     });
     std::sort(s.nvtx_regions.begin(), s.nvtx_regions.end(), [](const report::NvtxRegion &a, const report::NvtxRegion &b) {
-        return a.allocation != b.allocation ? a.allocation < b.allocation : a.address < b.address;
+        return a.segment != b.segment ? a.segment < b.segment : a.address < b.address;
     });
     s.dropped_nvtx_regions = nvtx::regions_dropped();
     s.nvtx_unregisters_unknown = nvtx::unknown_unregisters();

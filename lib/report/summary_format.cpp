@@ -365,8 +365,8 @@ void nvtx_pools(Lines &lines, const Snapshot &s) {
     std::map<uint64_t, Segment> segments;
     std::map<std::pair<int, uint32_t>, std::pair<uint64_t, uint64_t>> by_range;
     for (const NvtxRegion &r : s.nvtx_regions) {
-        Segment &g = segments[r.allocation];
-        g.device = r.device, g.size = r.allocation_size, g.used += r.size, ++g.regions;
+        Segment &g = segments[r.segment];
+        g.device = r.device, g.size = r.segment_size, g.used += r.size, ++g.regions;
         auto &row = by_range[{r.device, r.range}];
         row.first += r.size, ++row.second;
     }

@@ -280,8 +280,8 @@ struct RangeStack {
 struct NvtxRegion {
     uint64_t address = 0;
     uint64_t size = 0;            // bytes
-    uint64_t allocation = 0;      // Allocation::address of the segment it lies in
-    uint64_t allocation_size = 0; // that segment's size
+    uint64_t segment = 0;         // Allocation::address of the segment it lies in
+    uint64_t segment_size = 0;    // that segment's size
     uint64_t heap = 0;            // the base address of the heap it was registered in; 0: none
     int device = -2;              // the segment's device
     uint32_t range = 0;           // RangeStack::id open on the registering thread; 0: none

@@ -148,8 +148,8 @@ inline constexpr Field names{"names", Json::array, kRequired};
 namespace nvtx_regions {
 inline constexpr Field address{"address", Json::hex, kRequired};
 inline constexpr Field size{"size", Json::uint64, kRequired};
-inline constexpr Field allocation{"allocation", Json::hex, kRequired};
-inline constexpr Field allocation_size{"allocation_size", Json::uint64, kRequired};
+inline constexpr Field segment{"segment", Json::hex, kRequired};
+inline constexpr Field segment_size{"segment_size", Json::uint64, kRequired};
 inline constexpr Field heap{"heap", Json::hex, kRequired};
 inline constexpr Field device{"device", Json::int64, kRequired};
 inline constexpr Field range{"range", Json::uint64, kRequired};

@@ -287,8 +287,8 @@ void write_document(JsonEmitter &out, const Snapshot &s) {
         write_array(out, member::top::nvtx_regions, s.nvtx_regions, [&](JsonMembers &m, const NvtxRegion &r) {
             m.hex(member::nvtx_regions::address, r.address);
             m.u64(member::nvtx_regions::size, r.size);
-            m.hex(member::nvtx_regions::allocation, r.allocation);
-            m.u64(member::nvtx_regions::allocation_size, r.allocation_size);
+            m.hex(member::nvtx_regions::segment, r.segment);
+            m.u64(member::nvtx_regions::segment_size, r.segment_size);
             m.hex(member::nvtx_regions::heap, r.heap);
             m.i64(member::nvtx_regions::device, r.device);
             m.u64(member::nvtx_regions::range, r.range);

@@ -83,9 +83,9 @@ TEST_CASE("nvtx: allocations carry their thread's range stack over two domains; 
     REQUIRE(s.at("nvtx_regions").size() == 2);
     std::vector<std::tuple<uint64_t, std::string, std::string>> regions;
     for (const auto &r : s.at("nvtx_regions")) {
-        CHECK(r.at("allocation") == segment);
+        CHECK(r.at("segment") == segment);
         CHECK(r.at("heap") == segment);
-        CHECK(r.at("allocation_size").get<uint64_t>() == 3 * MiB);
+        CHECK(r.at("segment_size").get<uint64_t>() == 3 * MiB);
         regions.emplace_back(r.at("size").get<uint64_t>(), range_text(s, r.at("range")), r.at("address"));
     }
     uint64_t base = std::stoull(segment, nullptr, 16);

@@ -318,8 +318,8 @@ template <> struct Schema<NvtxRegion> {
     static inline const std::array<Field<NvtxRegion>, 8> fields{{
         {member::nvtx_regions::address, &NvtxRegion::address},
         {member::nvtx_regions::size, &NvtxRegion::size},
-        {member::nvtx_regions::allocation, &NvtxRegion::allocation},
-        {member::nvtx_regions::allocation_size, &NvtxRegion::allocation_size},
+        {member::nvtx_regions::segment, &NvtxRegion::segment},
+        {member::nvtx_regions::segment_size, &NvtxRegion::segment_size},
         {member::nvtx_regions::heap, &NvtxRegion::heap},
         {member::nvtx_regions::device, &NvtxRegion::device},
         {member::nvtx_regions::range, &NvtxRegion::range},
