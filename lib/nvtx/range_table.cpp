@@ -89,6 +89,13 @@ uint16_t find_stack(uint64_t key, uint32_t *slot) {
 
 const char *const kCounterTails[] = {", seq = ", ", op_id = ", ", sizes = "};
 
+// Whether `p` (at a ',') starts one of kCounterTails.
+bool at_counter_tail(const char *p) {
+    for (const char *tail : kCounterTails)
+        if (strncmp(p, tail, strlen(tail)) == 0) return true;
+    return false;
+}
+
 } // namespace
 
 size_t normalise_message(const char *message, char *out) {
@@ -130,10 +137,21 @@ uint32_t intern_normalised(const char *text, size_t length) {
     return id;
 }
 
+// One pass over the message: the cut (normalise_message's) and the hash together, so that a name
+// already seen costs a scan and a comparison, no copy.
 uint32_t intern_name(const char *message) {
-    char text[kMaxNameBytes];
-    size_t n = normalise_message(message, text);
-    return intern_normalised(text, n);
+    if (message == nullptr) return 0;
+    uint64_t h = 0xcbf29ce484222325ull;
+    size_t n = 0;
+    for (; n < kMaxNameBytes - 1 && message[n] != 0; ++n) {
+        if (message[n] == ',' && message[n + 1] == ' ' && at_counter_tail(message + n)) break;
+        h = (h ^ static_cast<unsigned char>(message[n])) * 0x100000001b3ull;
+    }
+    if (n == 0) return 0;
+    h ^= h >> 29;
+    uint32_t slot = 0;
+    if (uint32_t id = find_name(h, message, n, &slot)) return id;
+    return intern_normalised(message, n);
 }
 
 const char *name_text(uint32_t name) {
