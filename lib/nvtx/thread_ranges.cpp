@@ -35,7 +35,9 @@ std::atomic<uint64_t> g_too_deep{0};
 std::atomic<ThreadRanges *> g_free{nullptr};
 std::atomic<bool> g_free_lock{false};
 pthread_key_t g_key;
-pthread_once_t g_key_once = PTHREAD_ONCE_INIT;
+// 0: no key yet, 1: being created, 2: ready. (Not pthread_once: glibc 2.34 moved it to a newer
+// symbol version than the library may need; tests/abi/check_glibc_floor.sh.)
+std::atomic<int> g_key_state{0};
 
 thread_local ThreadRanges *t_ranges __attribute__((tls_model("initial-exec"))) = nullptr;
 
@@ -48,11 +50,20 @@ void give_back(void *p) {
     g_free_lock.store(false, std::memory_order_release);
 }
 
-void make_key() { pthread_key_create(&g_key, &give_back); }
+void make_key() {
+    int expected = 0;
+    if (g_key_state.compare_exchange_strong(expected, 1, std::memory_order_acquire)) {
+        pthread_key_create(&g_key, &give_back);
+        g_key_state.store(2, std::memory_order_release);
+        return;
+    }
+    while (g_key_state.load(std::memory_order_acquire) != 2) {
+    }
+}
 
 ThreadRanges *thread_block() {
     if (t_ranges != nullptr) return t_ranges;
-    pthread_once(&g_key_once, &make_key);
+    if (g_key_state.load(std::memory_order_acquire) != 2) make_key();
     ThreadRanges *r = nullptr;
     while (g_free_lock.exchange(true, std::memory_order_acquire)) {
     }

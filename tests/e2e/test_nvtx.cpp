@@ -124,6 +124,27 @@ TEST_CASE("nvtx: allocations carry their thread's range stack over two domains; 
           "vramtrace:   warning: not trusted: 2 regions outside every tracked allocation, 1 unregister of no live "
           "region or heap, 0 registrations beyond vramtrace's tables\n");
 
+    // Folded stacks at exit put the open ranges on top.
+    RunResult folded = run({cli(), "export", "--format", "folded", dir + "/nvtx.json"}, {false, {}, dir});
+    REQUIRE(folded.exit_code == 0);
+    std::map<std::string, uint64_t> by_top;
+    const std::vector<std::string> tops = {"step;ml:forward;", "loader;aten::mm;", "step;", "loader;", "(no range);"};
+    for (size_t at = 0, end; at < folded.out.size(); at = end + 1) {
+        end = folded.out.find('\n', at);
+        std::string line = folded.out.substr(at, end - at);
+        std::string top = "?";
+        for (const std::string &t : tops)
+            if (line.rfind(t, 0) == 0) {
+                top = t.substr(0, t.size() - 1);
+                break;
+            }
+        by_top[top] += std::stoull(line.substr(line.rfind(' ') + 1));
+    }
+    CHECK(by_top == std::map<std::string, uint64_t>{{"(no range)", 7 * MiB},
+                                                    {"loader", 16 * MiB},
+                                                    {"step", 2 * MiB},
+                                                    {"step;ml:forward", 1 * MiB}});
+
     std::vector<std::string> marks;
     for (const auto &e : s.at("events"))
         if (e.at("type") == "mark") marks.push_back(e.at("label"));
