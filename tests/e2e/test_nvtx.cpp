@@ -145,6 +145,23 @@ TEST_CASE("nvtx: allocations carry their thread's range stack over two domains; 
                                                     {"step", 2 * MiB},
                                                     {"step;ml:forward", 1 * MiB}});
 
+    // diff matches ranges by name: the run against itself, every row exact and unchanged.
+    RunResult diff = run({cli(), "diff", "--json", dir + "/nvtx.json", dir + "/nvtx.json"}, {false, {}, dir});
+    REQUIRE(diff.exit_code == 0);
+    auto dj = nlohmann::json::parse(diff.out);
+    std::map<std::string, std::pair<uint64_t, uint64_t>> diff_rows; // range -> (live, at peak), base == new
+    for (const auto &row : dj.at("nvtx_ranges")) {
+        CHECK(row.at("device") == 0);
+        CHECK(row.at("live_bytes").at("base") == row.at("live_bytes").at("new"));
+        CHECK(row.at("at_peak_bytes").at("base") == row.at("at_peak_bytes").at("new"));
+        diff_rows[row.at("nvtx_range")] = {row.at("live_bytes").at("new"), row.at("at_peak_bytes").at("new")};
+    }
+    CHECK(diff_rows == std::map<std::string, std::pair<uint64_t, uint64_t>>{{"(no range)", {7 * MiB, 0}},
+                                                                            {"loader", {16 * MiB, 16 * MiB}},
+                                                                            {"loader > aten::mm", {0, 8 * MiB}},
+                                                                            {"step", {2 * MiB, 2 * MiB}},
+                                                                            {"step > ml:forward", {1 * MiB, 1 * MiB}}});
+
     std::vector<std::string> marks;
     for (const auto &e : s.at("events"))
         if (e.at("type") == "mark") marks.push_back(e.at("label"));
