@@ -22,8 +22,11 @@
 namespace vramtrace::nvtx {
 namespace {
 
+// Our handles are domain ids (create_domain); anything else (a handle from another NVTX instance)
+// counts as the default domain.
 uint16_t domain_id(nvtxDomainHandle_t domain) {
-    return static_cast<uint16_t>(reinterpret_cast<uintptr_t>(domain));
+    auto id = reinterpret_cast<uintptr_t>(domain);
+    return id < domain_count() ? static_cast<uint16_t>(id) : 0;
 }
 
 // Wide messages keep their ASCII characters; every other character becomes '?'.

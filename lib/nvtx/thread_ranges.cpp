@@ -41,8 +41,11 @@ std::atomic<int> g_key_state{0};
 
 thread_local ThreadRanges *t_ranges __attribute__((tls_model("initial-exec"))) = nullptr;
 
+// Runs on the exiting thread: a push from a later destructor of that thread takes a fresh block.
 void give_back(void *p) {
     auto *r = static_cast<ThreadRanges *>(p);
+    if (t_ranges == r) t_ranges = nullptr;
+    t_range_stack = 0;
     while (g_free_lock.exchange(true, std::memory_order_acquire)) {
     }
     r->next_free = g_free.load(std::memory_order_relaxed);
