@@ -79,6 +79,21 @@ void remove_self_from_ld_preload() {
     log_debug("VRAMTRACE_FOLLOW=0: removed %s from LD_PRELOAD; child programs are not traced", self);
 }
 
+// VRAMTRACE_FOLLOW=0: NVTX in the programs this process execs must not load this library either
+// (it would find tracing on there): NVTX_INJECTION64_PATH is removed when it names this library.
+void remove_self_from_nvtx_injection() {
+    const char *path = getenv("NVTX_INJECTION64_PATH");
+    if (path == nullptr) return;
+    Dl_info info{};
+    if (dladdr(reinterpret_cast<void *>(&remove_self_from_nvtx_injection), &info) == 0 || info.dli_fname == nullptr)
+        return;
+    struct stat self_st {}, st {};
+    if (stat(info.dli_fname, &self_st) != 0 || stat(path, &st) != 0) return;
+    if (st.st_dev != self_st.st_dev || st.st_ino != self_st.st_ino) return;
+    unsetenv("NVTX_INJECTION64_PATH");
+    log_debug("VRAMTRACE_FOLLOW=0: removed NVTX_INJECTION64_PATH; child programs' NVTX is not traced");
+}
+
 // Clocks and the event ring of a freshly constructed tracker.
 void start_tracker(Tracker *t) {
     t->start_wall_ns = wall_ns();
@@ -146,7 +161,10 @@ void initialize() {
     int expected = kNotStarted;
     if (!g_state.compare_exchange_strong(expected, kStarting, std::memory_order_acq_rel)) return;
     load_config();
-    if (!config().follow) remove_self_from_ld_preload();
+    if (!config().follow) {
+        remove_self_from_ld_preload();
+        remove_self_from_nvtx_injection();
+    }
     static bool atfork_registered;
     if (!atfork_registered) {
         atfork_registered = true;
@@ -182,6 +200,20 @@ void mark_exiting() { g_exiting.store(true, std::memory_order_release); }
 
 void note_runtime_bootstrap() { g_bootstraps.fetch_add(1, std::memory_order_relaxed); }
 
+uint32_t peak_key(Tracker &t, uint32_t stack, uint16_t range) {
+    if (range == 0) return stack;
+    uintptr_t frame = static_cast<uintptr_t>(kRangeKeyTag | uint64_t{range} << 32 | stack);
+    return t.depot.intern(&frame, 1);
+}
+
+bool split_peak_key(const Tracker &t, uint32_t key, uint32_t *stack, uint16_t *range) {
+    StackView v = t.depot.get(key);
+    if (v.depth != 1 || (v.frames[0] & 0xffff000000000000ull) != kRangeKeyTag) return false;
+    *stack = static_cast<uint32_t>(v.frames[0]);
+    *range = static_cast<uint16_t>(v.frames[0] >> 32);
+    return true;
+}
+
 void record_allocation(Tracker &t, const AllocationRecord &record) {
     // Registered again after each runtime start, at most kMaxExitHandlers times in all (a program
     // that looks "cuGetProcAddress" up over and over does not grow the atexit list without bound).
@@ -194,7 +226,7 @@ void record_allocation(Tracker &t, const AllocationRecord &record) {
         atexit(&mark_exiting);
     if (!t.table.insert(record)) return;
     if (counts_toward_device(record.kind))
-        t.counters.on_alloc(record.device, record.size, record.stack_id, record.time_ns);
+        t.counters.on_alloc(record.device, record.size, peak_key(t, record.stack_id, record.range), record.time_ns);
     t.events.push(event_of(EventType::Alloc, record));
 }
 
@@ -205,7 +237,8 @@ bool take_allocation(Tracker &t, uint64_t address, AllocationRecord *out) {
 void restore_allocation(Tracker &t, const AllocationRecord &record) { t.table.insert(record); }
 
 void account_free(Tracker &t, const AllocationRecord &record, TeardownCause cause) {
-    if (counts_toward_device(record.kind)) t.counters.on_free(record.device, record.size, record.stack_id);
+    if (counts_toward_device(record.kind))
+        t.counters.on_free(record.device, record.size, peak_key(t, record.stack_id, record.range));
     EventRecord e = event_of(EventType::Free, record);
     e.cause = static_cast<uint8_t>(cause);
     t.events.push(e);

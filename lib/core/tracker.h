@@ -46,6 +46,15 @@ void disable_tracking(const char *why); // says why once on stderr; calls are fo
 void note_cuda_seen();
 bool cuda_seen();
 
+// The key of a record in the device counters' peak composition: its stack id while no NVTX range is
+// open, else the id of a one-frame pseudo-stack in the depot that holds (stack, range), so that the
+// composition at the peak is exact per call site and per range stack at once. The snapshot builder
+// splits such a key back (split_peak_key) before it writes the peak's sites.
+constexpr uint64_t kRangeKeyTag = 0x4e56000000000000ull; // "NV" in the top bytes
+uint32_t peak_key(Tracker &t, uint32_t stack, uint16_t range);
+// Whether `key` is such a pseudo-stack: then *stack and *range are its parts.
+bool split_peak_key(const Tracker &t, uint32_t key, uint32_t *stack, uint16_t *range);
+
 // Hot-path operations used by the hooks (lib/interception/hook_scope.h).
 void record_allocation(Tracker &t, const AllocationRecord &record);
 bool take_allocation(Tracker &t, uint64_t address, AllocationRecord *out); // erase before the free

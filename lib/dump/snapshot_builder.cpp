@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <string>
 #include <unistd.h>
+#include <map>
 #include <unordered_map>
 
 #include "core/clock.h"
@@ -20,6 +21,9 @@
 #include "device/device_info.h"
 #include "symbolize/symbolizer.h"
 #include "dump/oom_log.h"
+#include "nvtx/mem_regions.h"
+#include "nvtx/range_table.h"
+#include "nvtx/thread_ranges.h"
 
 namespace vramtrace {
 namespace {
@@ -66,21 +70,106 @@ report::Event to_report_event(const EventRecord &r) {
     return e;
 }
 
-// Each device's peak composition, read under the device's lock (a consistent cut).
+// Each device's peak composition, read as a consistent cut (device_counters.h). A key that holds
+// a (stack, NVTX range stack) pair (core/tracker.h, peak_key) counts toward both its stack's site
+// and its range's row.
 void capture_peaks(const Tracker &t, report::Snapshot &s) {
     for (const report::DeviceTotals &d : s.devices) {
         report::DevicePeak peak;
         peak.device = d.device;
-        DevicePeakView view = t.counters.for_each_peak_site(d.device, [&](uint32_t stack, uint64_t bytes, uint64_t count) {
-            peak.sites.push_back({stack, bytes, count});
+        std::map<uint32_t, report::PeakSite> sites;
+        std::map<uint32_t, report::RangePeak> ranges;
+        bool any_range = false;
+        DevicePeakView view = t.counters.for_each_peak_site(d.device, [&](uint32_t key, uint64_t bytes, uint64_t count) {
+            uint32_t stack = key;
+            uint16_t range = 0;
+            if (split_peak_key(t, key, &stack, &range)) any_range = true;
+            report::PeakSite &site = sites[stack];
+            site.stack = stack, site.bytes += bytes, site.count += count;
+            report::RangePeak &row = ranges[range];
+            row.range = range, row.bytes += bytes, row.count += count;
         });
+        for (auto &[stack, site] : sites) peak.sites.push_back(site);
+        if (any_range)
+            for (auto &[range, row] : ranges) peak.ranges.push_back(row);
         peak.peak_bytes = view.peak_bytes;
         peak.time_ns = view.time_ns;
         std::sort(peak.sites.begin(), peak.sites.end(), [](const report::PeakSite &a, const report::PeakSite &b) {
             return a.bytes != b.bytes ? a.bytes > b.bytes : a.stack < b.stack;
         });
+        std::sort(peak.ranges.begin(), peak.ranges.end(), [](const report::RangePeak &a, const report::RangePeak &b) {
+            return a.bytes != b.bytes ? a.bytes > b.bytes : a.range < b.range;
+        });
         s.peaks.push_back(std::move(peak));
     }
+}
+
+// The live regions of the NVTX memory API, each inside the tracked allocation that backs it; a region
+// that lies in none (or crosses a segment's end) is counted, not listed.
+void capture_regions(report::Snapshot &s) {
+    std::vector<const report::Allocation *> segments;
+    for (const report::Allocation &a : s.allocations)
+        if (a.kind == "device" || a.kind == "managed" || a.kind == "vmm_mapping" || a.kind == "host_pinned")
+            segments.push_back(&a);
+    std::sort(segments.begin(), segments.end(),
+              [](const report::Allocation *a, const report::Allocation *b) { return a->address < b->address; });
+    nvtx::for_each_region([&](const nvtx::Region &r) {
+        auto it = std::upper_bound(segments.begin(), segments.end(), r.address,
+                                   [](uint64_t v, const report::Allocation *a) { return v < a->address; });
+        const report::Allocation *seg = it == segments.begin() ? nullptr : *(it - 1);
+        if (seg == nullptr || r.address + r.size > seg->address + seg->size || r.address + r.size < r.address) {
+            ++s.nvtx_regions_outside;
+            return;
+        }
+        report::NvtxRegion out;
+        out.address = r.address;
+        out.size = r.size;
+        out.segment = seg->address;
+        out.segment_size = seg->size;
+        out.heap = r.heap;
+        out.device = seg->device;
+        out.range = r.range;
+        out.thread_id = r.thread_id;
+        s.nvtx_regions.push_back(out);
+    });
+    std::sort(s.nvtx_regions.begin(), s.nvtx_regions.end(), [](const report::NvtxRegion &a, const report::NvtxRegion &b) {
+        return a.segment != b.segment ? a.segment < b.segment : a.address < b.address;
+    });
+    s.dropped_nvtx_regions = nvtx::regions_dropped();
+    s.nvtx_unregisters_unknown = nvtx::unknown_unregisters();
+}
+
+// The NVTX range stacks that allocations and peaks name, each spelled out from its chain of nodes
+// (nvtx/range_table.h), outermost range first.
+void capture_ranges(report::Snapshot &s) {
+    std::vector<uint32_t> ids;
+    for (const report::Allocation &a : s.allocations)
+        if (a.range != 0) ids.push_back(a.range);
+    for (const report::DevicePeak &p : s.peaks)
+        for (const report::RangePeak &r : p.ranges)
+            if (r.range != 0) ids.push_back(r.range);
+    for (const report::NvtxRegion &r : s.nvtx_regions)
+        if (r.range != 0) ids.push_back(r.range);
+    std::sort(ids.begin(), ids.end());
+    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+    for (uint32_t id : ids) {
+        report::RangeStack r;
+        r.id = id;
+        if (id == nvtx::kOverflowStack) {
+            r.domains.push_back("");
+            r.names.push_back("(more range stacks than vramtrace keeps)");
+        }
+        nvtx::StackNode node;
+        for (uint16_t at = static_cast<uint16_t>(id); nvtx::stack_node(at, &node); at = node.parent) {
+            r.domains.push_back(nvtx::domain_name(node.domain));
+            r.names.push_back(nvtx::name_text(node.name));
+        }
+        std::reverse(r.domains.begin(), r.domains.end());
+        std::reverse(r.names.begin(), r.names.end());
+        s.range_stacks.push_back(std::move(r));
+    }
+    s.dropped_range_stacks = nvtx::stacks_overflowed();
+    s.dropped_range_names = nvtx::names_overflowed();
 }
 
 void capture_events(const Tracker &t, report::Snapshot &s) {
@@ -257,11 +346,14 @@ report::Snapshot capture_snapshot(Tracker &t, const char *reason) {
         a.stack = r.stack_id;
         a.size_is_estimate = r.kind == MemoryKind::Array; // computed from the array's descriptor
         a.context = r.context;
+        a.range = r.range;
         if (r.kind == MemoryKind::VaReservation) a.address = reservation_address(r.address);
         s.allocations.push_back(std::move(a));
     }
     add_rows_for_held_devices(s);
     capture_peaks(t, s);
+    capture_regions(s);
+    capture_ranges(s);
     capture_events(t, s);
     capture_teardowns(t, s);
 

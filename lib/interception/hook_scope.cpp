@@ -1,6 +1,7 @@
 #include "interception/hook_scope.h"
 
 #include "device/device_info.h"
+#include "nvtx/thread_ranges.h"
 
 namespace vramtrace {
 
@@ -31,6 +32,7 @@ void record_new(Tracker &t, const AllocRequest &req, uint64_t address, uint64_t 
     r.kind = req.kind;
     r.api = static_cast<uint8_t>(req.api);
     r.device = static_cast<int16_t>(device);
+    r.range = nvtx::current_range_stack();
     if (ended_by_context_teardown(req.kind) && !allocates_from_pool(req.api)) r.context = current_context().id;
     if (req.kind == MemoryKind::VmmPhysical || req.kind == MemoryKind::VmmImported) t.vmm.created(address);
     record_allocation(t, r);

@@ -50,6 +50,8 @@ void SummaryBody::add_allocation(const Allocation &a) {
         ++count;
     }
     if (!counts_as_held(a)) return; // no other part of the summary counts them
+    auto &by_range = state_->range_live[{a.device, a.range}];
+    by_range.first += a.size, ++by_range.second;
     LiveKey key{a.stack, a.device, state_->intern(a.kind), state_->intern(a.api), a.size};
     ++state_->live[key];
 }

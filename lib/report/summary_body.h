@@ -80,6 +80,8 @@ struct SummaryBody::State {
     // IPC imports still open, per device they live on: (bytes, allocations). Another process's
     // memory, so counted nowhere else.
     std::map<int, std::pair<uint64_t, uint64_t>> ipc_imports;
+    // Held bytes and allocations live per (device, NVTX range stack id; 0: no range open).
+    std::map<std::pair<int, uint32_t>, std::pair<uint64_t, uint64_t>> range_live;
 
     uint32_t intern(const std::string &name) {
         auto [it, inserted] = name_index.try_emplace(name, uint32_t(names.size()));

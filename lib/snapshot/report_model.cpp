@@ -40,6 +40,29 @@ std::string zero_padded(uint64_t value, int width, int base) {
 
 } // namespace
 
+const RangeStack *Snapshot::find_range(uint32_t id) const {
+    if (id == 0) return nullptr;
+    auto it = std::lower_bound(range_stacks.begin(), range_stacks.end(), id,
+                               [](const RangeStack &r, uint32_t v) { return r.id < v; });
+    if (it != range_stacks.end() && it->id == id) return &*it;
+    for (const RangeStack &r : range_stacks)
+        if (r.id == id) return &r;
+    return nullptr;
+}
+
+std::string range_stack_label(const Snapshot &s, uint32_t id) {
+    if (id == 0) return "(no range)";
+    const RangeStack *r = s.find_range(id);
+    if (r == nullptr) return "(range " + std::to_string(id) + ", not in the snapshot)";
+    std::string out;
+    for (size_t i = 0; i < r->names.size(); ++i) {
+        if (i) out += " > ";
+        if (i < r->domains.size() && !r->domains[i].empty()) out += r->domains[i] + ":";
+        out += r->names[i].empty() ? "(unnamed)" : r->names[i];
+    }
+    return out;
+}
+
 const Stack *Snapshot::find_stack(uint32_t id) const {
     if (id == 0 || stacks.empty()) return nullptr;
     // Binary search assuming ascending ids; well defined (if useless) on any order.

@@ -152,6 +152,9 @@ struct Allocation {
     // Optional: the context generation whose teardown ends this allocation (Teardown::context);
     // 0 (left out) for memory no context teardown frees (stream-ordered, VMM, graph memory).
     uint32_t context = 0;
+    // Optional: the allocating thread's open NVTX push/pop ranges (RangeStack::id); 0 (left out):
+    // none open, or NVTX not in use.
+    uint32_t range = 0;
 
     bool operator==(const Allocation &) const = default;
 };
@@ -164,11 +167,21 @@ struct PeakSite {
     uint64_t count = 0;
     bool operator==(const PeakSite &) const = default;
 };
+// What one NVTX range stack (RangeStack::id; 0: no range open) held at a device's peak.
+struct RangePeak {
+    uint32_t range = 0;
+    uint64_t bytes = 0;
+    uint64_t count = 0;
+    bool operator==(const RangePeak &) const = default;
+};
 struct DevicePeak {
     int device = 0;
     uint64_t peak_bytes = 0;
     uint64_t time_ns = 0;    // CLOCK_MONOTONIC when the peak was reached
     std::vector<PeakSite> sites; // bytes descending, then stack ascending
+    // Optional (empty when no allocation of the device had an NVTX range open): the same peak by
+    // range stack, bytes descending, then range ascending; the bytes sum to peak_bytes.
+    std::vector<RangePeak> ranges;
     bool operator==(const DevicePeak &) const = default;
 };
 
@@ -253,6 +266,29 @@ struct Teardown {
 // that went into a merged snapshot, and one per device of such a process, so that merging merged
 // snapshots still lists every process. Plain snapshots have neither; within schema 1 both are
 // optional (a reader that does not know them skips them).
+// One NVTX push/pop range stack of a thread: its open ranges, outermost first, each with its domain
+// ("" for NVTX's default domain) and its name (the message after normalisation: docs/nvtx.md).
+struct RangeStack {
+    uint32_t id = 0;                   // Allocation::range, RangePeak::range; never 0
+    std::vector<std::string> domains;
+    std::vector<std::string> names;    // as many as domains
+    bool operator==(const RangeStack &) const = default;
+};
+
+// A region that a pool registered through the NVTX memory API (nvtxMemRegionsRegister) and had not
+// unregistered at the dump, inside the tracked allocation that backs it (the pool's segment).
+struct NvtxRegion {
+    uint64_t address = 0;
+    uint64_t size = 0;            // bytes
+    uint64_t segment = 0;         // Allocation::address of the segment it lies in
+    uint64_t segment_size = 0;    // that segment's size
+    uint64_t heap = 0;            // the base address of the heap it was registered in; 0: none
+    int device = -2;              // the segment's device
+    uint32_t range = 0;           // RangeStack::id open on the registering thread; 0: none
+    uint32_t thread_id = 0;       // the registering thread
+    bool operator==(const NvtxRegion &) const = default;
+};
+
 struct MergedProcess {
     uint32_t input = 0;                    // row number in the merged snapshot, from 0
     std::string file;                      // the snapshot file the process wrote
@@ -357,6 +393,21 @@ struct Snapshot {
     std::vector<ImbalanceRole> imbalance;
     std::vector<ImbalanceOutlier> imbalance_outliers;
     // Stacks referenced by peaks, ooms and events are in `stacks` too.
+    // Optional (empty when the program made no NVTX push): the range stacks that allocations and
+    // peaks name, ascending id, and the NVTX records vramtrace could not keep (docs/nvtx.md).
+    std::vector<RangeStack> range_stacks;
+    uint64_t dropped_range_stacks = 0;
+    uint64_t dropped_range_names = 0;
+    // Optional (empty/0 when no pool used the NVTX memory API): its live regions, by segment then
+    // address; registrations the bounded tables refused; regions that lay in no tracked
+    // allocation (not listed: never trusted); unregisters of a region or heap that was not live.
+    std::vector<NvtxRegion> nvtx_regions;
+    uint64_t dropped_nvtx_regions = 0;
+    uint64_t nvtx_regions_outside = 0;
+    uint64_t nvtx_unregisters_unknown = 0;
+
+    // The range stack with this id, or nullptr.
+    const RangeStack *find_range(uint32_t id) const;
 
     // The stack with this id, or nullptr (id 0, or not in `stacks`). O(log n) when `stacks` is in
     // ascending id order (as the library writes it), O(n) otherwise.
@@ -369,6 +420,10 @@ struct Snapshot {
 
     bool operator==(const Snapshot &) const = default;
 };
+
+// How reports name a range stack: "step > ml:forward" (a range of a named domain as DOMAIN:NAME,
+// outermost first); "(no range)" for 0; "(range N, not in the snapshot)" for an unknown id.
+std::string range_stack_label(const Snapshot &s, uint32_t id);
 
 // The row of device `ordinal` in `devices`, whose rows are in ascending ordinal order: a zero row
 // is inserted where it belongs when the device has none.

@@ -63,6 +63,8 @@ inline constexpr Field pools{"pools", Json::array, kOptional};
 inline constexpr Field teardown_count{"teardown_count", Json::uint64, kOptional};
 inline constexpr Field teardowns{"teardowns", Json::array, kOptional};
 inline constexpr Field event_history{"event_history", Json::object, kOptional};
+inline constexpr Field nvtx_ranges{"nvtx_ranges", Json::array, kOptional};
+inline constexpr Field nvtx_regions{"nvtx_regions", Json::array, kOptional};
 inline constexpr Field modules{"modules", Json::array, kRequired};
 inline constexpr Field frames{"frames", Json::array, kRequired};
 inline constexpr Field stacks{"stacks", Json::array, kRequired};
@@ -115,6 +117,11 @@ namespace dropped {
 inline constexpr Field allocations{"allocations", Json::uint64, kRequired};
 inline constexpr Field stacks{"stacks", Json::uint64, kRequired};
 inline constexpr Field peak_sites{"peak_sites", Json::uint64, kOptional};
+inline constexpr Field nvtx_range_stacks{"nvtx_range_stacks", Json::uint64, kOptional};
+inline constexpr Field nvtx_range_names{"nvtx_range_names", Json::uint64, kOptional};
+inline constexpr Field nvtx_regions{"nvtx_regions", Json::uint64, kOptional};
+inline constexpr Field nvtx_regions_outside{"nvtx_regions_outside", Json::uint64, kOptional};
+inline constexpr Field nvtx_unregisters_unknown{"nvtx_unregisters_unknown", Json::uint64, kOptional};
 } // namespace dropped
 
 namespace peaks {
@@ -122,7 +129,34 @@ inline constexpr Field device{"device", Json::int64, kRequired};
 inline constexpr Field peak_bytes{"peak_bytes", Json::uint64, kRequired};
 inline constexpr Field time_ns{"time_ns", Json::uint64, kRequired};
 inline constexpr Field sites{"sites", Json::array, kRequired};
+inline constexpr Field ranges{"ranges", Json::array, kOptional};
 } // namespace peaks
+
+// The records of peaks[].ranges: what one NVTX range stack held at the peak.
+namespace ranges {
+inline constexpr Field range{"range", Json::uint64, kRequired};
+inline constexpr Field bytes{"bytes", Json::uint64, kRequired};
+inline constexpr Field count{"count", Json::uint64, kRequired};
+} // namespace ranges
+
+// The records of nvtx_ranges: one NVTX range stack.
+namespace nvtx_ranges {
+inline constexpr Field id{"id", Json::uint64, kRequired};
+inline constexpr Field domains{"domains", Json::array, kRequired};
+inline constexpr Field names{"names", Json::array, kRequired};
+} // namespace nvtx_ranges
+
+// The records of nvtx_regions: one live region of a pool (NVTX memory API).
+namespace nvtx_regions {
+inline constexpr Field address{"address", Json::hex, kRequired};
+inline constexpr Field size{"size", Json::uint64, kRequired};
+inline constexpr Field segment{"segment", Json::hex, kRequired};
+inline constexpr Field segment_size{"segment_size", Json::uint64, kRequired};
+inline constexpr Field heap{"heap", Json::hex, kRequired};
+inline constexpr Field device{"device", Json::int64, kRequired};
+inline constexpr Field range{"range", Json::uint64, kRequired};
+inline constexpr Field thread_id{"thread_id", Json::uint64, kRequired};
+} // namespace nvtx_regions
 
 // The records of peaks[].sites and teardowns[].sites: what one stack held.
 namespace sites {
@@ -221,6 +255,7 @@ inline constexpr Field time_ns{"time_ns", Json::uint64, kRequired};
 inline constexpr Field stack{"stack", Json::uint64, kRequired};
 inline constexpr Field size_is_estimate{"size_is_estimate", Json::boolean, kOptional};
 inline constexpr Field context{"context", Json::uint64, kOptional};
+inline constexpr Field range{"range", Json::uint64, kOptional};
 } // namespace allocations
 
 // Every event has type, time_ns and thread_id; alloc, free and oom events the next six (oom events

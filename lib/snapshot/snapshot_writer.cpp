@@ -195,6 +195,12 @@ void write_document(JsonEmitter &out, const Snapshot &s) {
     dropped.u64(member::dropped::allocations, s.dropped_allocations);
     dropped.u64(member::dropped::stacks, s.dropped_stacks);
     dropped.u64(member::dropped::peak_sites, s.dropped_peak_sites);
+    if (s.dropped_range_stacks != 0) dropped.u64(member::dropped::nvtx_range_stacks, s.dropped_range_stacks);
+    if (s.dropped_range_names != 0) dropped.u64(member::dropped::nvtx_range_names, s.dropped_range_names);
+    if (s.dropped_nvtx_regions != 0) dropped.u64(member::dropped::nvtx_regions, s.dropped_nvtx_regions);
+    if (s.nvtx_regions_outside != 0) dropped.u64(member::dropped::nvtx_regions_outside, s.nvtx_regions_outside);
+    if (s.nvtx_unregisters_unknown != 0)
+        dropped.u64(member::dropped::nvtx_unregisters_unknown, s.nvtx_unregisters_unknown);
     out.raw("},\n  ");
     out.key(member::top::oom_count), out.u64(s.oom_count), out.raw(",\n");
     write_array(out, member::top::peaks, s.peaks, [&](JsonMembers &m, const DevicePeak &p) {
@@ -202,6 +208,19 @@ void write_document(JsonEmitter &out, const Snapshot &s) {
         m.u64(member::peaks::peak_bytes, p.peak_bytes);
         m.u64(member::peaks::time_ns, p.time_ns);
         write_sites(m.key(member::peaks::sites), p.sites);
+        if (p.ranges.empty()) return;
+        JsonEmitter &o = m.key(member::peaks::ranges);
+        o.ch('[');
+        for (size_t i = 0; i < p.ranges.size(); ++i) {
+            if (i) o.raw(", ");
+            o.ch('{');
+            JsonMembers r(o, ", ");
+            r.u64(member::ranges::range, p.ranges[i].range);
+            r.u64(member::ranges::bytes, p.ranges[i].bytes);
+            r.u64(member::ranges::count, p.ranges[i].count);
+            o.ch('}');
+        }
+        o.ch(']');
     });
     write_array(out, member::top::ooms, s.ooms, [&](JsonMembers &m, const OomEvent &o) {
         m.u64(member::ooms::time_ns, o.time_ns);
@@ -250,6 +269,31 @@ void write_document(JsonEmitter &out, const Snapshot &s) {
     history.boolean(member::event_history::wrapped, s.events.wrapped);
     history.u64(member::event_history::complete_from_ns, s.events.complete_from_ns);
     out.raw("},\n");
+    if (!s.range_stacks.empty())
+        write_array(out, member::top::nvtx_ranges, s.range_stacks, [&](JsonMembers &m, const RangeStack &r) {
+            m.u64(member::nvtx_ranges::id, r.id);
+            for (auto [field, list] : {std::pair{member::nvtx_ranges::domains, &r.domains},
+                                       std::pair{member::nvtx_ranges::names, &r.names}}) {
+                JsonEmitter &o = m.key(field);
+                o.ch('[');
+                for (size_t i = 0; i < list->size(); ++i) {
+                    if (i) o.raw(", ");
+                    o.str((*list)[i]);
+                }
+                o.ch(']');
+            }
+        });
+    if (!s.nvtx_regions.empty())
+        write_array(out, member::top::nvtx_regions, s.nvtx_regions, [&](JsonMembers &m, const NvtxRegion &r) {
+            m.hex(member::nvtx_regions::address, r.address);
+            m.u64(member::nvtx_regions::size, r.size);
+            m.hex(member::nvtx_regions::segment, r.segment);
+            m.u64(member::nvtx_regions::segment_size, r.segment_size);
+            m.hex(member::nvtx_regions::heap, r.heap);
+            m.i64(member::nvtx_regions::device, r.device);
+            m.u64(member::nvtx_regions::range, r.range);
+            m.u64(member::nvtx_regions::thread_id, r.thread_id);
+        });
     write_array(out, member::top::modules, s.modules, [&](JsonMembers &m, const Module &mod) {
         m.str(member::modules::path, mod.path);
         m.hex(member::modules::base, mod.base);
@@ -280,6 +324,7 @@ void write_document(JsonEmitter &out, const Snapshot &s) {
         m.u64(member::allocations::stack, a.stack);
         if (a.size_is_estimate) m.boolean(member::allocations::size_is_estimate, true);
         if (a.context != 0) m.u64(member::allocations::context, a.context);
+        if (a.range != 0) m.u64(member::allocations::range, a.range);
     });
     write_array(out, member::top::events, s.events.events, write_event, true);
     out.raw("}\n");

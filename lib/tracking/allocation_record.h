@@ -84,6 +84,8 @@ inline constexpr uint64_t reservation_address(uint64_t key) { return key & ~kRes
 inline constexpr int16_t kHostDevice = -1;   // device ordinal used for host-pinned memory
 inline constexpr int16_t kUnknownDevice = -2; // the driver could not tell (no current context)
 
+inline constexpr unsigned kRangeBits = 10;
+
 struct AllocationRecord {
     uint64_t address = 0;  // device pointer (or host pointer for pinned memory); never 0 when live
     uint64_t size = 0;     // bytes requested by the caller
@@ -99,6 +101,9 @@ struct AllocationRecord {
     // teardown ends this record; 0: no context ends it (stream-ordered, VMM, graph memory,
     // reservations) or unknown.
     uint16_t context = 0;
+    // The allocating thread's open NVTX push/pop range stack (nvtx/range_table.h id; 0: none),
+    // below 2^kRangeBits: the live table keeps it in the bits above the thread id.
+    uint16_t range = 0;
 };
 
 static_assert(sizeof(AllocationRecord) == 48, "keep the record compact: it is copied per alloc");

@@ -100,7 +100,10 @@ size_t round_up(size_t v, size_t a) { return (v + a - 1) & ~(a - 1); }
 
 // One record, as six atomic words.
 //   w[0] = seq << 32 | api << 24 | kind << 20 | context << 8 | (device + 2)   (seq odd while written)
-//   w[1] = address, w[2] = size, w[3] = stream, w[4] = time_ns, w[5] = thread_id << 32 | stack_id
+//   w[1] = address, w[2] = size, w[3] = stream, w[4] = time_ns,
+//   w[5] = range << 54 | thread_id << 32 | stack_id
+// A kernel thread id is below PID_MAX_LIMIT (2^22 on 64-bit Linux), so 22 bits hold it and the
+// 10 above hold the NVTX range stack id (AllocationRecord::range, kRangeBits).
 struct LiveTable::Slot {
     std::atomic<uint64_t> w[6];
 };
@@ -186,7 +189,8 @@ void write_record(LiveTable::Slot &s, const AllocationRecord &r) {
     s.w[2].store(r.size, std::memory_order_release);
     s.w[3].store(r.stream, std::memory_order_release);
     s.w[4].store(r.time_ns, std::memory_order_release);
-    s.w[5].store(uint64_t{r.thread_id} << 32 | r.stack_id, std::memory_order_release);
+    s.w[5].store(uint64_t{r.range} << 54 | (uint64_t{r.thread_id} & 0x3fffff) << 32 | r.stack_id,
+                 std::memory_order_release);
     s.w[0].store(((seq + 2) & 0xffffffffu) << 32 | pack_low(r), std::memory_order_release);
 }
 
@@ -197,7 +201,8 @@ void decode(uint64_t w0, uint64_t w1, uint64_t w2, uint64_t w3, uint64_t w4, uin
     out->stream = w3;
     out->time_ns = w4;
     out->stack_id = static_cast<uint32_t>(w5);
-    out->thread_id = static_cast<uint32_t>(w5 >> 32);
+    out->thread_id = static_cast<uint32_t>(w5 >> 32) & 0x3fffff;
+    out->range = static_cast<uint16_t>(w5 >> 54);
     out->device = static_cast<int16_t>(static_cast<int>(w0 & 0xff) - 2);
     out->context = static_cast<uint16_t>((w0 >> 8) & 0xfff);
     out->kind = static_cast<MemoryKind>((w0 >> 20) & 0xf);

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Checks what libvramtrace.so shows the processes it is loaded into:
 #  - it exports exactly the rows of hooks.def, the vramtrace_* API, InitializeInjection (the CUDA
-#    driver's injection entry, docs/cupti.md) and dlsym (under both glibc versions), nothing else (no libstdc++, libunwind, fmt or internal symbol that could clash);
+#    driver's injection entry, docs/cupti.md), InitializeInjectionNvtx2 and InitializeInjectionNvtxExtension (NVTX's, docs/nvtx.md) and dlsym (under both glibc versions), nothing else (no libstdc++, libunwind, fmt or internal symbol that could clash);
 #  - its NEEDED entries are only the libc family.
 # Usage: check_exports.sh LIBRARY HOOKS_DEF
 set -euo pipefail
@@ -11,7 +11,7 @@ fail=0
 
 expected=$( { grep -oE '^VT_[A-Z_]+\(([A-Za-z0-9_]+)' "$hooks_def" | sed -E 's/^VT_[A-Z_]+\(//';
               echo vramtrace_dump; echo vramtrace_stats; echo vramtrace_mark; echo dlsym;
-              echo InitializeInjection; } | sort -u)
+              echo InitializeInjection; echo InitializeInjectionNvtx2; echo InitializeInjectionNvtxExtension; } | sort -u)
 exported=$(nm -D --defined-only "$lib" | awk '$2 != "A" {print $3}' | sed 's/@.*//' | sort -u)
 
 extra=$(comm -13 <(echo "$expected") <(echo "$exported"))

@@ -141,6 +141,18 @@ run_keeps_preload)
     lib=$(dirname "$(dirname "$VT_STUB")")/lib/libvramtrace.so
     run 0 env "LD_PRELOAD=libm.so.6 $lib" "$VT_STUB" run -- sh -c 'echo "[$LD_PRELOAD]"'
     stdout_has "[$lib:libm.so.6]" ;;
+run_nvtx_injection)
+    # run sets NVTX_INJECTION64_PATH to the library, and leaves another tool's value alone with
+    # one line on stderr.
+    lib=$(dirname "$(dirname "$VT_STUB")")/lib/libvramtrace.so
+    run 0 env -u NVTX_INJECTION64_PATH "$VT_STUB" run -- sh -c 'echo "[$NVTX_INJECTION64_PATH]"'
+    stdout_has "[$lib]"; stderr_empty
+    run 0 env "NVTX_INJECTION64_PATH=$lib" "$VT_STUB" run -- sh -c 'echo "[$NVTX_INJECTION64_PATH]"'
+    stdout_has "[$lib]"; stderr_empty
+    other="$VT_WORK/other-tool/libToolsInjection64.so"
+    run 0 env "NVTX_INJECTION64_PATH=$other" "$VT_STUB" run -- sh -c 'echo "[$NVTX_INJECTION64_PATH]"'
+    stdout_has "[$other]"; stderr_is_one_line
+    stderr_has "NVTX_INJECTION64_PATH is already set ($other): NVTX goes to that tool; this run records no NVTX ranges" ;;
 run_usage)
     run 2 "$VT_STUB" run; stderr_is_one_line; stderr_has "run: no program given (see 'vramtrace run --help')"
     run 2 "$VT_STUB" run --output; stderr_is_one_line; stderr_has "run: --output needs a path"
@@ -675,6 +687,14 @@ bad_input_every_command)
 # --- against the real library (VRAMTRACE_CLI_TESTS_WITH_PRELOAD=ON) ---
 preload_run_true)
     run 0 "$VT" run --output "$VT_WORK/snap-%p.json" -- true ;;
+preload_run_nvtx_no_follow)
+    # --no-follow: the traced program takes the library out of NVTX_INJECTION64_PATH for the programs
+    # it starts, as out of LD_PRELOAD; without it, they keep it.
+    lib=$(dirname "$(dirname "$VT")")/lib/libvramtrace.so
+    run 0 env -u NVTX_INJECTION64_PATH "$VT" run --no-summary --no-follow -- sh -c 'echo "[$NVTX_INJECTION64_PATH]"'
+    stdout_has "[]"
+    run 0 env -u NVTX_INJECTION64_PATH "$VT" run --no-summary -- sh -c 'echo "[$NVTX_INJECTION64_PATH]"'
+    stdout_has "[$lib]" ;;
 preload_run_exit_status)
     run 3 "$VT" run --no-summary -- sh -c 'exit 3' ;;
 preload_run_not_found)

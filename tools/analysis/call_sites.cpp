@@ -107,9 +107,12 @@ public:
         k.category = std::string(category_of(&s));
         if (!stacks_.emplace(s.id, std::move(k)).second) error_ = references::duplicate_stack(s.id);
     }
+    void on_range_stack(report::RangeStack &&r) override { ranges_.range_stacks.push_back(std::move(r)); }
     void on_allocation(Allocation &&a) override {
         size_t index = allocation_count_++;
         if (!report::counts_as_held(a)) return;
+        auto &by_range = range_live_[{a.device, a.range}];
+        by_range.first += a.size, ++by_range.second;
         auto [it, inserted] = totals_.try_emplace(a.stack);
         RunningTotal &t = it->second;
         if (inserted) t.first_allocation = index;
@@ -211,6 +214,28 @@ public:
             }
         }
         for (auto &[order, c] : categories) out_.categories.push_back(std::move(c));
+        // Live bytes and bytes at the peak per device and NVTX range stack, by name (ids are the
+        // run's own).
+        bool any_range = !ranges_.range_stacks.empty();
+        for (const report::DevicePeak &p : peaks_) any_range = any_range || !p.ranges.empty();
+        if (any_range) {
+            std::sort(ranges_.range_stacks.begin(), ranges_.range_stacks.end(),
+                      [](const report::RangeStack &a, const report::RangeStack &b) { return a.id < b.id; });
+            std::map<std::pair<int64_t, std::string>, RangeTotals> rows;
+            auto row = [&](int device, uint32_t id) -> RangeTotals & {
+                std::string label = report::range_stack_label(ranges_, id);
+                RangeTotals &r = rows[{report::device_order_rank(device), label}];
+                r.device = device, r.range = label;
+                return r;
+            };
+            for (const auto &[key, value] : range_live_) {
+                RangeTotals &r = row(key.first, key.second);
+                r.live_bytes += value.first, r.live_count += value.second;
+            }
+            for (const report::DevicePeak &p : peaks_)
+                for (const report::RangePeak &rp : p.ranges) row(p.device, rp.range).at_peak += rp.bytes;
+            for (auto &[order, r] : rows) out_.ranges.push_back(std::move(r));
+        }
         return {};
     }
 
@@ -241,6 +266,8 @@ private:
     std::unordered_map<uint32_t, KeptStack> stacks_;
     std::unordered_map<uint32_t, RunningTotal> totals_; // by stack id (0: no stack)
     std::vector<report::DevicePeak> peaks_;
+    report::Snapshot ranges_; // only its range_stacks: the names of the range ids
+    std::map<std::pair<int, uint32_t>, std::pair<uint64_t, uint64_t>> range_live_; // (device, range) -> bytes, count
     std::vector<uint32_t> oom_stacks_;
     StackReferences event_stacks_;
     size_t stack_count_ = 0, allocation_count_ = 0, event_count_ = 0;

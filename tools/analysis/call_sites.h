@@ -74,6 +74,16 @@ struct CategoryTotals {
     uint64_t live_count = 0;
 };
 
+// Live bytes and allocations of one NVTX range stack on one device (docs/nvtx.md), named as the
+// summary names it (report::range_stack_label), and its bytes at the device's peak.
+struct RangeTotals {
+    int device = 0;
+    std::string range;
+    uint64_t live_bytes = 0;
+    uint64_t live_count = 0;
+    uint64_t at_peak = 0;
+};
+
 // Live allocations of one snapshot at one call-site key.
 struct SiteTotals {
     std::string key;
@@ -105,6 +115,8 @@ struct SnapshotSites {
                                              // (kCategoryOrder), only those with live allocations
     uint64_t live_bytes = 0;                 // over every site
     uint64_t live_count = 0;
+    std::vector<RangeTotals> ranges;         // per device and range name; empty when the snapshot
+                                             // names no NVTX range stack
 };
 
 // Streams one snapshot through the frame rules and reduces it to SnapshotSites. Memory: the

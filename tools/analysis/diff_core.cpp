@@ -205,6 +205,7 @@ DiffResult compute_diff(const SnapshotSites &base, const SnapshotSites &now, con
     for (auto it = devices.rbegin(); it != devices.rend(); ++it)
         if (it->first < 0) r.devices.push_back(it->second);
     r.categories = compare_categories(base, now);
+    r.ranges = compare_ranges(base, now);
     return r;
 }
 
@@ -362,6 +363,7 @@ std::string format_diff_text(const SnapshotSites &base, const SnapshotSites &now
                dec(now.dropped_allocations) + ", stacks " + dec(base.dropped_stacks) + " -> " +
                dec(now.dropped_stacks) + "): the totals above may differ from the call sites below\n";
     if (std::string categories = format_categories_text(diff); !categories.empty()) out += "\n" + categories;
+    if (std::string ranges = format_ranges_text(diff); !ranges.empty()) out += "\n" + ranges;
 
     size_t grew = 0, shrank = 0, added = 0, gone = 0;
     for (size_t i = 0; i < diff.changed; ++i) {
@@ -439,6 +441,19 @@ nlohmann::ordered_json diff_json(const SnapshotSites &base, const SnapshotSites 
         categories.push_back(std::move(x));
     }
     j["categories"] = std::move(categories);
+    if (!diff.ranges.empty()) {
+        nlohmann::ordered_json ranges = nlohmann::ordered_json::array();
+        for (const RangeDiff &r : diff.ranges) {
+            nlohmann::ordered_json x;
+            x["device"] = r.device;
+            x["nvtx_range"] = r.range;
+            x["live_bytes"] = compared_json(r.live_bytes);
+            x["live_allocations"] = compared_json(r.live_count);
+            x["at_peak_bytes"] = compared_json(r.at_peak);
+            ranges.push_back(std::move(x));
+        }
+        j["nvtx_ranges"] = std::move(ranges);
+    }
     nlohmann::ordered_json sites = nlohmann::ordered_json::array();
     size_t listed = options.all ? diff.sites.size() : diff.changed;
     if (options.top > 0 && listed > options.top) listed = options.top;

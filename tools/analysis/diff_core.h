@@ -56,6 +56,15 @@ struct CategoryDiff {
     Compared live_count;
 };
 
+// Live bytes and bytes at the peak of one NVTX range stack (by name) on one device, in both runs.
+struct RangeDiff {
+    int device = 0;
+    std::string range;
+    Compared live_bytes;
+    Compared live_count;
+    Compared at_peak;
+};
+
 struct DiffResult {
     SiteKeyOptions options;
     std::vector<SiteDiff> sites;  // every key of either run: the largest growth first, then the
@@ -69,6 +78,7 @@ struct DiffResult {
     std::vector<DeviceDiff> devices; // union of both runs' ordinals: CUDA devices ascending, then -1, -2
     std::vector<CategoryDiff> categories; // every (device, category) live in either run, devices as
                                           // above, categories in kCategoryOrder (diff_categories.cpp)
+    std::vector<RangeDiff> ranges; // every (device, range stack name) of either run (docs/nvtx.md)
     bool has_peak_composition = false;
     std::optional<Compared> oom_count; // out-of-memory failures since start, when both snapshots say
 };
@@ -76,6 +86,8 @@ struct DiffResult {
 DiffResult compute_diff(const SnapshotSites &base, const SnapshotSites &now, const SiteKeyOptions &options);
 // The categories part of compute_diff.
 std::vector<CategoryDiff> compare_categories(const SnapshotSites &base, const SnapshotSites &now);
+// The NVTX ranges part (diff_ranges.cpp): rows by device, then range name.
+std::vector<RangeDiff> compare_ranges(const SnapshotSites &base, const SnapshotSites &now);
 
 // ---- the gate: --fail-if-growth LIMIT [--metric live|peak] [--site KEY] ----
 
@@ -120,6 +132,8 @@ nlohmann::ordered_json diff_json(const SnapshotSites &base, const SnapshotSites 
 // The "live bytes by category" table of the text report, "" when neither run has bytes in a category
 // other than "other" (a program no frame rule knows has nothing to say there).
 std::string format_categories_text(const DiffResult &diff);
+// The "bytes by NVTX range" table of the text report, "" when neither run names a range stack.
+std::string format_ranges_text(const DiffResult &diff);
 
 // "+1.00 MiB (+1048576 B)", "-512 B", "0 B": a signed byte change, exact.
 std::string format_change_bytes(const Compared &c);

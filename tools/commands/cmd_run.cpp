@@ -53,6 +53,10 @@ const char *const kRunHelp =
     "  -h, --help          show this help\n"
     "Options end at '--' or at the first argument that is not an option.\n"
     "\n"
+    "NVTX: the program's NVTX ranges reach vramtrace through NVTX_INJECTION64_PATH, which run sets\n"
+    "to the library unless another tool (Nsight Systems, ...) already holds it: then one line says\n"
+    "so, that tool keeps NVTX and the snapshot has no ranges (docs/nvtx.md).\n"
+    "\n"
     "The library is looked for beside this executable, as installed: BINDIR/../lib/libvramtrace.so.\n"
     "\n"
     "Setuid and setgid programs: the dynamic loader ignores LD_PRELOAD for them, so nothing is\n"
@@ -226,7 +230,15 @@ int run_command(int argc, char **argv) {
 
     // The program's environment: ours, with LD_PRELOAD and the settings asked for replaced.
     std::vector<std::string> env_strings;
+    bool nvtx_held = false;
     for (char **e = environ; e && *e; ++e) {
+        if (starts_with_name(*e, "NVTX_INJECTION64_PATH")) {
+            std::string_view value = std::string_view(*e).substr(sizeof "NVTX_INJECTION64_PATH");
+            if (value.empty() || value == lib) continue; // ours (or empty): set below
+            log_warning("NVTX_INJECTION64_PATH is already set (" + std::string(value) +
+                        "): NVTX goes to that tool; this run records no NVTX ranges");
+            nvtx_held = true;
+        }
         if (starts_with_name(*e, "LD_PRELOAD")) continue;
         if (output && starts_with_name(*e, "VRAMTRACE_OUTPUT")) continue;
         if (no_summary && starts_with_name(*e, "VRAMTRACE_SUMMARY")) continue;
@@ -246,6 +258,8 @@ int run_command(int argc, char **argv) {
     // preloaded copy is that same object (same path), passive unless CUPTI cannot be subscribed.
     env_strings.push_back("VRAMTRACE_BACKEND=" + std::string(backend));
     if (backend == "cupti") env_strings.push_back("CUDA_INJECTION64_PATH=" + lib);
+    // NVTX: the program's first NVTX call loads this same library and calls InitializeInjectionNvtx2.
+    if (!nvtx_held) env_strings.push_back("NVTX_INJECTION64_PATH=" + lib);
     std::vector<char *> envp;
     for (std::string &s : env_strings) envp.push_back(s.data());
     envp.push_back(nullptr);

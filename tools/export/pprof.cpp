@@ -37,8 +37,9 @@ struct SampleKey {
     int device;
     uint32_t stack;
     std::string kind, api;
+    uint32_t range = 0; // the allocation's NVTX range stack (at exit only)
     bool operator<(const SampleKey &o) const {
-        return std::tie(device, stack, kind, api) < std::tie(o.device, o.stack, o.kind, o.api);
+        return std::tie(device, stack, kind, api, range) < std::tie(o.device, o.stack, o.kind, o.api, o.range);
     }
 };
 struct SampleValue {
@@ -85,7 +86,7 @@ std::string export_pprof_uncompressed(const report::Snapshot &snapshot, const Op
         for (const report::Allocation &a : snapshot.allocations) {
             if (!report::counts_as_held(a) || !device_wanted(options, a.device)) continue;
             uint32_t stack = snapshot.find_stack(a.stack) ? a.stack : 0;
-            SampleValue &v = samples[{a.device, stack, a.kind, a.api}];
+            SampleValue &v = samples[{a.device, stack, a.kind, a.api, a.range}];
             v.count += 1;
             v.bytes += a.size;
         }
@@ -122,6 +123,9 @@ std::string export_pprof_uncompressed(const report::Snapshot &snapshot, const Op
         label("kind", key.kind);
         label("api", key.api);
         label("category", std::string(category_text(snapshot, key.stack)));
+        // The NVTX range stack open at the allocation (docs/nvtx.md), when the snapshot has any.
+        if (at == At::Exit && !snapshot.range_stacks.empty())
+            label("nvtx_range", report::range_stack_label(snapshot, key.range));
         profile.message_field(2, sample);
     }
 

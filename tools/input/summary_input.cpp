@@ -49,6 +49,14 @@ public:
     void on_teardown(report::Teardown &&td) override { s_.teardowns.push_back(std::move(td)); }
     void on_imbalance(report::ImbalanceRole &&r) override { s_.imbalance.push_back(std::move(r)); }
     void on_imbalance_outlier(report::ImbalanceOutlier &&o) override { s_.imbalance_outliers.push_back(std::move(o)); }
+    void on_range_stack(report::RangeStack &&r) override { s_.range_stacks.push_back(std::move(r)); }
+    void on_dropped_nvtx(uint64_t stacks, uint64_t names) override {
+        s_.dropped_range_stacks = stacks, s_.dropped_range_names = names;
+    }
+    void on_nvtx_region(report::NvtxRegion &&r) override { s_.nvtx_regions.push_back(std::move(r)); }
+    void on_dropped_nvtx_regions(uint64_t dropped, uint64_t outside, uint64_t unknown) override {
+        s_.dropped_nvtx_regions = dropped, s_.nvtx_regions_outside = outside, s_.nvtx_unregisters_unknown = unknown;
+    }
 
     StackReferences allocation_stacks, event_stacks;
 

@@ -53,6 +53,11 @@ using report::MergedProcess;
     X(on_event, (report::Event && event), (std::move(event)))                                           \
     X(on_teardown_count, (uint64_t count), (count))                                                     \
     X(on_teardown, (report::Teardown && teardown), (std::move(teardown)))                               \
+    X(on_range_stack, (report::RangeStack && range), (std::move(range)))                                \
+    X(on_dropped_nvtx, (uint64_t range_stacks, uint64_t range_names), (range_stacks, range_names))       \
+    X(on_nvtx_region, (report::NvtxRegion && region), (std::move(region)))                              \
+    X(on_dropped_nvtx_regions, (uint64_t dropped, uint64_t outside, uint64_t unknown),                 \
+      (dropped, outside, unknown))                                                                      \
     /* written by `vramtrace merge` */                                                                   \
     X(on_merged_process, (MergedProcess && process), (std::move(process)))                              \
     X(on_merged_device, (MergedDevice && device), (std::move(device)))                                 \

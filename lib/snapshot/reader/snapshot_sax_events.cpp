@@ -266,6 +266,7 @@ const int *SnapshotSaxHandler::record_device() const {
     case Top::Pools: return &pool_.device;
     case Top::Events: return &event_.device;
     case Top::ImbalanceOutliers: return &imbalance_outlier_.device;
+    case Top::NvtxRegions: return &nvtx_region_.device;
     default: return nullptr;
     }
 }
@@ -276,6 +277,11 @@ void SnapshotSaxHandler::deliver() {
     case Top::Dropped:
         sink_.on_dropped(dropped_.allocations, dropped_.stacks);
         sink_.on_dropped_peak_sites(dropped_.peak_sites);
+        if (dropped_.nvtx_range_stacks != 0 || dropped_.nvtx_range_names != 0)
+            sink_.on_dropped_nvtx(dropped_.nvtx_range_stacks, dropped_.nvtx_range_names);
+        if (dropped_.nvtx_regions != 0 || dropped_.nvtx_regions_outside != 0 || dropped_.nvtx_unregisters_unknown != 0)
+            sink_.on_dropped_nvtx_regions(dropped_.nvtx_regions, dropped_.nvtx_regions_outside,
+                                          dropped_.nvtx_unregisters_unknown);
         break;
     case Top::Devices: sink_.on_device(std::move(device_)); break;
     case Top::Modules: sink_.on_module(std::move(module_)); break;
@@ -292,6 +298,8 @@ void SnapshotSaxHandler::deliver() {
     case Top::Teardowns: sink_.on_teardown(std::move(teardown_)); break;
     case Top::Imbalance: sink_.on_imbalance(std::move(imbalance_)); break;
     case Top::ImbalanceOutliers: sink_.on_imbalance_outlier(std::move(imbalance_outlier_)); break;
+    case Top::NvtxRanges: sink_.on_range_stack(std::move(range_stack_)); break;
+    case Top::NvtxRegions: sink_.on_nvtx_region(std::move(nvtx_region_)); break;
     default: break;
     }
 }

@@ -79,6 +79,8 @@ private:
         case Top::Teardowns: fn(self->teardown_, Schema<Teardown>::fields); break;
         case Top::Imbalance: fn(self->imbalance_, Schema<report::ImbalanceRole>::fields); break;
         case Top::ImbalanceOutliers: fn(self->imbalance_outlier_, Schema<report::ImbalanceOutlier>::fields); break;
+        case Top::NvtxRanges: fn(self->range_stack_, Schema<RangeStack>::fields); break;
+        case Top::NvtxRegions: fn(self->nvtx_region_, Schema<NvtxRegion>::fields); break;
         default: break;
         }
     }
@@ -102,7 +104,7 @@ private:
         return t == Top::Devices || t == Top::Modules || t == Top::Frames || t == Top::Stacks ||
                t == Top::Allocations || t == Top::MergedProcesses || t == Top::MergedDevices || t == Top::Peaks ||
                t == Top::Ooms || t == Top::Pools || t == Top::Events || t == Top::Teardowns || t == Top::Imbalance ||
-               t == Top::ImbalanceOutliers;
+               t == Top::ImbalanceOutliers || t == Top::NvtxRanges || t == Top::NvtxRegions;
     }
 
     // An error. Once "format" confirmed the file, the parse stops. Before that the file may still
@@ -168,6 +170,8 @@ private:
     Teardown teardown_;
     report::ImbalanceRole imbalance_;
     report::ImbalanceOutlier imbalance_outlier_;
+    RangeStack range_stack_;
+    NvtxRegion nvtx_region_;
 };
 
 } // namespace vramtrace::cli::schema

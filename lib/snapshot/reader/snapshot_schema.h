@@ -30,6 +30,9 @@ using report::Event;
 using report::EventHistory;
 using report::OomEvent;
 using report::PeakSite;
+using report::RangePeak;
+using report::RangeStack;
+using report::NvtxRegion;
 using report::Pool;
 using report::Teardown;
 using report::Frame;
@@ -153,7 +156,7 @@ template <class R> struct Field {
     using Member = std::variant<int64_t R::*, uint64_t R::*, int R::*, uint32_t R::*, std::string R::*,
                                 std::vector<std::string> R::*, std::vector<uint32_t> R::*, bool R::*,
                                 std::optional<uint64_t> R::*, std::vector<Frame::Inlined> R::*,
-                                std::vector<PeakSite> R::*>;
+                                std::vector<PeakSite> R::*, std::vector<RangePeak> R::*>;
     Field(const report::member::Field &field, Member m)
         : name(field.name), member(m), hex(field.type == report::member::Json::hex), optional(field.optional) {}
     std::string_view name;
@@ -166,6 +169,11 @@ struct Dropped {
     uint64_t allocations = 0;
     uint64_t stacks = 0;
     uint64_t peak_sites = 0;
+    uint64_t nvtx_range_stacks = 0;
+    uint64_t nvtx_range_names = 0;
+    uint64_t nvtx_regions = 0;
+    uint64_t nvtx_regions_outside = 0;
+    uint64_t nvtx_unregisters_unknown = 0;
 };
 
 template <class R> struct Schema;
@@ -192,10 +200,15 @@ template <> struct Schema<ProcessInfo> {
 };
 template <> struct Schema<Dropped> {
     static constexpr std::string_view where = member::top::dropped.name;
-    static inline const std::array<Field<Dropped>, 3> fields{{
+    static inline const std::array<Field<Dropped>, 8> fields{{
         {member::dropped::allocations, &Dropped::allocations},
         {member::dropped::stacks, &Dropped::stacks},
         {member::dropped::peak_sites, &Dropped::peak_sites},
+        {member::dropped::nvtx_range_stacks, &Dropped::nvtx_range_stacks},
+        {member::dropped::nvtx_range_names, &Dropped::nvtx_range_names},
+        {member::dropped::nvtx_regions, &Dropped::nvtx_regions},
+        {member::dropped::nvtx_regions_outside, &Dropped::nvtx_regions_outside},
+        {member::dropped::nvtx_unregisters_unknown, &Dropped::nvtx_unregisters_unknown},
     }};
 };
 template <> struct Schema<DeviceTotals> {
@@ -259,7 +272,7 @@ template <> struct Schema<Stack> {
 };
 template <> struct Schema<Allocation> {
     static constexpr std::string_view where = member::top::allocations.name;
-    static inline const std::array<Field<Allocation>, 11> fields{{
+    static inline const std::array<Field<Allocation>, 12> fields{{
         {member::allocations::address, &Allocation::address},
         {member::allocations::size, &Allocation::size},
         {member::allocations::kind, &Allocation::kind},
@@ -271,6 +284,7 @@ template <> struct Schema<Allocation> {
         {member::allocations::stack, &Allocation::stack},
         {member::allocations::size_is_estimate, &Allocation::size_is_estimate},
         {member::allocations::context, &Allocation::context},
+        {member::allocations::range, &Allocation::range},
     }};
 };
 template <> struct Schema<PeakSite> {
@@ -281,13 +295,43 @@ template <> struct Schema<PeakSite> {
         {member::sites::count, &PeakSite::count},
     }};
 };
+template <> struct Schema<RangePeak> {
+    static constexpr std::string_view where = member::peaks::ranges.name;
+    static inline const std::array<Field<RangePeak>, 3> fields{{
+        {member::ranges::range, &RangePeak::range},
+        {member::ranges::bytes, &RangePeak::bytes},
+        {member::ranges::count, &RangePeak::count},
+    }};
+};
 template <> struct Schema<DevicePeak> {
     static constexpr std::string_view where = member::top::peaks.name;
-    static inline const std::array<Field<DevicePeak>, 4> fields{{
+    static inline const std::array<Field<DevicePeak>, 5> fields{{
         {member::peaks::device, &DevicePeak::device},
         {member::peaks::peak_bytes, &DevicePeak::peak_bytes},
         {member::peaks::time_ns, &DevicePeak::time_ns},
         {member::peaks::sites, &DevicePeak::sites},
+        {member::peaks::ranges, &DevicePeak::ranges},
+    }};
+};
+template <> struct Schema<NvtxRegion> {
+    static constexpr std::string_view where = member::top::nvtx_regions.name;
+    static inline const std::array<Field<NvtxRegion>, 8> fields{{
+        {member::nvtx_regions::address, &NvtxRegion::address},
+        {member::nvtx_regions::size, &NvtxRegion::size},
+        {member::nvtx_regions::segment, &NvtxRegion::segment},
+        {member::nvtx_regions::segment_size, &NvtxRegion::segment_size},
+        {member::nvtx_regions::heap, &NvtxRegion::heap},
+        {member::nvtx_regions::device, &NvtxRegion::device},
+        {member::nvtx_regions::range, &NvtxRegion::range},
+        {member::nvtx_regions::thread_id, &NvtxRegion::thread_id},
+    }};
+};
+template <> struct Schema<RangeStack> {
+    static constexpr std::string_view where = member::top::nvtx_ranges.name;
+    static inline const std::array<Field<RangeStack>, 3> fields{{
+        {member::nvtx_ranges::id, &RangeStack::id},
+        {member::nvtx_ranges::domains, &RangeStack::domains},
+        {member::nvtx_ranges::names, &RangeStack::names},
     }};
 };
 template <> struct Schema<OomEvent> {
@@ -440,19 +484,21 @@ template <class R, class T> constexpr bool is_vector_member<std::vector<T> R::*>
 template <class M> constexpr bool is_sub_list = false;
 template <class R> constexpr bool is_sub_list<std::vector<Frame::Inlined> R::*> = true;
 template <class R> constexpr bool is_sub_list<std::vector<PeakSite> R::*> = true;
+template <class R> constexpr bool is_sub_list<std::vector<RangePeak> R::*> = true;
 
 // Top-level members: the kRequiredTop required ones in the order the library's writer emits them,
 // then the optional ones that `vramtrace merge` adds (report_model.h: MergedProcess), then the
 // ones added within schema 1 (optional: older files lack them).
 enum class Top { Format, SchemaVersion, Process, Devices, Dropped, Modules, Frames, Stacks, Allocations,
                  MergedProcesses, MergedDevices, OomCount, Peaks, Ooms, Pools, EventHistory, Events, TeardownCount,
-                 Teardowns, Imbalance, ImbalanceOutliers, Unknown };
+                 Teardowns, Imbalance, ImbalanceOutliers, NvtxRanges, NvtxRegions, Unknown };
 constexpr std::array<std::string_view, 21> kTopNames = {
     member::top::format, member::top::schema_version, member::top::process, member::top::devices,
     member::top::dropped, member::top::modules, member::top::frames, member::top::stacks, member::top::allocations,
     member::top::merged_processes, member::top::merged_devices, member::top::oom_count, member::top::peaks,
     member::top::ooms, member::top::pools, member::top::event_history, member::top::events,
-    member::top::teardown_count, member::top::teardowns, member::top::imbalance, member::top::imbalance_outliers};
+    member::top::teardown_count, member::top::teardowns, member::top::imbalance, member::top::imbalance_outliers,
+    member::top::nvtx_ranges, member::top::nvtx_regions};
 constexpr size_t kRequiredTop = 9;
 
 

@@ -1,0 +1,209 @@
+// NVTX's injection entry point: a program that calls NVTX (the NVTX3 headers, libnvToolsExt)
+// loads the library named by NVTX_INJECTION64_PATH at its first NVTX call and calls
+// InitializeInjectionNvtx2 with NVTX's export table; we fill the callback slots of the core and
+// core2 modules that vramtrace uses (push/pop, start/end, marks, domains, registered strings).
+// Every slot left alone is set to NVTX's own no-op by NVTX itself, so an entry point we do not use
+// costs what it costs without a tool. A process whose tracing is off (VRAMTRACE_DISABLE=1, a
+// --no-follow child) returns 0: NVTX then sets every slot to its no-op.
+#define NVTX_NO_IMPL
+#include <nvtx3/nvToolsExt.h>
+#include <nvtx3/nvToolsExtMem.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cwchar>
+
+#include "core/tracker.h"
+#include "nvtx/intervals.h"
+#include "nvtx/mem_regions.h"
+#include "nvtx/range_table.h"
+#include "nvtx/thread_ranges.h"
+
+namespace vramtrace::nvtx {
+namespace {
+
+// Our handles are domain ids (create_domain); anything else (a handle from another NVTX instance)
+// counts as the default domain.
+uint16_t domain_id(nvtxDomainHandle_t domain) {
+    auto id = reinterpret_cast<uintptr_t>(domain);
+    return id < domain_count() ? static_cast<uint16_t>(id) : 0;
+}
+
+// Wide messages keep their ASCII characters; every other character becomes '?'.
+uint32_t intern_wide(const wchar_t *message) {
+    char text[kMaxNameBytes];
+    size_t n = 0;
+    for (; message != nullptr && message[n] != 0 && n < kMaxNameBytes - 1; ++n)
+        text[n] = message[n] > 0 && message[n] < 0x7f ? static_cast<char>(message[n]) : '?';
+    text[n] = 0;
+    char normalised[kMaxNameBytes];
+    size_t m = normalise_message(text, normalised);
+    return intern_normalised(normalised, m);
+}
+
+// The name of an event's message; a registered string's handle is its name id.
+uint32_t name_of(const nvtxEventAttributes_t *a) {
+    if (a == nullptr || a->size < offsetof(nvtxEventAttributes_t, message) + sizeof(a->message)) return 0;
+    switch (a->messageType) {
+    case NVTX_MESSAGE_TYPE_ASCII: return intern_name(a->message.ascii);
+    case NVTX_MESSAGE_TYPE_UNICODE: return intern_wide(a->message.unicode);
+    case NVTX_MESSAGE_TYPE_REGISTERED: {
+        auto id = reinterpret_cast<uintptr_t>(a->message.registered);
+        return id < kMaxNames ? static_cast<uint32_t>(id) : 0;
+    }
+    default: return 0;
+    }
+}
+
+void mark_name(uint32_t name) { record_mark(name_text(name)); }
+
+// ---- core module ----
+void NVTX_API mark_ex(const nvtxEventAttributes_t *a) { mark_name(name_of(a)); }
+void NVTX_API mark_a(const char *m) { mark_name(intern_name(m)); }
+void NVTX_API mark_w(const wchar_t *m) { mark_name(intern_wide(m)); }
+nvtxRangeId_t NVTX_API range_start_ex(const nvtxEventAttributes_t *a) { return start_interval(0, name_of(a)); }
+nvtxRangeId_t NVTX_API range_start_a(const char *m) { return start_interval(0, intern_name(m)); }
+nvtxRangeId_t NVTX_API range_start_w(const wchar_t *m) { return start_interval(0, intern_wide(m)); }
+void NVTX_API range_end(nvtxRangeId_t id) { end_interval(id); }
+int NVTX_API range_push_ex(const nvtxEventAttributes_t *a) { return push_range(0, name_of(a)); }
+int NVTX_API range_push_a(const char *m) { return push_range(0, intern_name(m)); }
+int NVTX_API range_push_w(const wchar_t *m) { return push_range(0, intern_wide(m)); }
+int NVTX_API range_pop() { return pop_range(0); }
+
+// ---- core2 module (domains) ----
+void NVTX_API domain_mark_ex(nvtxDomainHandle_t, const nvtxEventAttributes_t *a) { mark_name(name_of(a)); }
+nvtxRangeId_t NVTX_API domain_range_start_ex(nvtxDomainHandle_t d, const nvtxEventAttributes_t *a) {
+    return start_interval(domain_id(d), name_of(a));
+}
+void NVTX_API domain_range_end(nvtxDomainHandle_t, nvtxRangeId_t id) { end_interval(id); }
+int NVTX_API domain_range_push_ex(nvtxDomainHandle_t d, const nvtxEventAttributes_t *a) {
+    return push_range(domain_id(d), name_of(a));
+}
+int NVTX_API domain_range_pop(nvtxDomainHandle_t d) { return pop_range(domain_id(d)); }
+nvtxStringHandle_t NVTX_API domain_register_string_a(nvtxDomainHandle_t, const char *s) {
+    return reinterpret_cast<nvtxStringHandle_t>(static_cast<uintptr_t>(intern_name(s)));
+}
+nvtxStringHandle_t NVTX_API domain_register_string_w(nvtxDomainHandle_t, const wchar_t *s) {
+    return reinterpret_cast<nvtxStringHandle_t>(static_cast<uintptr_t>(intern_wide(s)));
+}
+nvtxDomainHandle_t NVTX_API domain_create_a(const char *name) {
+    return reinterpret_cast<nvtxDomainHandle_t>(static_cast<uintptr_t>(create_domain(name)));
+}
+nvtxDomainHandle_t NVTX_API domain_create_w(const wchar_t *name) {
+    char text[kMaxNameBytes];
+    size_t n = 0;
+    for (; name != nullptr && name[n] != 0 && n < kMaxNameBytes - 1; ++n)
+        text[n] = name[n] > 0 && name[n] < 0x7f ? static_cast<char>(name[n]) : '?';
+    text[n] = 0;
+    return reinterpret_cast<nvtxDomainHandle_t>(static_cast<uintptr_t>(create_domain(text)));
+}
+
+template <class Fn> void set(NvtxFunctionTable table, unsigned size, unsigned id, Fn fn) {
+    if (id < size && table[id] != nullptr) *table[id] = reinterpret_cast<NvtxFunctionPointer>(fn);
+}
+
+bool attach(NvtxGetExportTableFunc_t get_table) {
+    if (get_table == nullptr) return false;
+    auto *callbacks = static_cast<const NvtxExportTableCallbacks *>(get_table(NVTX_ETID_CALLBACKS));
+    if (callbacks == nullptr || callbacks->struct_size < sizeof(NvtxExportTableCallbacks) ||
+        callbacks->GetModuleFunctionTable == nullptr)
+        return false;
+    NvtxFunctionTable core = nullptr, core2 = nullptr;
+    unsigned core_size = 0, core2_size = 0;
+    if (!callbacks->GetModuleFunctionTable(NVTX_CB_MODULE_CORE, &core, &core_size) || core == nullptr) return false;
+    if (!callbacks->GetModuleFunctionTable(NVTX_CB_MODULE_CORE2, &core2, &core2_size) || core2 == nullptr)
+        return false;
+    set(core, core_size, NVTX_CBID_CORE_MarkEx, &mark_ex);
+    set(core, core_size, NVTX_CBID_CORE_MarkA, &mark_a);
+    set(core, core_size, NVTX_CBID_CORE_MarkW, &mark_w);
+    set(core, core_size, NVTX_CBID_CORE_RangeStartEx, &range_start_ex);
+    set(core, core_size, NVTX_CBID_CORE_RangeStartA, &range_start_a);
+    set(core, core_size, NVTX_CBID_CORE_RangeStartW, &range_start_w);
+    set(core, core_size, NVTX_CBID_CORE_RangeEnd, &range_end);
+    set(core, core_size, NVTX_CBID_CORE_RangePushEx, &range_push_ex);
+    set(core, core_size, NVTX_CBID_CORE_RangePushA, &range_push_a);
+    set(core, core_size, NVTX_CBID_CORE_RangePushW, &range_push_w);
+    set(core, core_size, NVTX_CBID_CORE_RangePop, &range_pop);
+    set(core2, core2_size, NVTX_CBID_CORE2_DomainMarkEx, &domain_mark_ex);
+    set(core2, core2_size, NVTX_CBID_CORE2_DomainRangeStartEx, &domain_range_start_ex);
+    set(core2, core2_size, NVTX_CBID_CORE2_DomainRangeEnd, &domain_range_end);
+    set(core2, core2_size, NVTX_CBID_CORE2_DomainRangePushEx, &domain_range_push_ex);
+    set(core2, core2_size, NVTX_CBID_CORE2_DomainRangePop, &domain_range_pop);
+    set(core2, core2_size, NVTX_CBID_CORE2_DomainRegisterStringA, &domain_register_string_a);
+    set(core2, core2_size, NVTX_CBID_CORE2_DomainRegisterStringW, &domain_register_string_w);
+    set(core2, core2_size, NVTX_CBID_CORE2_DomainCreateA, &domain_create_a);
+    set(core2, core2_size, NVTX_CBID_CORE2_DomainCreateW, &domain_create_w);
+    return true;
+}
+
+// ---- the memory extension (nvToolsExtMem.h) ----
+uint64_t heap_handle(nvtxMemHeapHandle_t heap) { return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(heap)); }
+
+nvtxMemHeapHandle_t NVTX_API mem_heap_register(nvtxDomainHandle_t, const nvtxMemHeapDesc_t *desc) {
+    uint64_t address = 0, size = 0;
+    if (desc != nullptr && desc->type == NVTX_MEM_TYPE_VIRTUAL_ADDRESS && desc->typeSpecificDesc != nullptr &&
+        desc->typeSpecificDescSize >= sizeof(nvtxMemVirtualRangeDesc_t)) {
+        auto *range = static_cast<const nvtxMemVirtualRangeDesc_t *>(desc->typeSpecificDesc);
+        address = reinterpret_cast<uintptr_t>(range->ptr);
+        size = range->size;
+    }
+    return reinterpret_cast<nvtxMemHeapHandle_t>(static_cast<uintptr_t>(register_heap(address, size)));
+}
+void NVTX_API mem_heap_unregister(nvtxDomainHandle_t, nvtxMemHeapHandle_t heap) { unregister_heap(heap_handle(heap)); }
+void NVTX_API mem_heap_reset(nvtxDomainHandle_t, nvtxMemHeapHandle_t heap) { reset_heap(heap_handle(heap)); }
+void NVTX_API mem_regions_register(nvtxDomainHandle_t, const nvtxMemRegionsRegisterBatch_t *batch) {
+    if (batch == nullptr || batch->regionType != NVTX_MEM_TYPE_VIRTUAL_ADDRESS || batch->regionDescElements == nullptr ||
+        batch->regionDescElementSize < sizeof(nvtxMemVirtualRangeDesc_t))
+        return;
+    auto *bytes = static_cast<const unsigned char *>(batch->regionDescElements);
+    for (size_t i = 0; i < batch->regionCount; ++i) {
+        auto *d = reinterpret_cast<const nvtxMemVirtualRangeDesc_t *>(bytes + i * batch->regionDescElementSize);
+        uint64_t h = register_region(heap_handle(batch->heap), reinterpret_cast<uintptr_t>(d->ptr), d->size);
+        if (batch->regionHandleElementsOut != nullptr)
+            batch->regionHandleElementsOut[i] = reinterpret_cast<nvtxMemRegionHandle_t>(static_cast<uintptr_t>(h));
+    }
+}
+void NVTX_API mem_regions_unregister(nvtxDomainHandle_t, const nvtxMemRegionsUnregisterBatch_t *batch) {
+    if (batch == nullptr || batch->refElements == nullptr || batch->refElementSize < sizeof(nvtxMemRegionRef_t)) return;
+    auto *bytes = reinterpret_cast<const unsigned char *>(batch->refElements);
+    for (size_t i = 0; i < batch->refCount; ++i) {
+        auto *ref = reinterpret_cast<const nvtxMemRegionRef_t *>(bytes + i * batch->refElementSize);
+        if (batch->refType == NVTX_MEM_REGION_REF_TYPE_POINTER) unregister_region_at(reinterpret_cast<uintptr_t>(ref->pointer));
+        else if (batch->refType == NVTX_MEM_REGION_REF_TYPE_HANDLE)
+            unregister_region_handle(reinterpret_cast<uintptr_t>(ref->handle));
+    }
+}
+
+bool attach_memory(nvtxExtModuleInfo_t *info) {
+    if (info == nullptr || info->moduleId != NVTX_EXT_MODULEID_MEM || info->compatId != NVTX_EXT_COMPATID_MEM)
+        return false;
+    for (size_t k = 0; k < info->segmentsCount; ++k) {
+        nvtxExtModuleSegment_t &seg = info->segments[k];
+        auto put = [&](size_t id, auto fn) {
+            if (id < seg.slotCount) seg.functionSlots[id] = reinterpret_cast<intptr_t>(fn);
+        };
+        put(NVTX3EXT_CBID_nvtxMemHeapRegister, &mem_heap_register);
+        put(NVTX3EXT_CBID_nvtxMemHeapUnregister, &mem_heap_unregister);
+        put(NVTX3EXT_CBID_nvtxMemHeapReset, &mem_heap_reset);
+        put(NVTX3EXT_CBID_nvtxMemRegionsRegister, &mem_regions_register);
+        put(NVTX3EXT_CBID_nvtxMemRegionsUnregister, &mem_regions_unregister);
+    }
+    return true;
+}
+
+} // namespace
+} // namespace vramtrace::nvtx
+
+// NVTX's extensions (the memory API) call this once per extension, at its first call. 1: attached
+// (the slots left alone become NVTX's no-ops); 0: every slot of the extension is a no-op.
+extern "C" __attribute__((visibility("default"))) int InitializeInjectionNvtxExtension(nvtxExtModuleInfo_t *info) {
+    if (vramtrace::tracker() == nullptr) return 0;
+    return vramtrace::nvtx::attach_memory(info) ? 1 : 0;
+}
+
+// NVTX calls this once, at the program's first NVTX call. 1: attached; 0: NVTX sets every entry
+// point to its no-op.
+extern "C" __attribute__((visibility("default"))) int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_table) {
+    if (vramtrace::tracker() == nullptr) return 0; // tracing is off in this process
+    return vramtrace::nvtx::attach(get_table) ? 1 : 0;
+}
