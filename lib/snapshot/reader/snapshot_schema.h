@@ -492,7 +492,7 @@ template <class R> constexpr bool is_sub_list<std::vector<RangePeak> R::*> = tru
 enum class Top { Format, SchemaVersion, Process, Devices, Dropped, Modules, Frames, Stacks, Allocations,
                  MergedProcesses, MergedDevices, OomCount, Peaks, Ooms, Pools, EventHistory, Events, TeardownCount,
                  Teardowns, Imbalance, ImbalanceOutliers, NvtxRanges, NvtxRegions, Unknown };
-constexpr std::array<std::string_view, 21> kTopNames = {
+constexpr std::array<std::string_view, 23> kTopNames = {
     member::top::format, member::top::schema_version, member::top::process, member::top::devices,
     member::top::dropped, member::top::modules, member::top::frames, member::top::stacks, member::top::allocations,
     member::top::merged_processes, member::top::merged_devices, member::top::oom_count, member::top::peaks,
