@@ -6,7 +6,7 @@
 // VT the built vramtrace, WORK a scratch directory (pages and screenshots, kept as artifacts),
 // NODE_MODULES where `npm install playwright-core` put it, DATA tests/cli/data. CHROMIUM (the
 // environment) names the browser, default "chromium". Cases: report, compare, hostile, history,
-// python. Prints "PASS name" / "FAIL name: why" per check and "N passed, M failed"; exits 1 when a
+// nvtx, python. Prints "PASS name" / "FAIL name: why" per check and "N passed, M failed"; exits 1 when a
 // check failed or when playwright-core or chromium is missing (a missing tool fails, never skips).
 'use strict';
 const fs = require('fs');
@@ -235,7 +235,6 @@ async function caseHostile(browser) {
   const tip = await text(page, '#vt-tip');
   check('hostile: names in the hover are text', tip.includes('  ' + evil + ' at /src/train.cpp:42') &&
     tip.includes(evil2 + ' at /src/alloc.h:7 (inlined)') && tip.includes('main\\x1b[2J\\x0dname\\x07 at /src/train.cpp:97'), tip);
-  await page.mouse.click(p.x, p.y);
   const names = await texts(page, '#vt-flame .fn');
   check('hostile: names in the flame graph are text', names.includes(evil + ' at /src/train.cpp:42') && names.includes(evil2 + ' at /src/alloc.h:7 (inlined)'), JSON.stringify(names));
   same('hostile: the page title is text', await page.title(), 'vramtrace: <svg onload="window.__pwned=3"> ' + evil2);
@@ -346,6 +345,76 @@ async function casePython(browser, arg) {
   await page.close();
 }
 
+// NVTX ranges (docs/nvtx.md) on export_input.json: the 1 MiB allocation of cuda:0 was made inside
+// "step > forward", cuda:1's inside "ml:backward"; the 3 MiB one, freed before the dump, has no
+// live allocation to take a range from ("(no range)"); the peak of cuda:0 by range.
+function nvtxSnapshot() {
+  const s = JSON.parse(fs.readFileSync(path.join(DATA, 'export_input.json')));
+  s.nvtx_ranges = [{ id: 1, domains: ['', ''], names: ['step', 'forward'] }, { id: 2, domains: ['ml'], names: ['backward'] }];
+  for (const a of s.allocations) if (a.device === 0) a.range = 1; else if (a.device === 1) a.range = 2;
+  for (const pk of s.peaks) if (pk.device === 0) pk.ranges = [{ range: 0, bytes: 3 * MiB, count: 1 }, { range: 1, bytes: MiB, count: 1 }];
+  return s;
+}
+const rangeRows = page => page.$$eval('#vt-ranges tr', trs => trs.map(tr => Array.from(tr.children).map(td => td.textContent)));
+// The colour drawn at a point of the base canvas and the colour of a legend swatch, as "r,g,b".
+async function pixelAt(page, i, p) {
+  return page.evaluate(([i, x, y]) => {
+    const c = document.querySelectorAll('.vt-base')[i], r = c.getBoundingClientRect(), k = c.width / r.width;
+    const d = c.getContext('2d').getImageData(Math.round((x - r.left) * k), Math.round((y - r.top) * k), 1, 1).data;
+    return d[0] + ',' + d[1] + ',' + d[2];
+  }, [i, p.x, p.y]);
+}
+async function swatch(page, n) {
+  return page.evaluate(n => {
+    const m = getComputedStyle(document.querySelectorAll('#vt-legend .vt-swatch')[n]).backgroundColor.match(/\d+/g);
+    return m.slice(0, 3).join(',');
+  }, n);
+}
+async function caseNvtx(browser) {
+  let page = await open(browser, exportPage('no-nvtx', [path.join(DATA, 'export_input.json')]));
+  same('nvtx: without ranges no NVTX colouring', await page.$$eval('#vt-colour option', os => os.map(o => o.value)), ['site', 'category']);
+  same('nvtx: without ranges no table by range', await page.$eval('.vt-by-range', e => e.style.display), 'none');
+  await page.close();
+  page = await open(browser, exportPage('nvtx', [writeJson('nvtx', nvtxSnapshot())]));
+  same('nvtx: the colour menu offers NVTX ranges', await page.$$eval('#vt-colour option', os => os.map(o => o.textContent)),
+    ['colour by call site', 'colour by category', 'colour by NVTX range']);
+  await page.selectOption('#vt-colour', 'range');
+  same('nvtx: the legend lists the range stacks', await texts(page, '#vt-legend .vt-key'), ['step > forward', 'ml:backward', '(no range)']);
+  // The 1 MiB band (from the history, matched to its live allocation) in the colour of its range.
+  // (Points off the lines of the peak, the mark and the OOM, which are drawn over the bands.)
+  same('nvtx: a band of "step > forward" has its colour', await pixelAt(page, 0, await at(page, 0, 3.5e9, 0.5 * MiB)), await swatch(page, 0));
+  same('nvtx: the band freed before the dump has the colour of "(no range)"', await pixelAt(page, 0, await at(page, 0, 1.25e9, 2.5 * MiB)),
+    await swatch(page, 2));
+  let p = await at(page, 0, 3e9, 0.5 * MiB);
+  const q = await at(page, 0, 1.5e9, 2.5 * MiB);
+  await page.mouse.move(q.x, q.y);
+  same('nvtx: the hover names the range stack', (await text(page, '#vt-tip')).split('\n').slice(3, 5),
+    ['call site: ?? (train+0x2000)', 'NVTX range: (no range)']);
+  await page.mouse.click(p.x, p.y);
+  same('nvtx: the pinned band names its range stack', (await text(page, '#vt-pinned')).split('\n')[4], 'NVTX range: step > forward');
+  check('nvtx: a click at 3 s', /^Live on cuda:0 at (2\.99\d|3\.00\d) s: 1\.00 MiB \(1048576 B\) in 1 allocation$/.test(await text(page, '#vt-comp-title')));
+  same('nvtx: by NVTX range at 3 s', await rangeRows(page), [['1.00 MiB (1048576 B)', '1', '100.0%', 'step > forward']]);
+  p = await at(page, 0, 1.5e9, 0.5 * MiB);
+  await page.mouse.click(p.x, p.y);
+  same('nvtx: by NVTX range at 1.5 s', await rangeRows(page),
+    [['3.00 MiB (3145728 B)', '1', '75.0%', '(no range)'], ['1.00 MiB (1048576 B)', '1', '25.0%', 'step > forward']]);
+  await page.click('#vt-dump');
+  same('nvtx: by NVTX range at the dump', await rangeRows(page), [['1.00 MiB (1048576 B)', '1', '100.0%', 'step > forward']]);
+  await page.keyboard.press('p');
+  same('nvtx: the peak by NVTX range, from the peak counters', await rangeRows(page),
+    [['3.00 MiB (3145728 B)', '1', '75.0%', '(no range)'], ['1.00 MiB (1048576 B)', '1', '25.0%', 'step > forward']]);
+  // cuda:1's band (live at the dump only) takes its allocation's range.
+  const c1 = await page.evaluate(() => window.vramtraceViewer.timelines().findIndex(t => t.device === 'cuda:1'));
+  p = await at(page, c1, 4e9, MiB);
+  await page.mouse.move(p.x, p.y);
+  same('nvtx: the hover of cuda:1\'s band', (await text(page, '#vt-tip')).split('\n')[4], 'NVTX range: ml:backward');
+  await page.selectOption('#vt-colour', 'site');
+  same('nvtx: no legend when coloured by call site', await texts(page, '#vt-legend .vt-key'), []);
+  same('nvtx: no script error', page.vtErrors, []);
+  await page.screenshot({ path: path.join(WORK, 'nvtx.png'), fullPage: true });
+  await page.close();
+}
+
 // --no-sandbox: CI runs the suite as root, where chromium's sandbox refuses to start;
 // --disable-dev-shm-usage: a container's /dev/shm is often 64 MiB, too small for the renderer.
 (async () => {
@@ -362,6 +431,7 @@ async function casePython(browser, arg) {
       else if (c === 'compare') await caseCompare(browser);
       else if (c === 'hostile') await caseHostile(browser);
       else if (c === 'history') await caseHistory(browser);
+      else if (c === 'nvtx') await caseNvtx(browser);
       else if (c.startsWith('python=')) await casePython(browser, c.slice(7));
       else check('known case ' + c, false);
     }

@@ -13,7 +13,7 @@
     parameter: '#4e79a7', optimizer_state: '#f28e2c', activation: '#59a14f', backward: '#e15759',
     library_workspace: '#af7aa1', communication: '#76b7b2', other: '#bab0ab'
   };
-  const SMALL_COLOUR = '#9e9e9e';
+  const SMALL_COLOUR = '#9e9e9e', NO_RANGE_COLOUR = '#d0d0d0';
   const PLOT_HEIGHT = 220, AXIS_HEIGHT = 34, LEFT = 84, RIGHT = 28;
   const TOOLTIP_FRAMES = 40;
   const FLAME_ROW = 18, FLAME_MAX_DEPTH = 514;
@@ -76,6 +76,10 @@
     run.stackCategory = raw.stacks.map(s => S[s[1]] || 'other');
     run.stackVia = raw.stacks.map(s => S[s[2]]);
     run.stackColour = raw.stacks.map(s => hashColour(S[s[0]]));
+    // NVTX range stacks (page_data.cpp): index 0 is "(no range)"; absent when the snapshot has none.
+    run.nvtx = Array.isArray(raw.ranges);
+    run.rangeLabel = run.nvtx ? raw.ranges.map(i => S[i]) : ['(no range)'];
+    run.rangeColour = run.rangeLabel.map((l, i) => i === 0 ? NO_RANGE_COLOUR : hashColour(l));
     run.markList = raw.marks.map(m => ({ t: m[0], label: S[m[1]] }));
     run.oomList = raw.ooms.map(o => ({ t: o[0], device: o[1], bytes: o[2], stack: o[3], api: S[o[4]], thread: o[5], tracked: o[6] }));
     for (const d of raw.devices) {
@@ -92,6 +96,7 @@
       d.start = start; d.end = end; d.size = size;
       d.stack = Int32Array.from(b.stack);
       d.flags = Uint8Array.from(b.flags);
+      d.range = b.range ? Int32Array.from(b.range) : new Int32Array(n);
       d.run = run;
     }
     return run;
@@ -110,22 +115,30 @@
   }
 
   // What was live on a device at time t, by stack: Map stack -> {bytes, count}.
+  // The maps also carry `ranges`: Map range index -> {bytes, count} of the same allocations.
   function liveAt(dev, t) {
     const out = new Map();
+    out.ranges = new Map();
     for (let i = 0; i < dev.n && dev.start[i] <= t; i++) {
       // A band still live at the dump counts at the dump's own time too.
-      if (dev.end[i] > t || ((dev.flags[i] & FLAG_LIVE) && dev.end[i] >= t)) add(out, dev.stack[i], dev.size[i], 1);
+      if (dev.end[i] > t || ((dev.flags[i] & FLAG_LIVE) && dev.end[i] >= t)) { add(out, dev.stack[i], dev.size[i], 1); add(out.ranges, dev.range[i], dev.size[i], 1); }
     }
     return out;
   }
   function liveAtDump(dev) {
     const out = new Map();
-    for (let i = 0; i < dev.n; i++) if (dev.flags[i] & FLAG_LIVE) add(out, dev.stack[i], dev.size[i], 1);
+    out.ranges = new Map();
+    for (let i = 0; i < dev.n; i++) if (dev.flags[i] & FLAG_LIVE) { add(out, dev.stack[i], dev.size[i], 1); add(out.ranges, dev.range[i], dev.size[i], 1); }
     return out;
   }
+  // The peak from the peak counters: by range from peaks[].ranges; a device without them had no
+  // range open in any allocation live at its peak, so all of it is "(no range)".
   function atPeak(dev) {
     const out = new Map();
+    out.ranges = new Map();
     for (const s of dev.peak_sites || []) add(out, s[0], s[1], s[2]);
+    if (dev.peak_ranges) for (const r of dev.peak_ranges) add(out.ranges, r[0], r[1], r[2]);
+    else for (const w of out.values()) add(out.ranges, 0, w.bytes, w.count);
     return out;
   }
   function add(map, key, bytes, count) {
@@ -253,6 +266,7 @@
 
     bandColour(b) {
       const run = this.run, st = this.dev.stack[b];
+      if (state.colourBy === 'range') return run.rangeColour[this.dev.range[b]];
       return state.colourBy === 'category' ? (CATEGORY_COLOURS[run.stackCategory[st]] || CATEGORY_COLOURS.other) : run.stackColour[st];
     }
     bandDimmed(b) {
@@ -365,6 +379,7 @@
           (f & FLAG_TEARDOWN ? ' by a context teardown' : '') + ', lived ' + fmtTime(d.end[b] - d.start[b])));
       lines.push('call site: ' + run.stackSite[st] + (run.stackVia[st] ? ' via ' + run.stackVia[st] : '') +
         (run.categories ? ' [' + run.stackCategory[st] + ']' : ''));
+      if (run.nvtx) lines.push('NVTX range: ' + run.rangeLabel[d.range[b]]);
       lines.push('stack (leaf first):');
       for (const l of stackLines(run, st, limit)) lines.push('  ' + l);
       return lines.join('\n');
@@ -512,6 +527,20 @@
       tbody.appendChild(tr);
     }
     box.more.textContent = rows.length > 25 ? '... and ' + (rows.length - 25) + ' more call sites.' : '';
+    // By NVTX range stack, for a run that has them.
+    box.rangeSec.style.display = run.nvtx ? '' : 'none';
+    box.ranges.textContent = '';
+    if (run.nvtx && weights.ranges) {
+      const byRange = Array.from(weights.ranges.entries()).sort((a, b) => b[1].bytes - a[1].bytes || a[0] - b[0]);
+      for (const [r, w] of byRange) {
+        const tr = el('tr');
+        tr.appendChild(el('td', 'n', fmtBytesExact(w.bytes)));
+        tr.appendChild(el('td', 'n', String(w.count)));
+        tr.appendChild(el('td', 'n', (total ? (100 * w.bytes / total).toFixed(1) : '0.0') + '%'));
+        tr.appendChild(el('td', 'site', shown(run.rangeLabel[r])));
+        box.ranges.appendChild(tr);
+      }
+    }
   }
 
   function drawFlame(box) {
@@ -568,8 +597,20 @@
     sec.appendChild(table);
     const more = el('p');
     sec.appendChild(more);
+    const rangeSec = el('div', 'vt-by-range');
+    rangeSec.appendChild(el('h3', '', 'By NVTX range'));
+    const rtable = el('table', 'vt-sites');
+    const rhead = el('tr');
+    for (const h of ['bytes', 'allocations', 'share', 'NVTX range']) rhead.appendChild(el('th', '', h));
+    rtable.appendChild(rhead);
+    const rbody = el('tbody');
+    rbody.id = 'vt-ranges';
+    rtable.appendChild(rbody);
+    rangeSec.appendChild(rtable);
+    rangeSec.style.display = 'none';
+    sec.appendChild(rangeSec);
     parent.appendChild(sec);
-    const box = { title: title, flame: flame, sites: tbody, more: more, info: info, tree: null, focus: null };
+    const box = { title: title, flame: flame, sites: tbody, more: more, info: info, tree: null, focus: null, ranges: rbody, rangeSec: rangeSec };
     flame.addEventListener('mouseover', e => {
       const n = e.target.vtNode;
       if (!n) return;
@@ -660,10 +701,12 @@
     bar.appendChild(el('span', 'vt-count', '')).id = 'vt-search-count';
     const colour = el('select');
     colour.id = 'vt-colour';
-    for (const [v, t] of [['site', 'colour by call site'], ['category', 'colour by category']]) {
+    const colourings = [['site', 'colour by call site'], ['category', 'colour by category']];
+    if (runs.some(r => r.nvtx)) colourings.push(['range', 'colour by NVTX range']);
+    for (const [v, t] of colourings) {
       const o = el('option', '', t); o.value = v; colour.appendChild(o);
     }
-    colour.addEventListener('change', () => { state.colourBy = colour.value; for (const t of state.timelines) t.draw(); });
+    colour.addEventListener('change', () => { state.colourBy = colour.value; drawLegend(); for (const t of state.timelines) t.draw(); });
     bar.appendChild(colour);
     const live = el('label', '', ' highlight live at the dump (l)');
     const box = el('input'); box.type = 'checkbox'; box.id = 'vt-live';
@@ -676,6 +719,34 @@
     bar.appendChild(el('span', 'vt-range', '')).id = 'vt-range';
     bar.appendChild(el('div', 'vt-keys', 'keys: drag zoom · double-click reset · ← → pan · + − zoom · / search · p peak · d dump · l live · Esc unpin'));
     parent.appendChild(bar);
+  }
+
+  // What the colours mean, for the colourings with few values: category and NVTX range stack
+  // (those of the drawn bands, in first-seen order; "(no range)" last).
+  function drawLegend() {
+    const box = document.getElementById('vt-legend');
+    if (!box) return;
+    box.textContent = '';
+    const entries = [];
+    if (state.colourBy === 'category') {
+      for (const c of Object.keys(CATEGORY_COLOURS)) entries.push([c, CATEGORY_COLOURS[c]]);
+    } else if (state.colourBy === 'range') {
+      for (const run of runs) {
+        if (!run.nvtx) continue;
+        const seen = new Set();
+        for (const d of run.devices) for (let i = 0; i < d.n; i++) seen.add(d.range[i]);
+        for (const r of Array.from(seen).sort((a, b) => (a === 0) - (b === 0) || a - b))
+          if (!entries.some(e => e[0] === run.rangeLabel[r])) entries.push([run.rangeLabel[r], run.rangeColour[r]]);
+      }
+    }
+    for (const [label, colour] of entries) {
+      const item = el('span', 'vt-key');
+      const swatch = el('span', 'vt-swatch');
+      swatch.style.background = colour;
+      item.appendChild(swatch);
+      item.appendChild(el('span', 'vt-key-text', shown(label)));
+      box.appendChild(item);
+    }
   }
 
   function selectDefault(kind) {
@@ -790,6 +861,7 @@
     controls(app);
     const tlSection = el('section', 'vt-timelines');
     tlSection.appendChild(el('h2', '', 'Active memory timeline'));
+    tlSection.appendChild(el('div', 'vt-legend')).id = 'vt-legend';
     app.appendChild(tlSection);
     const pinned = el('pre', 'vt-pinned');
     pinned.id = 'vt-pinned';
