@@ -6,12 +6,12 @@
 // VT the built vramtrace, WORK a scratch directory (pages and screenshots, kept as artifacts),
 // NODE_MODULES where `npm install playwright-core` put it, DATA tests/cli/data. CHROMIUM (the
 // environment) names the browser, default "chromium". Cases: report, compare, hostile, history,
-// nvtx, python. Prints "PASS name" / "FAIL name: why" per check and "N passed, M failed"; exits 1 when a
+// nvtx, intervals, python. Prints "PASS name" / "FAIL name: why" per check and "N passed, M failed"; exits 1 when a
 // check failed or when playwright-core or chromium is missing (a missing tool fails, never skips).
 'use strict';
 const fs = require('fs');
 const path = require('path');
-const { execFileSync } = require('child_process');
+const { execFileSync, spawnSync } = require('child_process');
 
 const [VT, WORK, NODE_MODULES, DATA, ...CASES] = process.argv.slice(2);
 let passed = 0, failed = 0;
@@ -415,6 +415,44 @@ async function caseNvtx(browser) {
   await page.close();
 }
 
+// tests/cli/data/nvtx_intervals.json: export_input.json with NVTX start/end intervals (times from
+// the process start): "step 1" 0.1 to 2.1 s, inside it ml "forward" 0.2 to 1.2 s (a second lane),
+// "load" 2.5 to 3.0 s, io "prefetch" from 3.5 s, open at the dump (5.0 s).
+async function caseIntervals(browser) {
+  const page = await open(browser, exportPage('intervals', [path.join(DATA, 'nvtx_intervals.json')]));
+  same('intervals: on every timeline, in lanes by overlap', await page.evaluate(() => [0, 1, 2].map(i => window.vramtraceViewer.intervals(i))),
+    [0, 1, 2].map(() => [['step 1', 0], ['forward', 1], ['load', 0], ['prefetch', 0]]));
+  const hover = async (i, k) => {
+    const p = await page.evaluate(([i, k]) => window.vramtraceViewer.intervalPoint(i, k), [i, k]);
+    await page.mouse.move(p.x, p.y);
+    return text(page, '#vt-tip');
+  };
+  same('intervals: hover of "step 1"', await hover(0, 0),
+    'NVTX interval: step 1\ndomain: (default domain)\nstarted at 0.100 s on thread 4242\nended at 2.100 s on thread 4242, lasted 2.000 s');
+  same('intervals: hover of "forward", ended on another thread', await hover(0, 1),
+    'NVTX interval: forward\ndomain: ml\nstarted at 0.200 s on thread 4242\nended at 1.200 s on thread 4243, lasted 1.000 s');
+  same('intervals: hover of the open "prefetch"', await hover(1, 3),
+    'NVTX interval: prefetch\ndomain: io\nstarted at 3.500 s on thread 4243\nstill open at the dump (5.000 s)');
+  // The lanes sit below the axis: the marks keep their hover.
+  const p = await at(page, 0, 1.5e9, 0);
+  await page.mouse.move(p.x, p.y + 22);
+  same('intervals: the mark keeps its hover', await text(page, '#vt-tip'), 'mark "epoch "1" <a;b>" at 1.500 s');
+  same('intervals: no script error', page.vtErrors, []);
+  await page.screenshot({ path: path.join(WORK, 'intervals.png'), fullPage: true });
+  await page.close();
+  // A member that is not an array of intervals: a warning, and the page without intervals.
+  const bad = JSON.parse(fs.readFileSync(path.join(DATA, 'nvtx_intervals.json')));
+  bad.nvtx_intervals[1].end_thread = 'x';
+  const out = path.join(WORK, 'intervals-bad.html');
+  const r = spawnSync(VT, ['export', '-f', 'html', '-o', out, writeJson('intervals-bad', bad)], { encoding: 'utf8' });
+  same('intervals: a bad record is a warning', [r.status, r.stderr.split('\n').filter(l => l).map(l => l.slice(l.indexOf('.json: ') + 7))],
+    [0, ['nvtx_intervals holds a record that is not {domain, name, start_ns, end_ns, start_thread, end_thread}: no interval is drawn']]);
+  const page2 = await open(browser, out);
+  same('intervals: none drawn from a bad member', await page2.evaluate(() => window.vramtraceViewer.intervals(0)), []);
+  same('intervals: bad member, no script error', page2.vtErrors, []);
+  await page2.close();
+}
+
 // --no-sandbox: CI runs the suite as root, where chromium's sandbox refuses to start;
 // --disable-dev-shm-usage: a container's /dev/shm is often 64 MiB, too small for the renderer.
 (async () => {
@@ -432,6 +470,7 @@ async function caseNvtx(browser) {
       else if (c === 'hostile') await caseHostile(browser);
       else if (c === 'history') await caseHistory(browser);
       else if (c === 'nvtx') await caseNvtx(browser);
+      else if (c === 'intervals') await caseIntervals(browser);
       else if (c.startsWith('python=')) await casePython(browser, c.slice(7));
       else check('known case ' + c, false);
     }

@@ -250,7 +250,8 @@ std::string bands_json(const std::vector<Band> &list, Tables &tables, RangeIndex
 
 } // namespace
 
-std::string page_data_json(const report::Snapshot &snapshot, const Options &options, std::vector<std::string> *notes) {
+std::string page_data_json(const report::Snapshot &snapshot, const Options &options, std::vector<std::string> *notes,
+                           const std::vector<NvtxInterval> &intervals) {
     Tables tables(snapshot);
     const report::ProcessInfo &proc = snapshot.process;
     uint64_t origin = time_origin_ns(snapshot);
@@ -376,6 +377,19 @@ std::string page_data_json(const report::Snapshot &snapshot, const Options &opti
     }
     out += "]";
     if (ranges) out += ",\"ranges\":" + ranges->json();
+    // NVTX start/end intervals: [start, end, name, domain, start thread, end thread, open]; an open
+    // one ends at the dump (end thread 0).
+    if (!intervals.empty()) {
+        out += ",\"intervals\":[";
+        for (size_t i = 0; i < intervals.size(); ++i) {
+            const NvtxInterval &n = intervals[i];
+            uint64_t start = since(n.start_ns, origin), stop = n.end_ns ? since(*n.end_ns, origin) : std::max(end, start);
+            out += (i ? ",[" : "[") + to_dec(start) + "," + to_dec(stop) + "," + to_dec(tables.string(n.name)) + "," +
+                   to_dec(tables.string(n.domain)) + "," + to_dec(n.start_thread) + "," + to_dec(n.end_thread.value_or(0)) +
+                   "," + (n.end_ns ? "0" : "1") + "]";
+        }
+        out += "]";
+    }
     out += ",\"strings\":" + tables.strings_json() + ",\"frames\":" + tables.frames_json() +
            ",\"stacks\":" + tables.stacks_json() + "}";
     return out;

@@ -15,6 +15,9 @@
   };
   const SMALL_COLOUR = '#9e9e9e', NO_RANGE_COLOUR = '#d0d0d0';
   const PLOT_HEIGHT = 220, AXIS_HEIGHT = 34, LEFT = 84, RIGHT = 28;
+  // NVTX start/end intervals below the time axis: one lane per level of overlap, at most MAX_LANES
+  // (deeper ones share the last lane).
+  const LANE_HEIGHT = 15, MAX_LANES = 8;
   const TOOLTIP_FRAMES = 40;
   const FLAME_ROW = 18, FLAME_MAX_DEPTH = 514;
 
@@ -81,6 +84,18 @@
     run.rangeLabel = run.nvtx ? raw.ranges.map(i => S[i]) : ['(no range)'];
     run.rangeColour = run.rangeLabel.map((l, i) => i === 0 ? NO_RANGE_COLOUR : hashColour(l));
     run.markList = raw.marks.map(m => ({ t: m[0], label: S[m[1]] }));
+    // NVTX start/end intervals (page_data.cpp), start ascending, each in the first lane where the
+    // interval before it has ended.
+    run.intervalList = (raw.intervals || []).map(v => ({ t0: v[0], t1: v[1], name: S[v[2]], domain: S[v[3]], thread0: v[4], thread1: v[5], open: v[6] === 1 }));
+    run.intervalList.sort((a, b) => a.t0 - b.t0);
+    const laneEnd = [];
+    for (const v of run.intervalList) {
+      let lane = laneEnd.findIndex(e => e <= v.t0);
+      if (lane < 0) lane = laneEnd.length < MAX_LANES ? laneEnd.length : MAX_LANES - 1;
+      laneEnd[lane] = Math.max(laneEnd[lane] || 0, v.t1);
+      v.lane = lane;
+    }
+    run.lanes = laneEnd.length;
     run.oomList = raw.ooms.map(o => ({ t: o[0], device: o[1], bytes: o[2], stack: o[3], api: S[o[4]], thread: o[5], tracked: o[6] }));
     for (const d of raw.devices) {
       const b = d.bands, n = b.t0.length;
@@ -197,15 +212,55 @@
     timeAt(x) { const v = state.view; return v.t0 + (x - LEFT) / this.plotWidth() * (v.t1 - v.t0); }
     xAt(t) { const v = state.view; return LEFT + (t - v.t0) / (v.t1 - v.t0) * this.plotWidth(); }
 
+    height() { return PLOT_HEIGHT + AXIS_HEIGHT + this.run.lanes * LANE_HEIGHT + (this.run.lanes ? 4 : 0); }
     resize() {
       const dpr = window.devicePixelRatio || 1;
       this.width = Math.max(300, this.box.clientWidth);
+      const height = this.height();
+      this.base.parentNode.style.height = height + 'px';
       for (const c of [this.base, this.over]) {
         c.width = Math.round(this.width * dpr);
-        c.height = Math.round((PLOT_HEIGHT + AXIS_HEIGHT) * dpr);
+        c.height = Math.round(height * dpr);
         c.style.width = this.width + 'px';
-        c.style.height = (PLOT_HEIGHT + AXIS_HEIGHT) + 'px';
+        c.style.height = height + 'px';
         c.getContext('2d').setTransform(dpr, 0, 0, dpr, 0, 0);
+      }
+    }
+    // The NVTX interval drawn under a point of the lanes, or null.
+    intervalAt(x, y) {
+      const lane = Math.floor((y - PLOT_HEIGHT - AXIS_HEIGHT) / LANE_HEIGHT);
+      if (lane < 0 || lane >= this.run.lanes) return null;
+      const t = this.timeAt(x) + this.offset, slack = (state.view.t1 - state.view.t0) / this.plotWidth() * 2;
+      let found = null;
+      // The last one that covers the point: the innermost of those sharing the last lane.
+      for (const v of this.run.intervalList) if (v.lane === lane && v.t0 - slack <= t && t <= v.t1 + slack) found = v;
+      return found;
+    }
+    intervalText(v) {
+      return 'NVTX interval: ' + v.name + '\n' + 'domain: ' + (v.domain || '(default domain)') + '\n' +
+        'started at ' + fmtTime(v.t0 - this.offset) + ' on thread ' + v.thread0 + '\n' +
+        (v.open ? 'still open at the dump (' + fmtTime(v.t1 - this.offset) + ')'
+          : 'ended at ' + fmtTime(v.t1 - this.offset) + ' on thread ' + v.thread1 + ', lasted ' + fmtTime(v.t1 - v.t0));
+    }
+    drawIntervals(ctx) {
+      const right = LEFT + this.plotWidth();
+      ctx.font = '11px sans-serif';
+      ctx.textAlign = 'left';
+      for (const v of this.run.intervalList) {
+        const x0 = Math.max(LEFT, this.xAt(v.t0 - this.offset)), x1 = Math.min(right, this.xAt(v.t1 - this.offset));
+        if (x1 < LEFT || x0 > right) continue;
+        const y = PLOT_HEIGHT + AXIS_HEIGHT + v.lane * LANE_HEIGHT, w = Math.max(1, x1 - x0);
+        ctx.fillStyle = hashColour(v.domain + ':' + v.name);
+        ctx.globalAlpha = v.open ? 0.55 : 0.85;
+        ctx.fillRect(x0, y + 1, w, LANE_HEIGHT - 2);
+        ctx.globalAlpha = 1;
+        if (w > 12) {
+          ctx.save();
+          ctx.beginPath(); ctx.rect(x0, y, w, LANE_HEIGHT); ctx.clip();
+          ctx.fillStyle = '#000';
+          ctx.fillText(v.name.length > 200 ? v.name.slice(0, 199) + '…' : v.name, x0 + 3, y + LANE_HEIGHT - 4);
+          ctx.restore();
+        }
       }
     }
 
@@ -278,7 +333,7 @@
       this.resize();
       this.layout();
       const ctx = this.base.getContext('2d'), cols = this.columns, W = cols.W;
-      ctx.clearRect(0, 0, this.width, PLOT_HEIGHT + AXIS_HEIGHT);
+      ctx.clearRect(0, 0, this.width, this.height());
       const max = cols.max || 1, k = PLOT_HEIGHT / max;
       for (let c = 0; c < W; c++) {
         for (let s = cols.start[c]; s < cols.start[c + 1]; s++) {
@@ -320,6 +375,7 @@
         fmtTime(this.run.end - this.offset), r === 'threshold' ? 'threshold' : 'dump');
       if (this.dev.peak_time !== undefined && this.dev.peak)
         this.axisItem(ctx, this.dev.peak_time, '#6a1b9a', 'peak ' + fmtBytesExact(this.dev.peak) + ' at ' + fmtTime(this.dev.peak_time - this.offset), 'peak');
+      this.drawIntervals(ctx);
       this.drawOverlay();
     }
     axisItem(ctx, t, colour, text, label) {
@@ -335,7 +391,7 @@
 
     drawOverlay() {
       const ctx = this.over.getContext('2d');
-      ctx.clearRect(0, 0, this.width, PLOT_HEIGHT + AXIS_HEIGHT);
+      ctx.clearRect(0, 0, this.width, this.height());
       const sel = state.selection;
       if (sel && sel.run === this.run && sel.device === this.dev.device && sel.t !== undefined) {
         const x = this.xAt(sel.t - this.offset);
@@ -390,8 +446,10 @@
       if (this.drag) { this.drag.x1 = x; this.drawOverlay(); return; }
       if (y > PLOT_HEIGHT) {
         this.hover = null;
-        const item = (this.axisItems || []).find(a => Math.abs(a.x - x) <= 5);
-        if (item) showTip(e, item.text); else hideTip();
+        const interval = y >= PLOT_HEIGHT + AXIS_HEIGHT ? this.intervalAt(x, y) : null;
+        const item = y < PLOT_HEIGHT + AXIS_HEIGHT ? (this.axisItems || []).find(a => Math.abs(a.x - x) <= 5) : null;
+        if (interval) showTip(e, this.intervalText(interval));
+        else if (item) showTip(e, item.text); else hideTip();
         this.drawOverlay();
         return;
       }
@@ -913,6 +971,15 @@
       return { x: r.left + tl.xAt(t - tl.offset), y: r.top + PLOT_HEIGHT - bytes * k };
     },
     timing: () => Object.assign({}, timing),
+    // Page coordinates of the middle of NVTX interval k's span (in start order) on timeline i.
+    intervalPoint: (i, k) => {
+      const tl = state.timelines[i], v = tl.run.intervalList[k];
+      tl.box.scrollIntoView({ block: 'center' });
+      const r = tl.over.getBoundingClientRect();
+      const x0 = Math.max(LEFT, tl.xAt(v.t0 - tl.offset)), x1 = Math.min(LEFT + tl.plotWidth(), tl.xAt(v.t1 - tl.offset));
+      return { x: r.left + (x0 + x1) / 2, y: r.top + PLOT_HEIGHT + AXIS_HEIGHT + v.lane * LANE_HEIGHT + LANE_HEIGHT / 2 };
+    },
+    intervals: i => state.timelines[i].run.intervalList.map(v => [v.name, v.lane]),
     peakTime: i => state.timelines[i].dev.peak_time,
     // The middle of the first band of timeline i (in start order) whose stack has a frame matching
     // the regular expression, as {t, bytes} at the band's start column; null when none.
