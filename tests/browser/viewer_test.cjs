@@ -222,6 +222,15 @@ async function caseHostile(browser) {
   for (const pk of s.peaks) if (pk.device === -1) pk.sites[0].stack = 4;
   s.devices.push({ device: 1023, current_bytes: 'U64MAX', peak_bytes: 'U64MAX', allocation_count: 1, free_count: 0, total_allocated_bytes: 'U64MAX', total_freed_bytes: 0 });
   s.allocations.push({ address: '0x7f9000000000', size: 'U64MAX', kind: 'device', device: 1023, api: '<u>cudaMalloc</u>', stream: '0xffffffffffffffff', thread_id: 4294967295, time_ns: 4600000000, stack: 3 });
+  // NVTX range stacks and start/end intervals named with markup, control characters and 50,000
+  // characters: cuda:0's allocation in the first stack, cuda:1's in the long one.
+  const evilRange = '<img src=x onerror="window.__pwned=6">';
+  const longRange = 'RANGE' + 'r'.repeat(50000) + '<br>';
+  s.nvtx_ranges = [{ id: 1, domains: ['<b>dom</b>', ''], names: [evilRange, 'ctl\u001b[31m\r\u0007'] }, { id: 2, domains: [''], names: [longRange] }];
+  s.allocations[1].range = 1;
+  s.allocations[2].range = 2;
+  s.nvtx_intervals = [{ domain: '<svg onload="window.__pwned=7">', name: evil2, start_ns: 1100000000, end_ns: 2000000000, start_thread: 1, end_thread: 1 },
+    { domain: '', name: 'I' + 'i'.repeat(50000) + '\u001b', start_ns: 2100000000, start_thread: 2 }];
   const file = writeJson('hostile', s);
   const page = await open(browser, exportPage('hostile', [file]));
   same('hostile: no script of the snapshot ran', await page.evaluate(() => window.__pwned === undefined), true);
@@ -235,6 +244,10 @@ async function caseHostile(browser) {
   const tip = await text(page, '#vt-tip');
   check('hostile: names in the hover are text', tip.includes('  ' + evil + ' at /src/train.cpp:42') &&
     tip.includes(evil2 + ' at /src/alloc.h:7 (inlined)') && tip.includes('main\\x1b[2J\\x0dname\\x07 at /src/train.cpp:97'), tip);
+  same('hostile: the range stack in the hover is text', tip.split('\n')[4], 'NVTX range: <b>dom</b>:' + evilRange + ' > ctl\\x1b[31m\\x0d\\x07');
+  await page.mouse.click(p.x, p.y);
+  same('hostile: the range stack in the table by range is text', (await page.$$eval('#vt-ranges td.site', es => es.map(e => e.textContent))),
+    ['<b>dom</b>:' + evilRange + ' > ctl\\x1b[31m\\x0d\\x07']);
   const names = await texts(page, '#vt-flame .fn');
   check('hostile: names in the flame graph are text', names.includes(evil + ' at /src/train.cpp:42') && names.includes(evil2 + ' at /src/alloc.h:7 (inlined)'), JSON.stringify(names));
   same('hostile: the page title is text', await page.title(), 'vramtrace: <svg onload="window.__pwned=3"> ' + evil2);
@@ -250,7 +263,8 @@ async function caseHostile(browser) {
   await page.mouse.move(q.x, q.y);
   const deepTip = (await text(page, '#vt-tip')).split('\n');
   same('hostile: the hover of a deep stack is bounded', deepTip.slice(-2), ['  deep39<i>', '  ... 473 more frames']);
-  check('hostile: the pinned stack is whole', (await text(page, '#vt-pinned')).split('\n').length === 5 + 513, (await text(page, '#vt-pinned')).split('\n').length);
+  // Six lines before the stack (the NVTX range among them), then the 513 frames.
+  check('hostile: the pinned stack is whole', (await text(page, '#vt-pinned')).split('\n').length === 6 + 513, (await text(page, '#vt-pinned')).split('\n').length);
   const big = await page.evaluate(() => window.vramtraceViewer.timelines().findIndex(t => t.device === 'cuda:1023'));
   const r = await at(page, big, 4.8e9, 1e18);
   await page.mouse.move(r.x, r.y);
@@ -263,6 +277,24 @@ async function caseHostile(browser) {
   const long = await page.$$eval('#vt-flame .fn', es => es.map(e => [e.textContent.length, e.getBoundingClientRect().right <= e.parentNode.getBoundingClientRect().right + 1]));
   same('hostile: a 100,000-character name is one node, inside the graph', long.filter(x => x[0] > 100000), [[100004 + 4 + ' at /src/<iframe src="javascript:window.__pwned=4">.cpp:120'.length, true]]);
   same('hostile: the table cuts the long call site', (await rows(page))[0][3].slice(1990), 'wwwwwwwwww… (98075 more characters)');
+  same('hostile: the table by range cuts the long range name', (await page.$$eval('#vt-ranges td.site', es => es.map(e => e.textContent.slice(1990)))),
+    ['rrrrrrrrrr… (48009 more characters)']);
+  await page.selectOption('#vt-colour', 'range');
+  const legend = await texts(page, '#vt-legend .vt-key');
+  same('hostile: the legend of range stacks is text, the long one cut', [legend.length, legend[0], legend[1].slice(1990), legend[2]],
+    [3, '<b>dom</b>:' + evilRange + ' > ctl\\x1b[31m\\x0d\\x07', 'rrrrrrrrrr… (48009 more characters)', '(no range)']);
+  let iv = await page.evaluate(() => window.vramtraceViewer.intervalPoint(0, 0));
+  await page.mouse.move(iv.x, iv.y);
+  same('hostile: an interval\'s name and domain in the hover are text', (await text(page, '#vt-tip')).split('\n').slice(0, 2),
+    ['NVTX interval: ' + evil2, 'domain: <svg onload="window.__pwned=7">']);
+  iv = await page.evaluate(() => window.vramtraceViewer.intervalPoint(0, 1));
+  await page.mouse.move(iv.x, iv.y);
+  const ivTip = (await text(page, '#vt-tip')).split('\n');
+  same('hostile: a 50,000-character interval name, its control character visible', [ivTip[0].length, ivTip[0].slice(-6), ivTip[3]],
+    ['NVTX interval: '.length + 50001 + 4, 'ii\\x1b', 'still open at the dump (5.000 s)']);
+  same('hostile: still no element made from a string', await page.evaluate(() => document.querySelectorAll('img, svg, iframe, i, u').length +
+    Array.from(document.querySelectorAll('b')).filter(e => e.textContent === 'dom').length), 0);
+  same('hostile: still no script of the snapshot ran', await page.evaluate(() => window.__pwned === undefined), true);
   same('hostile: the page is no wider than the window', await page.evaluate(() => document.documentElement.scrollWidth), 1280);
   same('hostile: no script error', page.vtErrors, []);
   await page.screenshot({ path: path.join(WORK, 'hostile.png'), fullPage: true });
