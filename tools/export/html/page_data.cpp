@@ -2,8 +2,8 @@
 #include "export/html/page_data.h"
 
 #include <algorithm>
-#include <optional>
 #include <map>
+#include <optional>
 #include <tuple>
 #include <unordered_map>
 
