@@ -6,12 +6,12 @@
 // VT the built vramtrace, WORK a scratch directory (pages and screenshots, kept as artifacts),
 // NODE_MODULES where `npm install playwright-core` put it, DATA tests/cli/data. CHROMIUM (the
 // environment) names the browser, default "chromium". Cases: report, compare, hostile, history,
-// python. Prints "PASS name" / "FAIL name: why" per check and "N passed, M failed"; exits 1 when a
+// nvtx, intervals, python. Prints "PASS name" / "FAIL name: why" per check and "N passed, M failed"; exits 1 when a
 // check failed or when playwright-core or chromium is missing (a missing tool fails, never skips).
 'use strict';
 const fs = require('fs');
 const path = require('path');
-const { execFileSync } = require('child_process');
+const { execFileSync, spawnSync } = require('child_process');
 
 const [VT, WORK, NODE_MODULES, DATA, ...CASES] = process.argv.slice(2);
 let passed = 0, failed = 0;
@@ -222,6 +222,15 @@ async function caseHostile(browser) {
   for (const pk of s.peaks) if (pk.device === -1) pk.sites[0].stack = 4;
   s.devices.push({ device: 1023, current_bytes: 'U64MAX', peak_bytes: 'U64MAX', allocation_count: 1, free_count: 0, total_allocated_bytes: 'U64MAX', total_freed_bytes: 0 });
   s.allocations.push({ address: '0x7f9000000000', size: 'U64MAX', kind: 'device', device: 1023, api: '<u>cudaMalloc</u>', stream: '0xffffffffffffffff', thread_id: 4294967295, time_ns: 4600000000, stack: 3 });
+  // NVTX range stacks and start/end intervals named with markup, control characters and 50,000
+  // characters: cuda:0's allocation in the first stack, cuda:1's in the long one.
+  const evilRange = '<img src=x onerror="window.__pwned=6">';
+  const longRange = 'RANGE' + 'r'.repeat(50000) + '<br>';
+  s.nvtx_ranges = [{ id: 1, domains: ['<b>dom</b>', ''], names: [evilRange, 'ctl\u001b[31m\r\u0007'] }, { id: 2, domains: [''], names: [longRange] }];
+  s.allocations[1].range = 1;
+  s.allocations[2].range = 2;
+  s.nvtx_intervals = [{ domain: '<svg onload="window.__pwned=7">', name: evil2, start_ns: 1100000000, end_ns: 2000000000, start_thread: 1, end_thread: 1 },
+    { domain: '', name: 'I' + 'i'.repeat(50000) + '\u001b', start_ns: 2100000000, start_thread: 2 }];
   const file = writeJson('hostile', s);
   const page = await open(browser, exportPage('hostile', [file]));
   same('hostile: no script of the snapshot ran', await page.evaluate(() => window.__pwned === undefined), true);
@@ -235,7 +244,10 @@ async function caseHostile(browser) {
   const tip = await text(page, '#vt-tip');
   check('hostile: names in the hover are text', tip.includes('  ' + evil + ' at /src/train.cpp:42') &&
     tip.includes(evil2 + ' at /src/alloc.h:7 (inlined)') && tip.includes('main\\x1b[2J\\x0dname\\x07 at /src/train.cpp:97'), tip);
+  same('hostile: the range stack in the hover is text', tip.split('\n')[4], 'NVTX range: <b>dom</b>:' + evilRange + ' > ctl\\x1b[31m\\x0d\\x07');
   await page.mouse.click(p.x, p.y);
+  same('hostile: the range stack in the table by range is text', (await page.$$eval('#vt-ranges td.site', es => es.map(e => e.textContent))),
+    ['<b>dom</b>:' + evilRange + ' > ctl\\x1b[31m\\x0d\\x07']);
   const names = await texts(page, '#vt-flame .fn');
   check('hostile: names in the flame graph are text', names.includes(evil + ' at /src/train.cpp:42') && names.includes(evil2 + ' at /src/alloc.h:7 (inlined)'), JSON.stringify(names));
   same('hostile: the page title is text', await page.title(), 'vramtrace: <svg onload="window.__pwned=3"> ' + evil2);
@@ -251,7 +263,8 @@ async function caseHostile(browser) {
   await page.mouse.move(q.x, q.y);
   const deepTip = (await text(page, '#vt-tip')).split('\n');
   same('hostile: the hover of a deep stack is bounded', deepTip.slice(-2), ['  deep39<i>', '  ... 473 more frames']);
-  check('hostile: the pinned stack is whole', (await text(page, '#vt-pinned')).split('\n').length === 5 + 513, (await text(page, '#vt-pinned')).split('\n').length);
+  // Six lines before the stack (the NVTX range among them), then the 513 frames.
+  check('hostile: the pinned stack is whole', (await text(page, '#vt-pinned')).split('\n').length === 6 + 513, (await text(page, '#vt-pinned')).split('\n').length);
   const big = await page.evaluate(() => window.vramtraceViewer.timelines().findIndex(t => t.device === 'cuda:1023'));
   const r = await at(page, big, 4.8e9, 1e18);
   await page.mouse.move(r.x, r.y);
@@ -264,6 +277,24 @@ async function caseHostile(browser) {
   const long = await page.$$eval('#vt-flame .fn', es => es.map(e => [e.textContent.length, e.getBoundingClientRect().right <= e.parentNode.getBoundingClientRect().right + 1]));
   same('hostile: a 100,000-character name is one node, inside the graph', long.filter(x => x[0] > 100000), [[100004 + 4 + ' at /src/<iframe src="javascript:window.__pwned=4">.cpp:120'.length, true]]);
   same('hostile: the table cuts the long call site', (await rows(page))[0][3].slice(1990), 'wwwwwwwwww… (98075 more characters)');
+  same('hostile: the table by range cuts the long range name', (await page.$$eval('#vt-ranges td.site', es => es.map(e => e.textContent.slice(1990)))),
+    ['rrrrrrrrrr… (48009 more characters)']);
+  await page.selectOption('#vt-colour', 'range');
+  const legend = await texts(page, '#vt-legend .vt-key');
+  same('hostile: the legend of range stacks is text, the long one cut', [legend.length, legend[0], legend[1].slice(1990), legend[2]],
+    [3, '<b>dom</b>:' + evilRange + ' > ctl\\x1b[31m\\x0d\\x07', 'rrrrrrrrrr… (48009 more characters)', '(no range)']);
+  let iv = await page.evaluate(() => window.vramtraceViewer.intervalPoint(0, 0));
+  await page.mouse.move(iv.x, iv.y);
+  same('hostile: an interval\'s name and domain in the hover are text', (await text(page, '#vt-tip')).split('\n').slice(0, 2),
+    ['NVTX interval: ' + evil2, 'domain: <svg onload="window.__pwned=7">']);
+  iv = await page.evaluate(() => window.vramtraceViewer.intervalPoint(0, 1));
+  await page.mouse.move(iv.x, iv.y);
+  const ivTip = (await text(page, '#vt-tip')).split('\n');
+  same('hostile: a 50,000-character interval name, its control character visible', [ivTip[0].length, ivTip[0].slice(-6), ivTip[3]],
+    ['NVTX interval: '.length + 50001 + 4, 'ii\\x1b', 'still open at the dump (5.000 s)']);
+  same('hostile: still no element made from a string', await page.evaluate(() => document.querySelectorAll('img, svg, iframe, i, u').length +
+    Array.from(document.querySelectorAll('b')).filter(e => e.textContent === 'dom').length), 0);
+  same('hostile: still no script of the snapshot ran', await page.evaluate(() => window.__pwned === undefined), true);
   same('hostile: the page is no wider than the window', await page.evaluate(() => document.documentElement.scrollWidth), 1280);
   same('hostile: no script error', page.vtErrors, []);
   await page.screenshot({ path: path.join(WORK, 'hostile.png'), fullPage: true });
@@ -346,6 +377,114 @@ async function casePython(browser, arg) {
   await page.close();
 }
 
+// NVTX ranges (docs/nvtx.md) on export_input.json: the 1 MiB allocation of cuda:0 was made inside
+// "step > forward", cuda:1's inside "ml:backward"; the 3 MiB one, freed before the dump, has no
+// live allocation to take a range from ("(no range)"); the peak of cuda:0 by range.
+function nvtxSnapshot() {
+  const s = JSON.parse(fs.readFileSync(path.join(DATA, 'export_input.json')));
+  s.nvtx_ranges = [{ id: 1, domains: ['', ''], names: ['step', 'forward'] }, { id: 2, domains: ['ml'], names: ['backward'] }];
+  for (const a of s.allocations) if (a.device === 0) a.range = 1; else if (a.device === 1) a.range = 2;
+  for (const pk of s.peaks) if (pk.device === 0) pk.ranges = [{ range: 0, bytes: 3 * MiB, count: 1 }, { range: 1, bytes: MiB, count: 1 }];
+  return s;
+}
+const rangeRows = page => page.$$eval('#vt-ranges tr', trs => trs.map(tr => Array.from(tr.children).map(td => td.textContent)));
+// The colour drawn at a point of the base canvas and the colour of a legend swatch, as "r,g,b".
+async function pixelAt(page, i, p) {
+  return page.evaluate(([i, x, y]) => {
+    const c = document.querySelectorAll('.vt-base')[i], r = c.getBoundingClientRect(), k = c.width / r.width;
+    const d = c.getContext('2d').getImageData(Math.round((x - r.left) * k), Math.round((y - r.top) * k), 1, 1).data;
+    return d[0] + ',' + d[1] + ',' + d[2];
+  }, [i, p.x, p.y]);
+}
+async function swatch(page, n) {
+  return page.evaluate(n => {
+    const m = getComputedStyle(document.querySelectorAll('#vt-legend .vt-swatch')[n]).backgroundColor.match(/\d+/g);
+    return m.slice(0, 3).join(',');
+  }, n);
+}
+async function caseNvtx(browser) {
+  let page = await open(browser, exportPage('no-nvtx', [path.join(DATA, 'export_input.json')]));
+  same('nvtx: without ranges no NVTX colouring', await page.$$eval('#vt-colour option', os => os.map(o => o.value)), ['site', 'category']);
+  same('nvtx: without ranges no table by range', await page.$eval('.vt-by-range', e => e.style.display), 'none');
+  await page.close();
+  page = await open(browser, exportPage('nvtx', [writeJson('nvtx', nvtxSnapshot())]));
+  same('nvtx: the colour menu offers NVTX ranges', await page.$$eval('#vt-colour option', os => os.map(o => o.textContent)),
+    ['colour by call site', 'colour by category', 'colour by NVTX range']);
+  await page.selectOption('#vt-colour', 'range');
+  same('nvtx: the legend lists the range stacks', await texts(page, '#vt-legend .vt-key'), ['step > forward', 'ml:backward', '(no range)']);
+  // The 1 MiB band (from the history, matched to its live allocation) in the colour of its range.
+  // (Points off the lines of the peak, the mark and the OOM, which are drawn over the bands.)
+  same('nvtx: a band of "step > forward" has its colour', await pixelAt(page, 0, await at(page, 0, 3.5e9, 0.5 * MiB)), await swatch(page, 0));
+  same('nvtx: the band freed before the dump has the colour of "(no range)"', await pixelAt(page, 0, await at(page, 0, 1.25e9, 2.5 * MiB)),
+    await swatch(page, 2));
+  let p = await at(page, 0, 3e9, 0.5 * MiB);
+  const q = await at(page, 0, 1.5e9, 2.5 * MiB);
+  await page.mouse.move(q.x, q.y);
+  same('nvtx: the hover names the range stack', (await text(page, '#vt-tip')).split('\n').slice(3, 5),
+    ['call site: ?? (train+0x2000)', 'NVTX range: (no range)']);
+  await page.mouse.click(p.x, p.y);
+  same('nvtx: the pinned band names its range stack', (await text(page, '#vt-pinned')).split('\n')[4], 'NVTX range: step > forward');
+  check('nvtx: a click at 3 s', /^Live on cuda:0 at (2\.99\d|3\.00\d) s: 1\.00 MiB \(1048576 B\) in 1 allocation$/.test(await text(page, '#vt-comp-title')));
+  same('nvtx: by NVTX range at 3 s', await rangeRows(page), [['1.00 MiB (1048576 B)', '1', '100.0%', 'step > forward']]);
+  p = await at(page, 0, 1.5e9, 0.5 * MiB);
+  await page.mouse.click(p.x, p.y);
+  same('nvtx: by NVTX range at 1.5 s', await rangeRows(page),
+    [['3.00 MiB (3145728 B)', '1', '75.0%', '(no range)'], ['1.00 MiB (1048576 B)', '1', '25.0%', 'step > forward']]);
+  await page.click('#vt-dump');
+  same('nvtx: by NVTX range at the dump', await rangeRows(page), [['1.00 MiB (1048576 B)', '1', '100.0%', 'step > forward']]);
+  await page.keyboard.press('p');
+  same('nvtx: the peak by NVTX range, from the peak counters', await rangeRows(page),
+    [['3.00 MiB (3145728 B)', '1', '75.0%', '(no range)'], ['1.00 MiB (1048576 B)', '1', '25.0%', 'step > forward']]);
+  // cuda:1's band (live at the dump only) takes its allocation's range.
+  const c1 = await page.evaluate(() => window.vramtraceViewer.timelines().findIndex(t => t.device === 'cuda:1'));
+  p = await at(page, c1, 4e9, MiB);
+  await page.mouse.move(p.x, p.y);
+  same('nvtx: the hover of cuda:1\'s band', (await text(page, '#vt-tip')).split('\n')[4], 'NVTX range: ml:backward');
+  await page.selectOption('#vt-colour', 'site');
+  same('nvtx: no legend when coloured by call site', await texts(page, '#vt-legend .vt-key'), []);
+  same('nvtx: no script error', page.vtErrors, []);
+  await page.screenshot({ path: path.join(WORK, 'nvtx.png'), fullPage: true });
+  await page.close();
+}
+
+// tests/cli/data/nvtx_intervals.json: export_input.json with NVTX start/end intervals (times from
+// the process start): "step 1" 0.1 to 2.1 s, inside it ml "forward" 0.2 to 1.2 s (a second lane),
+// "load" 2.5 to 3.0 s, io "prefetch" from 3.5 s, open at the dump (5.0 s).
+async function caseIntervals(browser) {
+  const page = await open(browser, exportPage('intervals', [path.join(DATA, 'nvtx_intervals.json')]));
+  same('intervals: on every timeline, in lanes by overlap', await page.evaluate(() => [0, 1, 2].map(i => window.vramtraceViewer.intervals(i))),
+    [0, 1, 2].map(() => [['step 1', 0], ['forward', 1], ['load', 0], ['prefetch', 0]]));
+  const hover = async (i, k) => {
+    const p = await page.evaluate(([i, k]) => window.vramtraceViewer.intervalPoint(i, k), [i, k]);
+    await page.mouse.move(p.x, p.y);
+    return text(page, '#vt-tip');
+  };
+  same('intervals: hover of "step 1"', await hover(0, 0),
+    'NVTX interval: step 1\ndomain: (default domain)\nstarted at 0.100 s on thread 4242\nended at 2.100 s on thread 4242, lasted 2.000 s');
+  same('intervals: hover of "forward", ended on another thread', await hover(0, 1),
+    'NVTX interval: forward\ndomain: ml\nstarted at 0.200 s on thread 4242\nended at 1.200 s on thread 4243, lasted 1.000 s');
+  same('intervals: hover of the open "prefetch"', await hover(1, 3),
+    'NVTX interval: prefetch\ndomain: io\nstarted at 3.500 s on thread 4243\nstill open at the dump (5.000 s)');
+  // The lanes sit below the axis: the marks keep their hover.
+  const p = await at(page, 0, 1.5e9, 0);
+  await page.mouse.move(p.x, p.y + 22);
+  same('intervals: the mark keeps its hover', await text(page, '#vt-tip'), 'mark "epoch "1" <a;b>" at 1.500 s');
+  same('intervals: no script error', page.vtErrors, []);
+  await page.screenshot({ path: path.join(WORK, 'intervals.png'), fullPage: true });
+  await page.close();
+  // A member that is not an array of intervals: a warning, and the page without intervals.
+  const bad = JSON.parse(fs.readFileSync(path.join(DATA, 'nvtx_intervals.json')));
+  bad.nvtx_intervals[1].end_thread = 'x';
+  const out = path.join(WORK, 'intervals-bad.html');
+  const r = spawnSync(VT, ['export', '-f', 'html', '-o', out, writeJson('intervals-bad', bad)], { encoding: 'utf8' });
+  same('intervals: a bad record is a warning', [r.status, r.stderr.split('\n').filter(l => l).map(l => l.slice(l.indexOf('.json: ') + 7))],
+    [0, ['nvtx_intervals holds a record that is not {domain, name, start_ns, end_ns, start_thread, end_thread}: no interval is drawn']]);
+  const page2 = await open(browser, out);
+  same('intervals: none drawn from a bad member', await page2.evaluate(() => window.vramtraceViewer.intervals(0)), []);
+  same('intervals: bad member, no script error', page2.vtErrors, []);
+  await page2.close();
+}
+
 // --no-sandbox: CI runs the suite as root, where chromium's sandbox refuses to start;
 // --disable-dev-shm-usage: a container's /dev/shm is often 64 MiB, too small for the renderer.
 (async () => {
@@ -362,6 +501,8 @@ async function casePython(browser, arg) {
       else if (c === 'compare') await caseCompare(browser);
       else if (c === 'hostile') await caseHostile(browser);
       else if (c === 'history') await caseHistory(browser);
+      else if (c === 'nvtx') await caseNvtx(browser);
+      else if (c === 'intervals') await caseIntervals(browser);
       else if (c.startsWith('python=')) await casePython(browser, c.slice(7));
       else check('known case ' + c, false);
     }

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
+#include <tuple>
 #include <unordered_map>
 
 #include "analysis/call_sites.h"
@@ -28,6 +30,7 @@ struct Band {
     bool stream_known = false;   // the history does not record streams: only live allocations'
     uint64_t address = 0;
     unsigned flags = 0;
+    uint32_t range = 0;          // RangeStack::id; 0: no range (or not known for this band)
     size_t order = 0;            // ties of start keep the history's order
 };
 
@@ -120,6 +123,11 @@ std::map<int, std::vector<Band>> make_bands(const report::Snapshot &snapshot, co
     std::map<std::pair<int, uint64_t>, const report::Allocation *> live;
     for (const report::Allocation &a : snapshot.allocations)
         if (report::counts_as_held(a) && device_wanted(options, a.device)) live[{a.device, a.address}] = &a;
+    // Events carry no range: an alloc event takes the range of the live allocation with the same
+    // device, address and time (the same record, seen twice); any other band has none.
+    std::map<std::tuple<int, uint64_t, uint64_t>, uint32_t> range_of;
+    for (const report::Allocation &a : snapshot.allocations)
+        if (a.range) range_of[{a.device, a.address, a.time_ns}] = a.range;
     size_t order = 0;
     if (from_events) {
         uint64_t history_start = since(snapshot.events.complete_from_ns, origin);
@@ -138,6 +146,7 @@ std::map<int, std::vector<Band>> make_bands(const report::Snapshot &snapshot, co
                 b.api = e.api;
                 b.thread = e.thread_id;
                 b.address = e.address;
+                if (auto r = range_of.find({e.device, e.address, e.time_ns}); r != range_of.end()) b.range = r->second;
                 b.order = order++;
                 open[key] = list.size();
                 list.push_back(b);
@@ -183,6 +192,7 @@ std::map<int, std::vector<Band>> make_bands(const report::Snapshot &snapshot, co
         b.stream = a->stream;
         b.stream_known = true;
         b.address = a->address;
+        b.range = a->range;
         b.flags = kLiveAtDump | (from_events ? kBeforeHistory : 0);
         b.order = order++;
         bands[key.first].push_back(b);
@@ -194,10 +204,29 @@ std::map<int, std::vector<Band>> make_bands(const report::Snapshot &snapshot, co
     return bands;
 }
 
+// The range stacks of the snapshot as a table of labels (range_stack_label, "(no range)" first):
+// bands and peaks name a range by its index here.
+class RangeIndex {
+public:
+    RangeIndex(const report::Snapshot &snapshot, Tables &tables) : snapshot_(snapshot), tables_(tables) { index(0); }
+    int index(uint32_t id) {
+        auto [it, added] = index_.try_emplace(id, int(index_.size()));
+        if (added) json_ += (json_.empty() ? "" : ",") + to_dec(tables_.string(report::range_stack_label(snapshot_, id)));
+        return it->second;
+    }
+    std::string json() const { return "[" + json_ + "]"; }
+
+private:
+    const report::Snapshot &snapshot_;
+    Tables &tables_;
+    std::map<uint32_t, int> index_;
+    std::string json_;
+};
+
 // A band list as columns: start as the difference from the previous start (the list is sorted),
 // the rest as they are, so that the data stays small and linear in the events.
-std::string bands_json(const std::vector<Band> &list, Tables &tables) {
-    std::string t0, dur, size, stack, api, thread, stream, flags, address;
+std::string bands_json(const std::vector<Band> &list, Tables &tables, RangeIndex *ranges) {
+    std::string t0, dur, size, stack, api, thread, stream, flags, address, range;
     uint64_t previous = 0;
     for (size_t i = 0; i < list.size(); ++i) {
         const Band &b = list[i];
@@ -212,15 +241,17 @@ std::string bands_json(const std::vector<Band> &list, Tables &tables) {
         stream += sep + to_dec(b.stream_known ? tables.string(report::hex_u64(b.stream)) : 0);
         flags += sep + to_dec(b.flags);
         address += std::string(sep) + "\"" + report::hex_u64(b.address) + "\"";
+        if (ranges) range += sep + to_dec(ranges->index(b.range));
     }
     return "{\"t0\":[" + t0 + "],\"dur\":[" + dur + "],\"size\":[" + size + "],\"stack\":[" + stack + "],\"api\":[" +
            api + "],\"thread\":[" + thread + "],\"stream\":[" + stream + "],\"flags\":[" + flags + "],\"addr\":[" +
-           address + "]}";
+           address + "]" + (ranges ? ",\"range\":[" + range + "]" : std::string()) + "}";
 }
 
 } // namespace
 
-std::string page_data_json(const report::Snapshot &snapshot, const Options &options, std::vector<std::string> *notes) {
+std::string page_data_json(const report::Snapshot &snapshot, const Options &options, std::vector<std::string> *notes,
+                           const std::vector<NvtxInterval> &intervals) {
     Tables tables(snapshot);
     const report::ProcessInfo &proc = snapshot.process;
     uint64_t origin = time_origin_ns(snapshot);
@@ -256,6 +287,9 @@ std::string page_data_json(const report::Snapshot &snapshot, const Options &opti
                              " allocations were not recorded (the live table was full); the figures leave them out.");
 
     std::map<int, std::vector<Band>> bands = make_bands(snapshot, options, origin, end, from_events);
+    // NVTX range colouring and tables only for a snapshot that names range stacks.
+    std::optional<RangeIndex> ranges;
+    if (!snapshot.range_stacks.empty()) ranges.emplace(snapshot, tables);
     std::map<int, bool> devices;
     for (auto &[device, list] : bands) devices[device] = true;
     for (const report::DevicePeak &p : snapshot.peaks)
@@ -292,6 +326,13 @@ std::string page_data_json(const report::Snapshot &snapshot, const Options &opti
                 out += (i ? ",[" : "[") + to_dec(tables.stack(p.sites[i].stack)) + "," + to_dec(p.sites[i].bytes) + "," +
                        to_dec(p.sites[i].count) + "]";
             out += "]";
+            if (ranges && !p.ranges.empty()) {
+                out += ",\"peak_ranges\":[";
+                for (size_t i = 0; i < p.ranges.size(); ++i)
+                    out += (i ? ",[" : "[") + to_dec(ranges->index(p.ranges[i].range)) + "," + to_dec(p.ranges[i].bytes) +
+                           "," + to_dec(p.ranges[i].count) + "]";
+                out += "]";
+            }
         }
         // Virtual memory management on this device: mapped ranges, physical handles.
         uint64_t mapped = 0, physical = 0;
@@ -303,7 +344,7 @@ std::string page_data_json(const report::Snapshot &snapshot, const Options &opti
         if (mapped || physical) out += ",\"vmm\":[" + to_dec(mapped) + "," + to_dec(physical) + "]";
         static const std::vector<Band> kNone;
         auto it = bands.find(device);
-        out += ",\"bands\":" + bands_json(it == bands.end() ? kNone : it->second, tables) + "}";
+        out += ",\"bands\":" + bands_json(it == bands.end() ? kNone : it->second, tables, ranges ? &*ranges : nullptr) + "}";
     }
     // Reserved virtual address space (cuMemAddressReserve) belongs to no device.
     uint64_t va_reserved = 0;
@@ -334,7 +375,22 @@ std::string page_data_json(const report::Snapshot &snapshot, const Options &opti
                to_dec(p.used_high_bytes) + ",\"" + report::hex_u64(p.handle) + "\"]";
         first = false;
     }
-    out += "],\"strings\":" + tables.strings_json() + ",\"frames\":" + tables.frames_json() +
+    out += "]";
+    if (ranges) out += ",\"ranges\":" + ranges->json();
+    // NVTX start/end intervals: [start, end, name, domain, start thread, end thread, open]; an open
+    // one ends at the dump (end thread 0).
+    if (!intervals.empty()) {
+        out += ",\"intervals\":[";
+        for (size_t i = 0; i < intervals.size(); ++i) {
+            const NvtxInterval &n = intervals[i];
+            uint64_t start = since(n.start_ns, origin), stop = n.end_ns ? since(*n.end_ns, origin) : std::max(end, start);
+            out += (i ? ",[" : "[") + to_dec(start) + "," + to_dec(stop) + "," + to_dec(tables.string(n.name)) + "," +
+                   to_dec(tables.string(n.domain)) + "," + to_dec(n.start_thread) + "," + to_dec(n.end_thread.value_or(0)) +
+                   "," + (n.end_ns ? "0" : "1") + "]";
+        }
+        out += "]";
+    }
+    out += ",\"strings\":" + tables.strings_json() + ",\"frames\":" + tables.frames_json() +
            ",\"stacks\":" + tables.stacks_json() + "}";
     return out;
 }

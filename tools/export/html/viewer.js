@@ -13,8 +13,11 @@
     parameter: '#4e79a7', optimizer_state: '#f28e2c', activation: '#59a14f', backward: '#e15759',
     library_workspace: '#af7aa1', communication: '#76b7b2', other: '#bab0ab'
   };
-  const SMALL_COLOUR = '#9e9e9e';
+  const SMALL_COLOUR = '#9e9e9e', NO_RANGE_COLOUR = '#d0d0d0';
   const PLOT_HEIGHT = 220, AXIS_HEIGHT = 34, LEFT = 84, RIGHT = 28;
+  // NVTX start/end intervals below the time axis: one lane per level of overlap, at most MAX_LANES
+  // (deeper ones share the last lane).
+  const LANE_HEIGHT = 15, MAX_LANES = 8;
   const TOOLTIP_FRAMES = 40;
   const FLAME_ROW = 18, FLAME_MAX_DEPTH = 514;
 
@@ -76,7 +79,23 @@
     run.stackCategory = raw.stacks.map(s => S[s[1]] || 'other');
     run.stackVia = raw.stacks.map(s => S[s[2]]);
     run.stackColour = raw.stacks.map(s => hashColour(S[s[0]]));
+    // NVTX range stacks (page_data.cpp): index 0 is "(no range)"; absent when the snapshot has none.
+    run.nvtx = Array.isArray(raw.ranges);
+    run.rangeLabel = run.nvtx ? raw.ranges.map(i => S[i]) : ['(no range)'];
+    run.rangeColour = run.rangeLabel.map((l, i) => i === 0 ? NO_RANGE_COLOUR : hashColour(l));
     run.markList = raw.marks.map(m => ({ t: m[0], label: S[m[1]] }));
+    // NVTX start/end intervals (page_data.cpp), start ascending, each in the first lane where the
+    // interval before it has ended.
+    run.intervalList = (raw.intervals || []).map(v => ({ t0: v[0], t1: v[1], name: S[v[2]], domain: S[v[3]], thread0: v[4], thread1: v[5], open: v[6] === 1 }));
+    run.intervalList.sort((a, b) => a.t0 - b.t0);
+    const laneEnd = [];
+    for (const v of run.intervalList) {
+      let lane = laneEnd.findIndex(e => e <= v.t0);
+      if (lane < 0) lane = laneEnd.length < MAX_LANES ? laneEnd.length : MAX_LANES - 1;
+      laneEnd[lane] = Math.max(laneEnd[lane] || 0, v.t1);
+      v.lane = lane;
+    }
+    run.lanes = laneEnd.length;
     run.oomList = raw.ooms.map(o => ({ t: o[0], device: o[1], bytes: o[2], stack: o[3], api: S[o[4]], thread: o[5], tracked: o[6] }));
     for (const d of raw.devices) {
       const b = d.bands, n = b.t0.length;
@@ -92,6 +111,7 @@
       d.start = start; d.end = end; d.size = size;
       d.stack = Int32Array.from(b.stack);
       d.flags = Uint8Array.from(b.flags);
+      d.range = b.range ? Int32Array.from(b.range) : new Int32Array(n);
       d.run = run;
     }
     return run;
@@ -110,22 +130,30 @@
   }
 
   // What was live on a device at time t, by stack: Map stack -> {bytes, count}.
+  // The maps also carry `ranges`: Map range index -> {bytes, count} of the same allocations.
   function liveAt(dev, t) {
     const out = new Map();
+    out.ranges = new Map();
     for (let i = 0; i < dev.n && dev.start[i] <= t; i++) {
       // A band still live at the dump counts at the dump's own time too.
-      if (dev.end[i] > t || ((dev.flags[i] & FLAG_LIVE) && dev.end[i] >= t)) add(out, dev.stack[i], dev.size[i], 1);
+      if (dev.end[i] > t || ((dev.flags[i] & FLAG_LIVE) && dev.end[i] >= t)) { add(out, dev.stack[i], dev.size[i], 1); add(out.ranges, dev.range[i], dev.size[i], 1); }
     }
     return out;
   }
   function liveAtDump(dev) {
     const out = new Map();
-    for (let i = 0; i < dev.n; i++) if (dev.flags[i] & FLAG_LIVE) add(out, dev.stack[i], dev.size[i], 1);
+    out.ranges = new Map();
+    for (let i = 0; i < dev.n; i++) if (dev.flags[i] & FLAG_LIVE) { add(out, dev.stack[i], dev.size[i], 1); add(out.ranges, dev.range[i], dev.size[i], 1); }
     return out;
   }
+  // The peak from the peak counters: by range from peaks[].ranges; a device without them had no
+  // range open in any allocation live at its peak, so all of it is "(no range)".
   function atPeak(dev) {
     const out = new Map();
+    out.ranges = new Map();
     for (const s of dev.peak_sites || []) add(out, s[0], s[1], s[2]);
+    if (dev.peak_ranges) for (const r of dev.peak_ranges) add(out.ranges, r[0], r[1], r[2]);
+    else for (const w of out.values()) add(out.ranges, 0, w.bytes, w.count);
     return out;
   }
   function add(map, key, bytes, count) {
@@ -184,15 +212,55 @@
     timeAt(x) { const v = state.view; return v.t0 + (x - LEFT) / this.plotWidth() * (v.t1 - v.t0); }
     xAt(t) { const v = state.view; return LEFT + (t - v.t0) / (v.t1 - v.t0) * this.plotWidth(); }
 
+    height() { return PLOT_HEIGHT + AXIS_HEIGHT + this.run.lanes * LANE_HEIGHT + (this.run.lanes ? 4 : 0); }
     resize() {
       const dpr = window.devicePixelRatio || 1;
       this.width = Math.max(300, this.box.clientWidth);
+      const height = this.height();
+      this.base.parentNode.style.height = height + 'px';
       for (const c of [this.base, this.over]) {
         c.width = Math.round(this.width * dpr);
-        c.height = Math.round((PLOT_HEIGHT + AXIS_HEIGHT) * dpr);
+        c.height = Math.round(height * dpr);
         c.style.width = this.width + 'px';
-        c.style.height = (PLOT_HEIGHT + AXIS_HEIGHT) + 'px';
+        c.style.height = height + 'px';
         c.getContext('2d').setTransform(dpr, 0, 0, dpr, 0, 0);
+      }
+    }
+    // The NVTX interval drawn under a point of the lanes, or null.
+    intervalAt(x, y) {
+      const lane = Math.floor((y - PLOT_HEIGHT - AXIS_HEIGHT) / LANE_HEIGHT);
+      if (lane < 0 || lane >= this.run.lanes) return null;
+      const t = this.timeAt(x) + this.offset, slack = (state.view.t1 - state.view.t0) / this.plotWidth() * 2;
+      let found = null;
+      // The last one that covers the point: the innermost of those sharing the last lane.
+      for (const v of this.run.intervalList) if (v.lane === lane && v.t0 - slack <= t && t <= v.t1 + slack) found = v;
+      return found;
+    }
+    intervalText(v) {
+      return 'NVTX interval: ' + v.name + '\n' + 'domain: ' + (v.domain || '(default domain)') + '\n' +
+        'started at ' + fmtTime(v.t0 - this.offset) + ' on thread ' + v.thread0 + '\n' +
+        (v.open ? 'still open at the dump (' + fmtTime(v.t1 - this.offset) + ')'
+          : 'ended at ' + fmtTime(v.t1 - this.offset) + ' on thread ' + v.thread1 + ', lasted ' + fmtTime(v.t1 - v.t0));
+    }
+    drawIntervals(ctx) {
+      const right = LEFT + this.plotWidth();
+      ctx.font = '11px sans-serif';
+      ctx.textAlign = 'left';
+      for (const v of this.run.intervalList) {
+        const x0 = Math.max(LEFT, this.xAt(v.t0 - this.offset)), x1 = Math.min(right, this.xAt(v.t1 - this.offset));
+        if (x1 < LEFT || x0 > right) continue;
+        const y = PLOT_HEIGHT + AXIS_HEIGHT + v.lane * LANE_HEIGHT, w = Math.max(1, x1 - x0);
+        ctx.fillStyle = hashColour(v.domain + ':' + v.name);
+        ctx.globalAlpha = v.open ? 0.55 : 0.85;
+        ctx.fillRect(x0, y + 1, w, LANE_HEIGHT - 2);
+        ctx.globalAlpha = 1;
+        if (w > 12) {
+          ctx.save();
+          ctx.beginPath(); ctx.rect(x0, y, w, LANE_HEIGHT); ctx.clip();
+          ctx.fillStyle = '#000';
+          ctx.fillText(v.name.length > 200 ? v.name.slice(0, 199) + '…' : v.name, x0 + 3, y + LANE_HEIGHT - 4);
+          ctx.restore();
+        }
       }
     }
 
@@ -253,6 +321,7 @@
 
     bandColour(b) {
       const run = this.run, st = this.dev.stack[b];
+      if (state.colourBy === 'range') return run.rangeColour[this.dev.range[b]];
       return state.colourBy === 'category' ? (CATEGORY_COLOURS[run.stackCategory[st]] || CATEGORY_COLOURS.other) : run.stackColour[st];
     }
     bandDimmed(b) {
@@ -264,7 +333,7 @@
       this.resize();
       this.layout();
       const ctx = this.base.getContext('2d'), cols = this.columns, W = cols.W;
-      ctx.clearRect(0, 0, this.width, PLOT_HEIGHT + AXIS_HEIGHT);
+      ctx.clearRect(0, 0, this.width, this.height());
       const max = cols.max || 1, k = PLOT_HEIGHT / max;
       for (let c = 0; c < W; c++) {
         for (let s = cols.start[c]; s < cols.start[c + 1]; s++) {
@@ -306,6 +375,7 @@
         fmtTime(this.run.end - this.offset), r === 'threshold' ? 'threshold' : 'dump');
       if (this.dev.peak_time !== undefined && this.dev.peak)
         this.axisItem(ctx, this.dev.peak_time, '#6a1b9a', 'peak ' + fmtBytesExact(this.dev.peak) + ' at ' + fmtTime(this.dev.peak_time - this.offset), 'peak');
+      this.drawIntervals(ctx);
       this.drawOverlay();
     }
     axisItem(ctx, t, colour, text, label) {
@@ -321,7 +391,7 @@
 
     drawOverlay() {
       const ctx = this.over.getContext('2d');
-      ctx.clearRect(0, 0, this.width, PLOT_HEIGHT + AXIS_HEIGHT);
+      ctx.clearRect(0, 0, this.width, this.height());
       const sel = state.selection;
       if (sel && sel.run === this.run && sel.device === this.dev.device && sel.t !== undefined) {
         const x = this.xAt(sel.t - this.offset);
@@ -365,6 +435,7 @@
           (f & FLAG_TEARDOWN ? ' by a context teardown' : '') + ', lived ' + fmtTime(d.end[b] - d.start[b])));
       lines.push('call site: ' + run.stackSite[st] + (run.stackVia[st] ? ' via ' + run.stackVia[st] : '') +
         (run.categories ? ' [' + run.stackCategory[st] + ']' : ''));
+      if (run.nvtx) lines.push('NVTX range: ' + run.rangeLabel[d.range[b]]);
       lines.push('stack (leaf first):');
       for (const l of stackLines(run, st, limit)) lines.push('  ' + l);
       return lines.join('\n');
@@ -375,8 +446,10 @@
       if (this.drag) { this.drag.x1 = x; this.drawOverlay(); return; }
       if (y > PLOT_HEIGHT) {
         this.hover = null;
-        const item = (this.axisItems || []).find(a => Math.abs(a.x - x) <= 5);
-        if (item) showTip(e, item.text); else hideTip();
+        const interval = y >= PLOT_HEIGHT + AXIS_HEIGHT ? this.intervalAt(x, y) : null;
+        const item = y < PLOT_HEIGHT + AXIS_HEIGHT ? (this.axisItems || []).find(a => Math.abs(a.x - x) <= 5) : null;
+        if (interval) showTip(e, this.intervalText(interval));
+        else if (item) showTip(e, item.text); else hideTip();
         this.drawOverlay();
         return;
       }
@@ -512,6 +585,20 @@
       tbody.appendChild(tr);
     }
     box.more.textContent = rows.length > 25 ? '... and ' + (rows.length - 25) + ' more call sites.' : '';
+    // By NVTX range stack, for a run that has them.
+    box.rangeSec.style.display = run.nvtx ? '' : 'none';
+    box.ranges.textContent = '';
+    if (run.nvtx && weights.ranges) {
+      const byRange = Array.from(weights.ranges.entries()).sort((a, b) => b[1].bytes - a[1].bytes || a[0] - b[0]);
+      for (const [r, w] of byRange) {
+        const tr = el('tr');
+        tr.appendChild(el('td', 'n', fmtBytesExact(w.bytes)));
+        tr.appendChild(el('td', 'n', String(w.count)));
+        tr.appendChild(el('td', 'n', (total ? (100 * w.bytes / total).toFixed(1) : '0.0') + '%'));
+        tr.appendChild(el('td', 'site', shown(run.rangeLabel[r])));
+        box.ranges.appendChild(tr);
+      }
+    }
   }
 
   function drawFlame(box) {
@@ -568,8 +655,20 @@
     sec.appendChild(table);
     const more = el('p');
     sec.appendChild(more);
+    const rangeSec = el('div', 'vt-by-range');
+    rangeSec.appendChild(el('h3', '', 'By NVTX range'));
+    const rtable = el('table', 'vt-sites');
+    const rhead = el('tr');
+    for (const h of ['bytes', 'allocations', 'share', 'NVTX range']) rhead.appendChild(el('th', '', h));
+    rtable.appendChild(rhead);
+    const rbody = el('tbody');
+    rbody.id = 'vt-ranges';
+    rtable.appendChild(rbody);
+    rangeSec.appendChild(rtable);
+    rangeSec.style.display = 'none';
+    sec.appendChild(rangeSec);
     parent.appendChild(sec);
-    const box = { title: title, flame: flame, sites: tbody, more: more, info: info, tree: null, focus: null };
+    const box = { title: title, flame: flame, sites: tbody, more: more, info: info, tree: null, focus: null, ranges: rbody, rangeSec: rangeSec };
     flame.addEventListener('mouseover', e => {
       const n = e.target.vtNode;
       if (!n) return;
@@ -660,10 +759,12 @@
     bar.appendChild(el('span', 'vt-count', '')).id = 'vt-search-count';
     const colour = el('select');
     colour.id = 'vt-colour';
-    for (const [v, t] of [['site', 'colour by call site'], ['category', 'colour by category']]) {
+    const colourings = [['site', 'colour by call site'], ['category', 'colour by category']];
+    if (runs.some(r => r.nvtx)) colourings.push(['range', 'colour by NVTX range']);
+    for (const [v, t] of colourings) {
       const o = el('option', '', t); o.value = v; colour.appendChild(o);
     }
-    colour.addEventListener('change', () => { state.colourBy = colour.value; for (const t of state.timelines) t.draw(); });
+    colour.addEventListener('change', () => { state.colourBy = colour.value; drawLegend(); for (const t of state.timelines) t.draw(); });
     bar.appendChild(colour);
     const live = el('label', '', ' highlight live at the dump (l)');
     const box = el('input'); box.type = 'checkbox'; box.id = 'vt-live';
@@ -676,6 +777,34 @@
     bar.appendChild(el('span', 'vt-range', '')).id = 'vt-range';
     bar.appendChild(el('div', 'vt-keys', 'keys: drag zoom · double-click reset · ← → pan · + − zoom · / search · p peak · d dump · l live · Esc unpin'));
     parent.appendChild(bar);
+  }
+
+  // What the colours mean, for the colourings with few values: category and NVTX range stack
+  // (those of the drawn bands, in first-seen order; "(no range)" last).
+  function drawLegend() {
+    const box = document.getElementById('vt-legend');
+    if (!box) return;
+    box.textContent = '';
+    const entries = [];
+    if (state.colourBy === 'category') {
+      for (const c of Object.keys(CATEGORY_COLOURS)) entries.push([c, CATEGORY_COLOURS[c]]);
+    } else if (state.colourBy === 'range') {
+      for (const run of runs) {
+        if (!run.nvtx) continue;
+        const seen = new Set();
+        for (const d of run.devices) for (let i = 0; i < d.n; i++) seen.add(d.range[i]);
+        for (const r of Array.from(seen).sort((a, b) => (a === 0) - (b === 0) || a - b))
+          if (!entries.some(e => e[0] === run.rangeLabel[r])) entries.push([run.rangeLabel[r], run.rangeColour[r]]);
+      }
+    }
+    for (const [label, colour] of entries) {
+      const item = el('span', 'vt-key');
+      const swatch = el('span', 'vt-swatch');
+      swatch.style.background = colour;
+      item.appendChild(swatch);
+      item.appendChild(el('span', 'vt-key-text', shown(label)));
+      box.appendChild(item);
+    }
   }
 
   function selectDefault(kind) {
@@ -790,6 +919,7 @@
     controls(app);
     const tlSection = el('section', 'vt-timelines');
     tlSection.appendChild(el('h2', '', 'Active memory timeline'));
+    tlSection.appendChild(el('div', 'vt-legend')).id = 'vt-legend';
     app.appendChild(tlSection);
     const pinned = el('pre', 'vt-pinned');
     pinned.id = 'vt-pinned';
@@ -841,6 +971,15 @@
       return { x: r.left + tl.xAt(t - tl.offset), y: r.top + PLOT_HEIGHT - bytes * k };
     },
     timing: () => Object.assign({}, timing),
+    // Page coordinates of the middle of NVTX interval k's span (in start order) on timeline i.
+    intervalPoint: (i, k) => {
+      const tl = state.timelines[i], v = tl.run.intervalList[k];
+      tl.box.scrollIntoView({ block: 'center' });
+      const r = tl.over.getBoundingClientRect();
+      const x0 = Math.max(LEFT, tl.xAt(v.t0 - tl.offset)), x1 = Math.min(LEFT + tl.plotWidth(), tl.xAt(v.t1 - tl.offset));
+      return { x: r.left + (x0 + x1) / 2, y: r.top + PLOT_HEIGHT + AXIS_HEIGHT + v.lane * LANE_HEIGHT + LANE_HEIGHT / 2 };
+    },
+    intervals: i => state.timelines[i].run.intervalList.map(v => [v.name, v.lane]),
     peakTime: i => state.timelines[i].dev.peak_time,
     // The middle of the first band of timeline i (in start order) whose stack has a frame matching
     // the regular expression, as {t, bytes} at the band's start column; null when none.
