@@ -21,6 +21,7 @@
 #include "device/device_info.h"
 #include "symbolize/symbolizer.h"
 #include "dump/oom_log.h"
+#include "nvtx/intervals.h"
 #include "nvtx/mem_regions.h"
 #include "nvtx/range_table.h"
 #include "nvtx/thread_ranges.h"
@@ -170,6 +171,25 @@ void capture_ranges(report::Snapshot &s) {
     }
     s.dropped_range_stacks = nvtx::stacks_overflowed();
     s.dropped_range_names = nvtx::names_overflowed();
+}
+
+// The NVTX start/end ranges started so far, by start time. An end is read through its end_ns, which
+// end_interval stores last with release order, so that a closed interval's end_thread is complete.
+void capture_intervals(report::Snapshot &s) {
+    nvtx::for_each_interval([&](const nvtx::Interval &v) {
+        report::NvtxInterval out;
+        out.domain = nvtx::domain_name(v.domain);
+        out.name = nvtx::name_text(v.name);
+        out.start_ns = v.start_ns;
+        out.start_thread = v.start_thread;
+        out.end_ns = __atomic_load_n(&v.end_ns, __ATOMIC_ACQUIRE);
+        if (out.end_ns != 0) out.end_thread = v.end_thread;
+        s.nvtx_intervals.push_back(std::move(out));
+    });
+    // Slots are handed out in start order, but two threads can read the clock in either order.
+    std::stable_sort(s.nvtx_intervals.begin(), s.nvtx_intervals.end(),
+                     [](const report::NvtxInterval &a, const report::NvtxInterval &b) { return a.start_ns < b.start_ns; });
+    s.dropped_nvtx_intervals = nvtx::intervals_dropped();
 }
 
 void capture_events(const Tracker &t, report::Snapshot &s) {
@@ -354,6 +374,7 @@ report::Snapshot capture_snapshot(Tracker &t, const char *reason) {
     capture_peaks(t, s);
     capture_regions(s);
     capture_ranges(s);
+    capture_intervals(s);
     capture_events(t, s);
     capture_teardowns(t, s);
 
