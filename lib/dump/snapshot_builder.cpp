@@ -67,6 +67,7 @@ report::Event to_report_event(const EventRecord &r) {
         e.kind = memory_kind_name(static_cast<MemoryKind>(r.kind));
         if (static_cast<MemoryKind>(r.kind) == MemoryKind::VaReservation) e.address = reservation_address(r.address);
     }
+    e.range = r.range;
     if (r.type == EventType::Free) e.freed_by = teardown_cause_name(static_cast<TeardownCause>(r.cause));
     return e;
 }
@@ -151,6 +152,8 @@ void capture_ranges(report::Snapshot &s) {
             if (r.range != 0) ids.push_back(r.range);
     for (const report::NvtxRegion &r : s.nvtx_regions)
         if (r.range != 0) ids.push_back(r.range);
+    for (const report::Event &e : s.events.events)
+        if (e.range != 0) ids.push_back(e.range);
     std::sort(ids.begin(), ids.end());
     ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
     for (uint32_t id : ids) {
@@ -373,9 +376,9 @@ report::Snapshot capture_snapshot(Tracker &t, const char *reason) {
     add_rows_for_held_devices(s);
     capture_peaks(t, s);
     capture_regions(s);
+    capture_events(t, s);
     capture_ranges(s);
     capture_intervals(s);
-    capture_events(t, s);
     capture_teardowns(t, s);
 
     // ---- Other producers: one call line each (fill_oom_events, fill_pools, fill_device_info). ----

@@ -200,6 +200,8 @@ struct Event {
     // Optional, frees only: "context_reset" | "context_destroy" | "context_release" when a context
     // teardown freed the allocation (no free call of the program's); "" otherwise.
     std::string freed_by;
+    // Optional, alloc/free only: the allocation's NVTX push/pop range stack (RangeStack::id); 0: none.
+    uint32_t range = 0;
     bool operator==(const Event &) const = default;
 };
 struct EventHistory {

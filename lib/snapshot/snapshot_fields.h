@@ -285,6 +285,7 @@ inline constexpr Field size{"size", Json::uint64, kOptional};
 inline constexpr Field api{"api", Json::string, kOptional};
 inline constexpr Field stack{"stack", Json::uint64, kOptional};
 inline constexpr Field freed_by{"freed_by", Json::string, kOptional};
+inline constexpr Field range{"range", Json::uint64, kOptional};
 } // namespace events
 
 // Written by `vramtrace merge`: one record per process that went into a merged snapshot.

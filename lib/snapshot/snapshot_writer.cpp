@@ -124,6 +124,7 @@ void write_event(JsonMembers &m, const Event &e) {
     m.str(member::events::api, e.api);
     m.u64(member::events::stack, e.stack);
     if (!e.freed_by.empty()) m.str(member::events::freed_by, e.freed_by);
+    if (e.range != 0) m.u64(member::events::range, e.range);
 }
 
 // `[{"stack": S, "bytes": B, "count": N}, ...]` (peaks[].sites and teardowns[].sites).

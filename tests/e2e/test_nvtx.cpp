@@ -198,6 +198,36 @@ TEST_CASE("nvtx: allocations carry their thread's range stack over two domains, 
     CHECK(s.at("nvtx_intervals").at(1).at("end_ns").get<uint64_t>() <=
           s.at("nvtx_intervals").at(0).at("end_ns").get<uint64_t>());
     CHECK(!s.at("dropped").contains("nvtx_intervals"));
+
+    // The event history: each alloc and free carries its allocation's range stack.
+    std::vector<std::pair<std::string, std::string>> history; // "alloc SIZE", range stack
+    for (const auto &e : s.at("events"))
+        if (e.at("type") == "alloc" || e.at("type") == "free")
+            history.emplace_back(e.at("type").get<std::string>() + " " +
+                                     std::to_string(e.at("size").get<uint64_t>() / 1024) + " KiB",
+                                 range_text(s, e.value("range", uint64_t{0})));
+    CHECK(history == std::vector<std::pair<std::string, std::string>>{{"alloc 1024 KiB", "step > ml:forward"},
+                                                                      {"alloc 2048 KiB", "step"},
+                                                                      {"alloc 8192 KiB", "loader > aten::mm"},
+                                                                      {"alloc 16384 KiB", "loader"},
+                                                                      {"free 8192 KiB", "loader > aten::mm"},
+                                                                      {"alloc 4096 KiB", ""},
+                                                                      {"alloc 3072 KiB", ""}});
+
+    // The Chrome trace: one slice per start/end range on its starting thread, and the range stacks.
+    RunResult chrome = run({cli(), "export", "--format", "chrome", dir + "/nvtx.json"}, {false, {}, dir});
+    REQUIRE(chrome.exit_code == 0);
+    auto trace = nlohmann::json::parse(chrome.out);
+    std::vector<std::tuple<std::string, uint64_t, bool>> slices; // name, tid, open
+    std::map<std::string, int> ranged;                           // nvtx_range -> events
+    for (const auto &e : trace.at("traceEvents")) {
+        if (e.value("cat", "") == "nvtx") slices.emplace_back(e.at("name"), e.at("tid"), e.at("args").contains("open"));
+        if (e.contains("args") && e.at("args").contains("nvtx_range")) ++ranged[e.at("args").at("nvtx_range")];
+    }
+    CHECK(slices == std::vector<std::tuple<std::string, uint64_t, bool>>{
+                        {"load phase", main_tid, false}, {"handoff", main_tid, false}, {"ml:epoch", main_tid, true}});
+    CHECK(ranged == std::map<std::string, int>{{"step > ml:forward", 1}, {"step", 1}, {"loader > aten::mm", 2},
+                                               {"loader", 1}});
 }
 
 TEST_CASE("nvtx: without NVTX_INJECTION64_PATH, or with tracing off, the program runs with NVTX's no-ops") {

@@ -389,7 +389,7 @@ template <> struct Schema<EventHistory> {
 // Marks carry no device/address/kind/size/api/stack, oom events no address/kind, marks alone a label.
 template <> struct Schema<Event> {
     static constexpr std::string_view where = member::top::events.name;
-    static inline const std::array<Field<Event>, 11> fields{{
+    static inline const std::array<Field<Event>, 12> fields{{
         {member::events::type, &Event::type},
         {member::events::time_ns, &Event::time_ns},
         {member::events::thread_id, &Event::thread_id},
@@ -401,6 +401,7 @@ template <> struct Schema<Event> {
         {member::events::stack, &Event::stack},
         {member::events::label, &Event::label},
         {member::events::freed_by, &Event::freed_by},
+        {member::events::range, &Event::range},
     }};
 };
 template <> struct Schema<Teardown> {
