@@ -116,6 +116,7 @@ EventRecord event_of(EventType type, const AllocationRecord &r) {
     e.device = r.device;
     e.kind = static_cast<uint8_t>(r.kind);
     e.api = r.api;
+    e.range = r.range;
     return e;
 }
 

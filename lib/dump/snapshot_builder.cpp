@@ -21,6 +21,7 @@
 #include "device/device_info.h"
 #include "symbolize/symbolizer.h"
 #include "dump/oom_log.h"
+#include "nvtx/intervals.h"
 #include "nvtx/mem_regions.h"
 #include "nvtx/range_table.h"
 #include "nvtx/thread_ranges.h"
@@ -66,6 +67,7 @@ report::Event to_report_event(const EventRecord &r) {
         e.kind = memory_kind_name(static_cast<MemoryKind>(r.kind));
         if (static_cast<MemoryKind>(r.kind) == MemoryKind::VaReservation) e.address = reservation_address(r.address);
     }
+    e.range = r.range;
     if (r.type == EventType::Free) e.freed_by = teardown_cause_name(static_cast<TeardownCause>(r.cause));
     return e;
 }
@@ -150,6 +152,8 @@ void capture_ranges(report::Snapshot &s) {
             if (r.range != 0) ids.push_back(r.range);
     for (const report::NvtxRegion &r : s.nvtx_regions)
         if (r.range != 0) ids.push_back(r.range);
+    for (const report::Event &e : s.events.events)
+        if (e.range != 0) ids.push_back(e.range);
     std::sort(ids.begin(), ids.end());
     ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
     for (uint32_t id : ids) {
@@ -170,6 +174,25 @@ void capture_ranges(report::Snapshot &s) {
     }
     s.dropped_range_stacks = nvtx::stacks_overflowed();
     s.dropped_range_names = nvtx::names_overflowed();
+}
+
+// The NVTX start/end ranges started so far, by start time. An end is read through its end_ns, which
+// end_interval stores last with release order, so that a closed interval's end_thread is complete.
+void capture_intervals(report::Snapshot &s) {
+    nvtx::for_each_interval([&](const nvtx::Interval &v) {
+        report::NvtxInterval out;
+        out.domain = nvtx::domain_name(v.domain);
+        out.name = nvtx::name_text(v.name);
+        out.start_ns = v.start_ns;
+        out.start_thread = v.start_thread;
+        out.end_ns = __atomic_load_n(&v.end_ns, __ATOMIC_ACQUIRE);
+        if (out.end_ns != 0) out.end_thread = v.end_thread;
+        s.nvtx_intervals.push_back(std::move(out));
+    });
+    // Slots are handed out in start order, but two threads can read the clock in either order.
+    std::stable_sort(s.nvtx_intervals.begin(), s.nvtx_intervals.end(),
+                     [](const report::NvtxInterval &a, const report::NvtxInterval &b) { return a.start_ns < b.start_ns; });
+    s.dropped_nvtx_intervals = nvtx::intervals_dropped();
 }
 
 void capture_events(const Tracker &t, report::Snapshot &s) {
@@ -353,8 +376,9 @@ report::Snapshot capture_snapshot(Tracker &t, const char *reason) {
     add_rows_for_held_devices(s);
     capture_peaks(t, s);
     capture_regions(s);
-    capture_ranges(s);
     capture_events(t, s);
+    capture_ranges(s);
+    capture_intervals(s);
     capture_teardowns(t, s);
 
     // ---- Other producers: one call line each (fill_oom_events, fill_pools, fill_device_info). ----

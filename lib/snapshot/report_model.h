@@ -200,6 +200,8 @@ struct Event {
     // Optional, frees only: "context_reset" | "context_destroy" | "context_release" when a context
     // teardown freed the allocation (no free call of the program's); "" otherwise.
     std::string freed_by;
+    // Optional, alloc/free only: the allocation's NVTX push/pop range stack (RangeStack::id); 0: none.
+    uint32_t range = 0;
     bool operator==(const Event &) const = default;
 };
 struct EventHistory {
@@ -287,6 +289,18 @@ struct NvtxRegion {
     uint32_t range = 0;           // RangeStack::id open on the registering thread; 0: none
     uint32_t thread_id = 0;       // the registering thread
     bool operator==(const NvtxRegion &) const = default;
+};
+
+// An NVTX start/end range (nvtxRangeStart*/End, nvtxDomainRangeStartEx/End): a time interval, which
+// may start on one thread and end on another; never attached to allocations (docs/nvtx.md).
+struct NvtxInterval {
+    std::string domain;           // "" for NVTX's default domain
+    std::string name;             // the message after normalisation (docs/nvtx.md)
+    uint64_t start_ns = 0;        // CLOCK_MONOTONIC
+    uint64_t end_ns = 0;          // CLOCK_MONOTONIC; 0: still open at the dump
+    uint32_t start_thread = 0;    // thread id of the start
+    uint32_t end_thread = 0;      // thread id of the end; 0 while open
+    bool operator==(const NvtxInterval &) const = default;
 };
 
 struct MergedProcess {
@@ -405,6 +419,10 @@ struct Snapshot {
     uint64_t dropped_nvtx_regions = 0;
     uint64_t nvtx_regions_outside = 0;
     uint64_t nvtx_unregisters_unknown = 0;
+    // Optional (empty/0 when the program started no NVTX start/end range): the intervals, by
+    // start_ns; the starts beyond vramtrace's table (counted, not listed).
+    std::vector<NvtxInterval> nvtx_intervals;
+    uint64_t dropped_nvtx_intervals = 0;
 
     // The range stack with this id, or nullptr.
     const RangeStack *find_range(uint32_t id) const;

@@ -65,6 +65,7 @@ inline constexpr Field teardowns{"teardowns", Json::array, kOptional};
 inline constexpr Field event_history{"event_history", Json::object, kOptional};
 inline constexpr Field nvtx_ranges{"nvtx_ranges", Json::array, kOptional};
 inline constexpr Field nvtx_regions{"nvtx_regions", Json::array, kOptional};
+inline constexpr Field nvtx_intervals{"nvtx_intervals", Json::array, kOptional};
 inline constexpr Field modules{"modules", Json::array, kRequired};
 inline constexpr Field frames{"frames", Json::array, kRequired};
 inline constexpr Field stacks{"stacks", Json::array, kRequired};
@@ -122,6 +123,7 @@ inline constexpr Field nvtx_range_names{"nvtx_range_names", Json::uint64, kOptio
 inline constexpr Field nvtx_regions{"nvtx_regions", Json::uint64, kOptional};
 inline constexpr Field nvtx_regions_outside{"nvtx_regions_outside", Json::uint64, kOptional};
 inline constexpr Field nvtx_unregisters_unknown{"nvtx_unregisters_unknown", Json::uint64, kOptional};
+inline constexpr Field nvtx_intervals{"nvtx_intervals", Json::uint64, kOptional};
 } // namespace dropped
 
 namespace peaks {
@@ -157,6 +159,17 @@ inline constexpr Field device{"device", Json::int64, kRequired};
 inline constexpr Field range{"range", Json::uint64, kRequired};
 inline constexpr Field thread_id{"thread_id", Json::uint64, kRequired};
 } // namespace nvtx_regions
+
+// The records of nvtx_intervals: one NVTX start/end range; end_ns and end_thread are left out while
+// it is open.
+namespace nvtx_intervals {
+inline constexpr Field domain{"domain", Json::string, kRequired};
+inline constexpr Field name{"name", Json::string, kRequired};
+inline constexpr Field start_ns{"start_ns", Json::uint64, kRequired};
+inline constexpr Field end_ns{"end_ns", Json::uint64, kOptional};
+inline constexpr Field start_thread{"start_thread", Json::uint64, kRequired};
+inline constexpr Field end_thread{"end_thread", Json::uint64, kOptional};
+} // namespace nvtx_intervals
 
 // The records of peaks[].sites and teardowns[].sites: what one stack held.
 namespace sites {
@@ -272,6 +285,7 @@ inline constexpr Field size{"size", Json::uint64, kOptional};
 inline constexpr Field api{"api", Json::string, kOptional};
 inline constexpr Field stack{"stack", Json::uint64, kOptional};
 inline constexpr Field freed_by{"freed_by", Json::string, kOptional};
+inline constexpr Field range{"range", Json::uint64, kOptional};
 } // namespace events
 
 // Written by `vramtrace merge`: one record per process that went into a merged snapshot.

@@ -124,6 +124,7 @@ void write_event(JsonMembers &m, const Event &e) {
     m.str(member::events::api, e.api);
     m.u64(member::events::stack, e.stack);
     if (!e.freed_by.empty()) m.str(member::events::freed_by, e.freed_by);
+    if (e.range != 0) m.u64(member::events::range, e.range);
 }
 
 // `[{"stack": S, "bytes": B, "count": N}, ...]` (peaks[].sites and teardowns[].sites).
@@ -201,6 +202,7 @@ void write_document(JsonEmitter &out, const Snapshot &s) {
     if (s.nvtx_regions_outside != 0) dropped.u64(member::dropped::nvtx_regions_outside, s.nvtx_regions_outside);
     if (s.nvtx_unregisters_unknown != 0)
         dropped.u64(member::dropped::nvtx_unregisters_unknown, s.nvtx_unregisters_unknown);
+    if (s.dropped_nvtx_intervals != 0) dropped.u64(member::dropped::nvtx_intervals, s.dropped_nvtx_intervals);
     out.raw("},\n  ");
     out.key(member::top::oom_count), out.u64(s.oom_count), out.raw(",\n");
     write_array(out, member::top::peaks, s.peaks, [&](JsonMembers &m, const DevicePeak &p) {
@@ -293,6 +295,15 @@ void write_document(JsonEmitter &out, const Snapshot &s) {
             m.i64(member::nvtx_regions::device, r.device);
             m.u64(member::nvtx_regions::range, r.range);
             m.u64(member::nvtx_regions::thread_id, r.thread_id);
+        });
+    if (!s.nvtx_intervals.empty())
+        write_array(out, member::top::nvtx_intervals, s.nvtx_intervals, [&](JsonMembers &m, const NvtxInterval &v) {
+            m.str(member::nvtx_intervals::domain, v.domain);
+            m.str(member::nvtx_intervals::name, v.name);
+            m.u64(member::nvtx_intervals::start_ns, v.start_ns);
+            if (v.end_ns != 0) m.u64(member::nvtx_intervals::end_ns, v.end_ns);
+            m.u64(member::nvtx_intervals::start_thread, v.start_thread);
+            if (v.end_ns != 0) m.u64(member::nvtx_intervals::end_thread, v.end_thread);
         });
     write_array(out, member::top::modules, s.modules, [&](JsonMembers &m, const Module &mod) {
         m.str(member::modules::path, mod.path);

@@ -1,5 +1,5 @@
 // The event history ring (see event_ring.h). Slot layout, in 64-bit words:
-//   0 sequence | 1 time_ns | 2 type, kind, api, cause, device | 3 thread_id, stack | 4 address | 5 size
+//   0 sequence | 1 time_ns | 2 type, kind, api, cause, device, range | 3 thread_id, stack | 4 address | 5 size
 // and for marks words 4..11 hold the label (64 bytes, NUL-terminated) instead of address/size.
 // Payload words are relaxed atomics so that a reader racing a writer is well defined; the sequence
 // number decides whether the copy is kept.
@@ -17,7 +17,7 @@ static_assert(4 + kLabelWords == EventRing::kSlotWords, "a mark's label fills th
 
 uint64_t pack_meta(const EventRecord &e) {
     return uint64_t(uint8_t(e.type)) | uint64_t(e.kind) << 8 | uint64_t(e.api) << 16 |
-           uint64_t(e.cause) << 24 | uint64_t(uint16_t(e.device)) << 32;
+           uint64_t(e.cause) << 24 | uint64_t(uint16_t(e.device)) << 32 | uint64_t(e.range) << 48;
 }
 
 } // namespace
@@ -120,6 +120,7 @@ bool EventRing::read_slot(uint64_t ticket, EventRecord *out) const {
     e.api = uint8_t(w[2] >> 16);
     e.cause = uint8_t(w[2] >> 24);
     e.device = int16_t(uint16_t(w[2] >> 32));
+    e.range = uint16_t(w[2] >> 48);
     e.thread_id = uint32_t(w[3]);
     e.stack = uint32_t(w[3] >> 32);
     if (e.type == EventType::Mark) {

@@ -44,6 +44,7 @@ struct EventRecord {
     uint8_t kind = 0;       // MemoryKind
     uint8_t api = 0;        // ApiId
     uint8_t cause = 0;      // frees: TeardownCause (teardown_log.h) when a context teardown ended it
+    uint16_t range = 0;     // alloc/free: the allocation's NVTX range stack (AllocationRecord::range)
     char label[kLabelMax + 1] = {}; // marks: NUL-terminated
 };
 

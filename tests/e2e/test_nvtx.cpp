@@ -41,7 +41,7 @@ RunResult run_nvtx(const std::string &dir, std::map<std::string, std::string> en
 
 } // namespace
 
-TEST_CASE("nvtx: allocations carry their thread's range stack over two domains; the peak by range is exact") {
+TEST_CASE("nvtx: allocations carry their thread's range stack over two domains, and the peak by range is exact") {
     std::string dir = make_temp_dir("nvtx");
     RunResult r = run_nvtx(dir, {{"NVTX_INJECTION64_PATH", preload_library()}});
     INFO(r.err);
@@ -166,6 +166,68 @@ TEST_CASE("nvtx: allocations carry their thread's range stack over two domains; 
     for (const auto &e : s.at("events"))
         if (e.at("type") == "mark") marks.push_back(e.at("label"));
     CHECK(marks == std::vector<std::string>{"checkpoint"});
+
+    // Start/end ranges: by start time, with the thread that started and the one that ended each;
+    // the one still open has no end. The threads are those that made the 2 MiB (main) and the
+    // 16 MiB (worker) allocations.
+    uint64_t main_tid = 0, worker_tid = 0;
+    for (const auto &a : s.at("allocations")) {
+        if (a.at("size").get<uint64_t>() == 2 * MiB) main_tid = a.at("thread_id");
+        if (a.at("size").get<uint64_t>() == 16 * MiB) worker_tid = a.at("thread_id");
+    }
+    REQUIRE(main_tid != 0);
+    REQUIRE(worker_tid != 0);
+    CHECK(main_tid != worker_tid);
+    using IntervalRow = std::tuple<std::string, std::string, uint64_t, uint64_t>; // domain, name, start, end thread
+    std::vector<IntervalRow> intervals;
+    REQUIRE(s.at("nvtx_intervals").size() == 3);
+    uint64_t previous_start = 0;
+    for (const auto &v : s.at("nvtx_intervals")) {
+        uint64_t start = v.at("start_ns");
+        CHECK(start >= previous_start);
+        previous_start = start;
+        CHECK(v.contains("end_ns") == v.contains("end_thread"));
+        if (v.contains("end_ns")) CHECK(v.at("end_ns").get<uint64_t>() >= start);
+        CHECK(v.size() == (v.contains("end_ns") ? 6u : 4u));
+        intervals.emplace_back(v.at("domain"), v.at("name"), v.at("start_thread"), v.value("end_thread", uint64_t{0}));
+    }
+    CHECK(intervals == std::vector<IntervalRow>{{"", "load phase", main_tid, main_tid},
+                                                {"", "handoff", main_tid, worker_tid},
+                                                {"ml", "epoch", main_tid, 0}});
+    // "handoff" ends on the worker, before "load phase" ends on main after the join.
+    CHECK(s.at("nvtx_intervals").at(1).at("end_ns").get<uint64_t>() <=
+          s.at("nvtx_intervals").at(0).at("end_ns").get<uint64_t>());
+    CHECK(!s.at("dropped").contains("nvtx_intervals"));
+
+    // The event history: each alloc and free carries its allocation's range stack.
+    std::vector<std::pair<std::string, std::string>> history; // "alloc SIZE", range stack
+    for (const auto &e : s.at("events"))
+        if (e.at("type") == "alloc" || e.at("type") == "free")
+            history.emplace_back(e.at("type").get<std::string>() + " " +
+                                     std::to_string(e.at("size").get<uint64_t>() / 1024) + " KiB",
+                                 range_text(s, e.value("range", uint64_t{0})));
+    CHECK(history == std::vector<std::pair<std::string, std::string>>{{"alloc 1024 KiB", "step > ml:forward"},
+                                                                      {"alloc 2048 KiB", "step"},
+                                                                      {"alloc 8192 KiB", "loader > aten::mm"},
+                                                                      {"alloc 16384 KiB", "loader"},
+                                                                      {"free 8192 KiB", "loader > aten::mm"},
+                                                                      {"alloc 4096 KiB", ""},
+                                                                      {"alloc 3072 KiB", ""}});
+
+    // The Chrome trace: one slice per start/end range on its starting thread, and the range stacks.
+    RunResult chrome = run({cli(), "export", "--format", "chrome", dir + "/nvtx.json"}, {false, {}, dir});
+    REQUIRE(chrome.exit_code == 0);
+    auto trace = nlohmann::json::parse(chrome.out);
+    std::vector<std::tuple<std::string, uint64_t, bool>> slices; // name, tid, open
+    std::map<std::string, int> ranged;                           // nvtx_range -> events
+    for (const auto &e : trace.at("traceEvents")) {
+        if (e.value("cat", "") == "nvtx") slices.emplace_back(e.at("name"), e.at("tid"), e.at("args").contains("open"));
+        if (e.contains("args") && e.at("args").contains("nvtx_range")) ++ranged[e.at("args").at("nvtx_range")];
+    }
+    CHECK(slices == std::vector<std::tuple<std::string, uint64_t, bool>>{
+                        {"load phase", main_tid, false}, {"handoff", main_tid, false}, {"ml:epoch", main_tid, true}});
+    CHECK(ranged == std::map<std::string, int>{{"step > ml:forward", 1}, {"step", 1}, {"loader > aten::mm", 2},
+                                               {"loader", 1}});
 }
 
 TEST_CASE("nvtx: without NVTX_INJECTION64_PATH, or with tracing off, the program runs with NVTX's no-ops") {
@@ -177,6 +239,7 @@ TEST_CASE("nvtx: without NVTX_INJECTION64_PATH, or with tracing off, the program
     CHECK(r.out == "worker levels: -2 -2 -2 -2\nmain levels: -2 -2 -2 -2 -2\ndump: 0\n");
     auto s = load_json(dir + "/nvtx.json");
     CHECK(!s.contains("nvtx_ranges"));
+    CHECK(!s.contains("nvtx_intervals"));
     for (const auto &a : s.at("allocations")) CHECK(!a.contains("range"));
     CHECK(!s.at("peaks").at(0).contains("ranges"));
 

@@ -56,6 +56,7 @@ std::string export_chrome(const report::Snapshot &snapshot, const Options &optio
         for (const report::OomEvent &o : snapshot.ooms)
             if (device_wanted(options, o.device)) threads.insert(o.thread_id);
     }
+    for (const report::NvtxInterval &v : snapshot.nvtx_intervals) threads.insert(v.start_thread);
     for (uint32_t tid : threads) {
         w.begin_event();
         w.out += "{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": " + pid + ", \"tid\": " + to_dec(tid) +
@@ -73,6 +74,23 @@ std::string export_chrome(const report::Snapshot &snapshot, const Options &optio
         }
     }
 
+    // NVTX start/end ranges: one complete slice each on the track of the thread that started it,
+    // by start time; one still open at the dump runs to the dump.
+    for (const report::NvtxInterval &v : snapshot.nvtx_intervals) {
+        bool open = v.end_ns == 0;
+        uint64_t end = open ? std::max(v.start_ns, snapshot.process.dump_monotonic_ns) : std::max(v.start_ns, v.end_ns);
+        w.begin_event();
+        w.out += "{\"name\": ";
+        append_json_string(w.out, v.domain.empty() ? v.name : v.domain + ":" + v.name);
+        w.out += ", \"cat\": \"nvtx\", \"ph\": \"X\", \"ts\": " + ts(v.start_ns) + ", \"dur\": " +
+                 micros_text(end - v.start_ns) + ", \"pid\": " + pid + ", \"tid\": " + to_dec(v.start_thread) +
+                 ", \"args\": {\"domain\": ";
+        append_json_string(w.out, v.domain);
+        w.out += ", \"start_thread\": " + to_dec(v.start_thread);
+        w.out += open ? std::string(", \"open\": true") : ", \"end_thread\": " + to_dec(v.end_thread);
+        w.out += "}}";
+    }
+
     // The frame rules' category of the stack, and its via when it has one.
     auto attribution = [&](uint32_t stack) {
         w.out += ", \"category\": ";
@@ -83,7 +101,8 @@ std::string export_chrome(const report::Snapshot &snapshot, const Options &optio
         }
     };
     auto memory_event = [&](const char *what, uint64_t time_ns, uint32_t tid, int device, uint64_t address,
-                            uint64_t size, const std::string &kind, const std::string &api, uint32_t stack) {
+                            uint64_t size, const std::string &kind, const std::string &api, uint32_t stack,
+                            uint32_t range) {
         w.begin_event();
         w.out += "{\"name\": \"" + std::string(what) + " " + report::format_bytes(size) + "\", \"cat\": \"" + what +
                  "\", \"ph\": \"i\", \"s\": \"t\", \"ts\": " + ts(time_ns) + ", \"pid\": " + pid +
@@ -95,6 +114,10 @@ std::string export_chrome(const report::Snapshot &snapshot, const Options &optio
         w.out += ", \"call_site\": ";
         append_json_string(w.out, call_site_text(snapshot, stack));
         attribution(stack);
+        if (range != 0) {
+            w.out += ", \"nvtx_range\": ";
+            append_json_string(w.out, report::range_stack_label(snapshot, range));
+        }
         w.out += "}}";
     };
     auto oom_event = [&](uint64_t time_ns, uint32_t tid, int device, uint64_t requested, const std::string &api,
@@ -115,7 +138,7 @@ std::string export_chrome(const report::Snapshot &snapshot, const Options &optio
         for (const report::Event *e : events) {
             if (e->type == "alloc" || e->type == "free") {
                 memory_event(e->type.c_str(), e->time_ns, e->thread_id, e->device, e->address, e->size, e->kind,
-                             e->api, e->stack);
+                             e->api, e->stack, e->range);
             } else if (e->type == "oom") {
                 oom_event(e->time_ns, e->thread_id, e->device, e->size, e->api, e->stack);
             } else if (e->type == "mark") {
@@ -132,7 +155,8 @@ std::string export_chrome(const report::Snapshot &snapshot, const Options &optio
             if (device_wanted(options, a.device)) live.push_back(&a);
         std::stable_sort(live.begin(), live.end(), [](auto *a, auto *b) { return a->time_ns < b->time_ns; });
         for (const report::Allocation *a : live)
-            memory_event("alloc", a->time_ns, a->thread_id, a->device, a->address, a->size, a->kind, a->api, a->stack);
+            memory_event("alloc", a->time_ns, a->thread_id, a->device, a->address, a->size, a->kind, a->api, a->stack,
+                         a->range);
         for (const report::OomEvent &o : snapshot.ooms)
             if (device_wanted(options, o.device))
                 oom_event(o.time_ns, o.thread_id, o.device, o.requested_bytes, o.api, o.stack);

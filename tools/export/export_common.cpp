@@ -110,6 +110,7 @@ uint64_t time_origin_ns(const Snapshot &snapshot) {
     for (const report::Event &e : snapshot.events.events) earliest = std::min(earliest, e.time_ns);
     for (const report::Allocation &a : snapshot.allocations) earliest = std::min(earliest, a.time_ns);
     for (const report::DevicePeak &p : snapshot.peaks) earliest = std::min(earliest, p.time_ns);
+    for (const report::NvtxInterval &v : snapshot.nvtx_intervals) earliest = std::min(earliest, v.start_ns);
     const report::ProcessInfo &p = snapshot.process;
     if (p.dump_monotonic_ns != 0 && p.dump_time_ns >= p.start_time_ns &&
         p.dump_monotonic_ns >= p.dump_time_ns - p.start_time_ns) {

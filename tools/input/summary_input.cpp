@@ -57,6 +57,8 @@ public:
     void on_dropped_nvtx_regions(uint64_t dropped, uint64_t outside, uint64_t unknown) override {
         s_.dropped_nvtx_regions = dropped, s_.nvtx_regions_outside = outside, s_.nvtx_unregisters_unknown = unknown;
     }
+    void on_nvtx_interval(report::NvtxInterval &&v) override { s_.nvtx_intervals.push_back(std::move(v)); }
+    void on_dropped_nvtx_intervals(uint64_t count) override { s_.dropped_nvtx_intervals = count; }
 
     StackReferences allocation_stacks, event_stacks;
 

@@ -58,6 +58,8 @@ using report::MergedProcess;
     X(on_nvtx_region, (report::NvtxRegion && region), (std::move(region)))                              \
     X(on_dropped_nvtx_regions, (uint64_t dropped, uint64_t outside, uint64_t unknown),                 \
       (dropped, outside, unknown))                                                                      \
+    X(on_nvtx_interval, (report::NvtxInterval && interval), (std::move(interval)))                      \
+    X(on_dropped_nvtx_intervals, (uint64_t count), (count))                                             \
     /* written by `vramtrace merge` */                                                                   \
     X(on_merged_process, (MergedProcess && process), (std::move(process)))                              \
     X(on_merged_device, (MergedDevice && device), (std::move(device)))                                 \

@@ -282,6 +282,7 @@ void SnapshotSaxHandler::deliver() {
         if (dropped_.nvtx_regions != 0 || dropped_.nvtx_regions_outside != 0 || dropped_.nvtx_unregisters_unknown != 0)
             sink_.on_dropped_nvtx_regions(dropped_.nvtx_regions, dropped_.nvtx_regions_outside,
                                           dropped_.nvtx_unregisters_unknown);
+        if (dropped_.nvtx_intervals != 0) sink_.on_dropped_nvtx_intervals(dropped_.nvtx_intervals);
         break;
     case Top::Devices: sink_.on_device(std::move(device_)); break;
     case Top::Modules: sink_.on_module(std::move(module_)); break;
@@ -300,6 +301,7 @@ void SnapshotSaxHandler::deliver() {
     case Top::ImbalanceOutliers: sink_.on_imbalance_outlier(std::move(imbalance_outlier_)); break;
     case Top::NvtxRanges: sink_.on_range_stack(std::move(range_stack_)); break;
     case Top::NvtxRegions: sink_.on_nvtx_region(std::move(nvtx_region_)); break;
+    case Top::NvtxIntervals: sink_.on_nvtx_interval(std::move(nvtx_interval_)); break;
     default: break;
     }
 }

@@ -81,6 +81,7 @@ private:
         case Top::ImbalanceOutliers: fn(self->imbalance_outlier_, Schema<report::ImbalanceOutlier>::fields); break;
         case Top::NvtxRanges: fn(self->range_stack_, Schema<RangeStack>::fields); break;
         case Top::NvtxRegions: fn(self->nvtx_region_, Schema<NvtxRegion>::fields); break;
+        case Top::NvtxIntervals: fn(self->nvtx_interval_, Schema<NvtxInterval>::fields); break;
         default: break;
         }
     }
@@ -104,7 +105,8 @@ private:
         return t == Top::Devices || t == Top::Modules || t == Top::Frames || t == Top::Stacks ||
                t == Top::Allocations || t == Top::MergedProcesses || t == Top::MergedDevices || t == Top::Peaks ||
                t == Top::Ooms || t == Top::Pools || t == Top::Events || t == Top::Teardowns || t == Top::Imbalance ||
-               t == Top::ImbalanceOutliers || t == Top::NvtxRanges || t == Top::NvtxRegions;
+               t == Top::ImbalanceOutliers || t == Top::NvtxRanges || t == Top::NvtxRegions ||
+               t == Top::NvtxIntervals;
     }
 
     // An error. Once "format" confirmed the file, the parse stops. Before that the file may still
@@ -172,6 +174,7 @@ private:
     report::ImbalanceOutlier imbalance_outlier_;
     RangeStack range_stack_;
     NvtxRegion nvtx_region_;
+    NvtxInterval nvtx_interval_;
 };
 
 } // namespace vramtrace::cli::schema

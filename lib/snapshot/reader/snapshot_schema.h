@@ -33,6 +33,7 @@ using report::PeakSite;
 using report::RangePeak;
 using report::RangeStack;
 using report::NvtxRegion;
+using report::NvtxInterval;
 using report::Pool;
 using report::Teardown;
 using report::Frame;
@@ -174,6 +175,7 @@ struct Dropped {
     uint64_t nvtx_regions = 0;
     uint64_t nvtx_regions_outside = 0;
     uint64_t nvtx_unregisters_unknown = 0;
+    uint64_t nvtx_intervals = 0;
 };
 
 template <class R> struct Schema;
@@ -200,7 +202,7 @@ template <> struct Schema<ProcessInfo> {
 };
 template <> struct Schema<Dropped> {
     static constexpr std::string_view where = member::top::dropped.name;
-    static inline const std::array<Field<Dropped>, 8> fields{{
+    static inline const std::array<Field<Dropped>, 9> fields{{
         {member::dropped::allocations, &Dropped::allocations},
         {member::dropped::stacks, &Dropped::stacks},
         {member::dropped::peak_sites, &Dropped::peak_sites},
@@ -209,6 +211,7 @@ template <> struct Schema<Dropped> {
         {member::dropped::nvtx_regions, &Dropped::nvtx_regions},
         {member::dropped::nvtx_regions_outside, &Dropped::nvtx_regions_outside},
         {member::dropped::nvtx_unregisters_unknown, &Dropped::nvtx_unregisters_unknown},
+        {member::dropped::nvtx_intervals, &Dropped::nvtx_intervals},
     }};
 };
 template <> struct Schema<DeviceTotals> {
@@ -326,6 +329,17 @@ template <> struct Schema<NvtxRegion> {
         {member::nvtx_regions::thread_id, &NvtxRegion::thread_id},
     }};
 };
+template <> struct Schema<NvtxInterval> {
+    static constexpr std::string_view where = member::top::nvtx_intervals.name;
+    static inline const std::array<Field<NvtxInterval>, 6> fields{{
+        {member::nvtx_intervals::domain, &NvtxInterval::domain},
+        {member::nvtx_intervals::name, &NvtxInterval::name},
+        {member::nvtx_intervals::start_ns, &NvtxInterval::start_ns},
+        {member::nvtx_intervals::end_ns, &NvtxInterval::end_ns},
+        {member::nvtx_intervals::start_thread, &NvtxInterval::start_thread},
+        {member::nvtx_intervals::end_thread, &NvtxInterval::end_thread},
+    }};
+};
 template <> struct Schema<RangeStack> {
     static constexpr std::string_view where = member::top::nvtx_ranges.name;
     static inline const std::array<Field<RangeStack>, 3> fields{{
@@ -375,7 +389,7 @@ template <> struct Schema<EventHistory> {
 // Marks carry no device/address/kind/size/api/stack, oom events no address/kind, marks alone a label.
 template <> struct Schema<Event> {
     static constexpr std::string_view where = member::top::events.name;
-    static inline const std::array<Field<Event>, 11> fields{{
+    static inline const std::array<Field<Event>, 12> fields{{
         {member::events::type, &Event::type},
         {member::events::time_ns, &Event::time_ns},
         {member::events::thread_id, &Event::thread_id},
@@ -387,6 +401,7 @@ template <> struct Schema<Event> {
         {member::events::stack, &Event::stack},
         {member::events::label, &Event::label},
         {member::events::freed_by, &Event::freed_by},
+        {member::events::range, &Event::range},
     }};
 };
 template <> struct Schema<Teardown> {
@@ -491,14 +506,14 @@ template <class R> constexpr bool is_sub_list<std::vector<RangePeak> R::*> = tru
 // ones added within schema 1 (optional: older files lack them).
 enum class Top { Format, SchemaVersion, Process, Devices, Dropped, Modules, Frames, Stacks, Allocations,
                  MergedProcesses, MergedDevices, OomCount, Peaks, Ooms, Pools, EventHistory, Events, TeardownCount,
-                 Teardowns, Imbalance, ImbalanceOutliers, NvtxRanges, NvtxRegions, Unknown };
-constexpr std::array<std::string_view, 23> kTopNames = {
+                 Teardowns, Imbalance, ImbalanceOutliers, NvtxRanges, NvtxRegions, NvtxIntervals, Unknown };
+constexpr std::array<std::string_view, 24> kTopNames = {
     member::top::format, member::top::schema_version, member::top::process, member::top::devices,
     member::top::dropped, member::top::modules, member::top::frames, member::top::stacks, member::top::allocations,
     member::top::merged_processes, member::top::merged_devices, member::top::oom_count, member::top::peaks,
     member::top::ooms, member::top::pools, member::top::event_history, member::top::events,
     member::top::teardown_count, member::top::teardowns, member::top::imbalance, member::top::imbalance_outliers,
-    member::top::nvtx_ranges, member::top::nvtx_regions};
+    member::top::nvtx_ranges, member::top::nvtx_regions, member::top::nvtx_intervals};
 constexpr size_t kRequiredTop = 9;
 
 

@@ -248,3 +248,51 @@ TEST_CASE("protobuf writer: varints, packed fields, negative int64", "[export]")
     w.packed_field(4, {});
     CHECK(w.bytes() == std::string("\x08\xac\x02" "\x10\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01" "\x1a\x03\x01\x96\x01", 3 + 11 + 5));
 }
+
+TEST_CASE("chrome trace: NVTX start/end ranges as slices on their starting thread, alloc/free with their range stack", "[export]") {
+    report::Snapshot s = vt_export_test::fixture_snapshot();
+    s.range_stacks = {{1, {"", "ml"}, {"step", "forward"}}, {2, {""}, {"loader"}}};
+    s.events.events[0].range = 1; // alloc 1 MiB
+    s.events.events[1].range = 2; // alloc 3 MiB
+    s.events.events[3].range = 2; // its free
+    // Times: the process started at monotonic 1 s; the dump is at monotonic 6 s.
+    s.nvtx_intervals = {{"", "load phase", 1200000000, 2200000000, 4242, 4242},
+                        {"", "handoff", 1300000000, 2100000500, 4242, 4243},
+                        {"ml", "epoch", 3000000000, 0, 4243, 0}};
+    std::vector<std::string> notes;
+    std::string out = exporter::export_chrome(s, {}, &notes);
+    CHECK(notes.empty());
+    CHECK(s.process.dump_monotonic_ns == 6 * 1000000000ull);
+    auto line_of = [&](const std::string &start) {
+        size_t at = out.find("\n" + start);
+        if (at == std::string::npos) return std::string("(no line starting " + start + ")");
+        size_t end = out.find('\n', at + 1);
+        return out.substr(at + 1, end - at - 1);
+    };
+    CHECK(line_of("{\"name\": \"load phase\"") ==
+          "{\"name\": \"load phase\", \"cat\": \"nvtx\", \"ph\": \"X\", \"ts\": 200000.000, \"dur\": 1000000.000, "
+          "\"pid\": 4242, \"tid\": 4242, \"args\": {\"domain\": \"\", \"start_thread\": 4242, \"end_thread\": 4242}},");
+    CHECK(line_of("{\"name\": \"handoff\"") ==
+          "{\"name\": \"handoff\", \"cat\": \"nvtx\", \"ph\": \"X\", \"ts\": 300000.000, \"dur\": 800000.500, "
+          "\"pid\": 4242, \"tid\": 4242, \"args\": {\"domain\": \"\", \"start_thread\": 4242, \"end_thread\": 4243}},");
+    // Still open at the dump: it runs to the dump.
+    CHECK(line_of("{\"name\": \"ml:epoch\"") ==
+          "{\"name\": \"ml:epoch\", \"cat\": \"nvtx\", \"ph\": \"X\", \"ts\": 2000000.000, \"dur\": 3000000.000, "
+          "\"pid\": 4242, \"tid\": 4243, \"args\": {\"domain\": \"ml\", \"start_thread\": 4243, \"open\": true}},");
+    CHECK(count_of(out, "\"cat\": \"nvtx\"") == 3);
+    // The slices come after the counters and before the first instant event.
+    CHECK(out.find("\"cat\": \"nvtx\"") > out.rfind("\"ph\": \"C\""));
+    CHECK(out.rfind("\"cat\": \"nvtx\"") < out.find("\"ph\": \"i\""));
+    CHECK(count_of(out, "\"nvtx_range\": \"step > ml:forward\"}}") == 1);
+    CHECK(count_of(out, "\"nvtx_range\": \"loader\"}}") == 2);
+    CHECK(count_of(out, "\"nvtx_range\"") == 3);
+    CHECK(line_of("{\"name\": \"free 3.00 MiB\"").find("\"nvtx_range\": \"loader\"}},") != std::string::npos);
+
+    // Without the event history, the live allocations carry theirs.
+    s.events = {};
+    s.allocations[0].range = 1;
+    std::string live = exporter::export_chrome(s, {}, &notes);
+    CHECK(count_of(live, "\"nvtx_range\": \"step > ml:forward\"}}") == 1);
+    CHECK(count_of(live, "\"nvtx_range\"") == 1);
+    CHECK(count_of(live, "\"cat\": \"nvtx\"") == 3);
+}

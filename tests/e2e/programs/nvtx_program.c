@@ -10,6 +10,8 @@
  *           heap; regions R1 = 512 KiB [optimizer] and R3 = 128 KiB live in it, R2 = 256 KiB
  *           unregistered (twice: the second is unknown); two bad regions (one outside every
  *           allocation, one across the segment's end)
+ * Start/end ranges: "load phase" starts and ends on main around the worker; "handoff" starts on
+ * main and is ended by the worker; "ml:epoch" starts on main and is still open at the dump.
  * It prints the levels NVTX returned and "dump: RC" for the snapshot it asks for at the end. */
 #include <nvtx3/nvToolsExt.h>
 #include <nvtx3/nvToolsExtMem.h>
@@ -86,7 +88,7 @@ static void pool(nvtxDomainHandle_t d) {
 }
 
 static void *worker(void *arg) {
-    (void)arg;
+    nvtxRangeId_t handoff = *(nvtxRangeId_t *)arg;
     int l0 = nvtxRangePushA("loader");
     int l1 = nvtxRangePushA("aten::mm, seq = 12, op_id = 40, sizes = [[2, 3], [3, 4]]");
     void *c = must_alloc(8 * MiB);
@@ -95,6 +97,7 @@ static void *worker(void *arg) {
     cudaFree(c);
     (void)d;
     int p0 = nvtxRangePop();
+    nvtxRangeEnd(handoff);
     printf("worker levels: %d %d %d %d\n", l0, l1, p1, p0);
     return NULL;
 }
@@ -115,14 +118,21 @@ int main(int argc, char **argv) {
     must_alloc(2 * MiB);
     nvtxMarkA("checkpoint");
     nvtxRangeId_t interval = nvtxRangeStartA("load phase");
+    nvtxRangeId_t handoff = nvtxRangeStartA("handoff");
     pthread_t t;
-    pthread_create(&t, NULL, worker, NULL);
+    pthread_create(&t, NULL, worker, &handoff);
     pthread_join(t, NULL);
     nvtxRangeEnd(interval);
     int q0 = nvtxRangePop();
     must_alloc(4 * MiB);
     int extra = nvtxRangePop(); /* nothing open: -1 */
     pool(ml);
+    nvtxEventAttributes_t epoch = {0};
+    epoch.version = NVTX_VERSION;
+    epoch.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+    epoch.messageType = NVTX_MESSAGE_TYPE_ASCII;
+    epoch.message.ascii = "epoch";
+    nvtxDomainRangeStartEx(ml, &epoch);
     printf("main levels: %d %d %d %d %d\n", s0, s1, q1, q0, extra);
     if (argc > 1) printf("dump: %d\n", vramtrace_dump(argv[1]));
     return 0;

@@ -319,3 +319,32 @@ TEST_CASE("round trip: an older file's graph memory pool becomes its device's gr
     CHECK(back.devices.back().current_bytes == 0);
     CHECK(back.devices.back().graph_reserved_bytes == std::optional<uint64_t>(2048));
 }
+
+TEST_CASE("round trip: NVTX start/end intervals, closed and still open, and their dropped count", "[roundtrip]") {
+    vt_test::TempDir dir;
+    Snapshot s = vt_test::golden_snapshot();
+    s.nvtx_intervals.push_back({"", "load phase", 1000, 5000, 41, 41});
+    s.nvtx_intervals.push_back({"", "handoff", 2000, 4000, 41, 42});
+    s.nvtx_intervals.push_back({"ml", "epoch", 6000, 0, 41, 0});
+    s.dropped_nvtx_intervals = 7;
+    write_file(s, dir.file("intervals.json"));
+
+    FILE *f = fopen(dir.file("intervals.json").c_str(), "r");
+    REQUIRE(f != nullptr);
+    std::string text;
+    for (int c; (c = fgetc(f)) != EOF;) text += char(c);
+    fclose(f);
+    // The open interval has neither end_ns nor end_thread.
+    CHECK(text.find("{\"domain\": \"ml\", \"name\": \"epoch\", \"start_ns\": 6000, \"start_thread\": 41}") !=
+          std::string::npos);
+    CHECK(text.find("{\"domain\": \"\", \"name\": \"handoff\", \"start_ns\": 2000, \"end_ns\": 4000, "
+                    "\"start_thread\": 41, \"end_thread\": 42}") != std::string::npos);
+    CHECK(text.find("\"nvtx_intervals\": 7") != std::string::npos);
+
+    Snapshot back;
+    std::string error;
+    REQUIRE(vramtrace::cli::read_snapshot_file(dir.file("intervals.json"), &back, &error));
+    CHECK(back.nvtx_intervals == s.nvtx_intervals);
+    CHECK(back.dropped_nvtx_intervals == 7);
+    compare(s, back);
+}

@@ -27,6 +27,7 @@ EventRecord alloc_event(uint64_t i) {
     e.device = int16_t(i % 2);
     e.kind = 1;
     e.api = 5;
+    e.range = uint16_t(i == 3 ? 0xffff : i); // the widest range stack id too
     return e;
 }
 
@@ -54,6 +55,8 @@ TEST_CASE("event ring: keeps every event in order until it wraps", "[events]") {
         CHECK(ev[i].device == int16_t(i % 2));
         CHECK(ev[i].kind == 1);
         CHECK(ev[i].api == 5);
+        CHECK(ev[i].range == (i == 3 ? 0xffff : i));
+        CHECK(ev[i].device == int16_t(i % 2)); // next to range in the slot's word
         CHECK(ev[i].thread_id == 42);
         CHECK(ev[i].type == EventType::Alloc);
     }
