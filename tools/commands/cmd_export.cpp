@@ -59,26 +59,15 @@ bool export_to_memory(const std::string &path, const std::string &base_path, exp
     }
     symbolize_offline(snapshot, path); // a crash snapshot: name its frames from the files on disk
     if (!base_path.empty()) symbolize_offline(base, base_path);
-    exporter::Options with_intervals = options;
-    std::vector<std::string> interval_notes;
     try {
-        if (format == exporter::Format::Html) {
-            // The report model does not carry NVTX start/end intervals: the page reads them from the file.
-            if (!exporter::html::read_nvtx_intervals(path, &with_intervals.nvtx_intervals, &error))
-                interval_notes.push_back(error);
-            if (!base_path.empty() &&
-                !exporter::html::read_nvtx_intervals(base_path, &with_intervals.base_nvtx_intervals, &error))
-                interval_notes.push_back("base: " + error);
-        }
-        if (!exporter::export_snapshot(snapshot, format, with_intervals, data, notes, &error)) {
+        if (!exporter::export_snapshot(snapshot, format, options, data, notes, &error)) {
             log_error(path + ": " + error);
             return false;
         }
         if (!base_path.empty()) {
             notes->clear();
-            *data = exporter::export_html_compare(base, snapshot, with_intervals, notes);
+            *data = exporter::export_html_compare(base, snapshot, options, notes);
         }
-        notes->insert(notes->end(), interval_notes.begin(), interval_notes.end());
     } catch (const std::bad_alloc &) {
         log_error(path + ": out of memory while exporting");
         return false;

@@ -18,7 +18,6 @@
 #include <string_view>
 #include <vector>
 
-#include "export/html/nvtx_intervals.h"
 #include "snapshot/report_model.h"
 
 namespace vramtrace::exporter {
@@ -40,9 +39,6 @@ struct Options {
     std::optional<At> at;
     // Only this device ordinal (-1 host-pinned); all devices when unset.
     std::optional<int> device;
-    // html: the NVTX start/end intervals of the snapshot and, on a compare page, of the base (the
-    // CLI reads them from the files: export/html/nvtx_intervals.h); empty: none drawn.
-    std::vector<html::NvtxInterval> nvtx_intervals, base_nvtx_intervals;
 };
 
 // Returns false with *error (one line) when the snapshot lacks what the options ask for (e.g.

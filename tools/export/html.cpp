@@ -141,15 +141,15 @@ std::string header_html(const std::vector<std::pair<std::string, const report::S
 } // namespace
 
 std::string export_html(const report::Snapshot &snapshot, const Options &options, std::vector<std::string> *notes) {
-    std::vector<html::PageRun> runs{{"", html::page_data_json(snapshot, options, notes, options.nvtx_intervals)}};
+    std::vector<html::PageRun> runs{{"", html::page_data_json(snapshot, options, notes)}};
     return html::page(command_text(snapshot), header_html({{"", &snapshot}}), runs, tables_html(snapshot, options, notes));
 }
 
 std::string export_html_compare(const report::Snapshot &base, const report::Snapshot &snapshot, const Options &options,
                                 std::vector<std::string> *notes) {
     std::vector<std::string> base_notes, new_notes;
-    std::vector<html::PageRun> runs{{"base", html::page_data_json(base, options, &base_notes, options.base_nvtx_intervals)},
-                                    {"new", html::page_data_json(snapshot, options, &new_notes, options.nvtx_intervals)}};
+    std::vector<html::PageRun> runs{{"base", html::page_data_json(base, options, &base_notes)},
+                                    {"new", html::page_data_json(snapshot, options, &new_notes)}};
     if (notes) {
         for (const std::string &n : base_notes) notes->push_back("base: " + n);
         for (const std::string &n : new_notes) notes->push_back("new: " + n);

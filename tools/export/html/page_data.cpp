@@ -250,8 +250,8 @@ std::string bands_json(const std::vector<Band> &list, Tables &tables, RangeIndex
 
 } // namespace
 
-std::string page_data_json(const report::Snapshot &snapshot, const Options &options, std::vector<std::string> *notes,
-                           const std::vector<NvtxInterval> &intervals) {
+std::string page_data_json(const report::Snapshot &snapshot, const Options &options, std::vector<std::string> *notes) {
+    const std::vector<report::NvtxInterval> &intervals = snapshot.nvtx_intervals;
     Tables tables(snapshot);
     const report::ProcessInfo &proc = snapshot.process;
     uint64_t origin = time_origin_ns(snapshot);
@@ -382,11 +382,12 @@ std::string page_data_json(const report::Snapshot &snapshot, const Options &opti
     if (!intervals.empty()) {
         out += ",\"intervals\":[";
         for (size_t i = 0; i < intervals.size(); ++i) {
-            const NvtxInterval &n = intervals[i];
-            uint64_t start = since(n.start_ns, origin), stop = n.end_ns ? since(*n.end_ns, origin) : std::max(end, start);
+            const report::NvtxInterval &n = intervals[i];
+            const bool open = n.end_ns == 0; // the model's "still open at the dump"
+            uint64_t start = since(n.start_ns, origin), stop = open ? std::max(end, start) : since(n.end_ns, origin);
             out += (i ? ",[" : "[") + to_dec(start) + "," + to_dec(stop) + "," + to_dec(tables.string(n.name)) + "," +
-                   to_dec(tables.string(n.domain)) + "," + to_dec(n.start_thread) + "," + to_dec(n.end_thread.value_or(0)) +
-                   "," + (n.end_ns ? "0" : "1") + "]";
+                   to_dec(tables.string(n.domain)) + "," + to_dec(n.start_thread) + "," + to_dec(open ? 0 : n.end_thread) +
+                   "," + (open ? "1" : "0") + "]";
         }
         out += "]";
     }
