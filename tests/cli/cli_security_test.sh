@@ -227,7 +227,7 @@ attacker_planted_names)
             status=$?
             pid=$(cat "$VT_WORK/pid")
             [ "$pid" -ge "$next" ] && [ "$pid" -le $((next + 400)) ] && break
-            [ $tries -lt 5 ] || fail "the command's pid $pid was never within the planted range"
+            [ $tries -lt 10 ] || fail "the command's pid $pid was never within the planted range"
         done
         [ $status -eq 0 ] || fail "$kind at $name: exit status $status: $*"
         [ "$(cat "$secret/victim")" = precious ] || fail "$kind at $name: the victim was written: $*"
