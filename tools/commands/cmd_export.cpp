@@ -75,6 +75,32 @@ bool export_to_memory(const std::string &path, const std::string &base_path, exp
     return true;
 }
 
+int take_page_option(OptionReader &opts, exporter::Options &options, std::string &base_path) {
+    std::string_view value;
+    if (opts.with_value("--base", &value)) {
+        if (value.empty()) return opts.error("--base needs a snapshot file");
+        base_path = value;
+        return 0;
+    }
+    if (opts.with_value("--at", &value)) {
+        if (value == "exit") options.at = exporter::At::Exit;
+        else if (value == "peak") options.at = exporter::At::Peak;
+        else return opts.error("--at takes exit or peak, got '" + report::shown_value(value) + "'");
+        return 0;
+    }
+    if (opts.with_value("--device", &value)) {
+        int device = 0;
+        auto res = std::from_chars(value.data(), value.data() + value.size(), device);
+        if (value.empty() || res.ec != std::errc() || res.ptr != value.data() + value.size() || device < -1 ||
+            device > report::kMaxDeviceOrdinal)
+            return opts.error("--device takes a device ordinal, 0 to " + std::to_string(report::kMaxDeviceOrdinal) +
+                              " (or -1 for host memory), got '" + report::shown_value(value) + "'");
+        options.device = device;
+        return 0;
+    }
+    return -1;
+}
+
 int export_command(int argc, char **argv) {
     OptionReader opts(argc, argv, "export");
     exporter::Options options;
@@ -94,21 +120,8 @@ int export_command(int argc, char **argv) {
         } else if (opts.with_value("--output", &value) || opts.with_value("-o", &value)) {
             if (value.empty()) return opts.error("--output needs a path");
             output = value;
-        } else if (opts.with_value("--base", &value)) {
-            if (value.empty()) return opts.error("--base needs a snapshot file");
-            base_path = value;
-        } else if (opts.with_value("--at", &value)) {
-            if (value == "exit") options.at = exporter::At::Exit;
-            else if (value == "peak") options.at = exporter::At::Peak;
-            else return opts.error("--at takes exit or peak, got '" + std::string(value) + "'");
-        } else if (opts.with_value("--device", &value)) {
-            int device = 0;
-            auto res = std::from_chars(value.data(), value.data() + value.size(), device);
-            if (value.empty() || res.ec != std::errc() || res.ptr != value.data() + value.size() || device < -1 ||
-                device > report::kMaxDeviceOrdinal)
-                return opts.error("--device takes a device ordinal, 0 to " + std::to_string(report::kMaxDeviceOrdinal) +
-                                  " (or -1 for host memory), got '" + report::shown_value(value) + "'");
-            options.device = device;
+        } else if (int taken = take_page_option(opts, options, base_path); taken >= 0) {
+            if (taken > 0) return taken;
         } else if (!opts.failed()) {
             return opts.unknown();
         }

@@ -70,21 +70,8 @@ int view_command(int argc, char **argv) {
             return write_stdout(kViewHelp) ? kExitOk : kExitFailure;
         } else if (opts.is("--no-open")) {
             no_open = true;
-        } else if (opts.with_value("--base", &value)) {
-            if (value.empty()) return opts.error("--base needs a snapshot file");
-            base_path = value;
-        } else if (opts.with_value("--at", &value)) {
-            if (value == "exit") options.at = exporter::At::Exit;
-            else if (value == "peak") options.at = exporter::At::Peak;
-            else return opts.error("--at takes exit or peak, got '" + report::shown_value(value) + "'");
-        } else if (opts.with_value("--device", &value)) {
-            int device = 0;
-            auto res = std::from_chars(value.data(), value.data() + value.size(), device);
-            if (value.empty() || res.ec != std::errc() || res.ptr != value.data() + value.size() || device < -1 ||
-                device > report::kMaxDeviceOrdinal)
-                return opts.error("--device takes a device ordinal, 0 to " + std::to_string(report::kMaxDeviceOrdinal) +
-                                  " (or -1 for host memory), got '" + report::shown_value(value) + "'");
-            options.device = device;
+        } else if (int taken = take_page_option(opts, options, base_path); taken >= 0) {
+            if (taken > 0) return taken;
         } else if (!opts.failed()) {
             return opts.unknown();
         }
