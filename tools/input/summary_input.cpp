@@ -14,27 +14,15 @@ namespace {
 
 // Keeps the small members in `head`, folds allocations and events into `body`, and remembers the
 // stacks those two name for the reference check.
-class SummarySink final : public SnapshotSink {
+class SummarySink final : public SnapshotFiller {
 public:
-    explicit SummarySink(SummaryInput &out) : s_(out.head), body_(out.body) {}
+    explicit SummarySink(SummaryInput &out) : SnapshotFiller(out.head), body_(out.body) {}
 
-    void on_schema_version(int v) override { s_.schema_version = v; }
-    void on_process(report::ProcessInfo &&p) override { s_.process = std::move(p); }
-    void on_device(report::DeviceTotals &&d) override { s_.devices.push_back(std::move(d)); }
-    void on_dropped(uint64_t a, uint64_t st) override { s_.dropped_allocations = a, s_.dropped_stacks = st; }
-    void on_module(report::Module &&m) override { s_.modules.push_back(std::move(m)); }
-    void on_frame(report::Frame &&f) override { s_.frames.push_back(std::move(f)); }
-    void on_stack(report::Stack &&st) override { s_.stacks.push_back(std::move(st)); }
     void on_allocation(report::Allocation &&a) override {
         if (a.stack != 0) allocation_stacks.try_emplace(a.stack, allocations_);
         ++allocations_;
         body_.add_allocation(a);
     }
-    void on_dropped_peak_sites(uint64_t n) override { s_.dropped_peak_sites = n; }
-    void on_oom_count(uint64_t n) override { s_.oom_count = n; }
-    void on_peak(report::DevicePeak &&p) override { s_.peaks.push_back(std::move(p)); }
-    void on_oom(report::OomEvent &&o) override { s_.ooms.push_back(std::move(o)); }
-    void on_pool(report::Pool &&p) override { s_.pools.push_back(std::move(p)); }
     void on_event_history(report::EventHistory &&h) override {
         h.events.clear();
         s_.events = std::move(h);
@@ -45,25 +33,9 @@ public:
         body_.add_event(e);
     }
 
-    void on_teardown_count(uint64_t n) override { s_.teardown_count = n; }
-    void on_teardown(report::Teardown &&td) override { s_.teardowns.push_back(std::move(td)); }
-    void on_imbalance(report::ImbalanceRole &&r) override { s_.imbalance.push_back(std::move(r)); }
-    void on_imbalance_outlier(report::ImbalanceOutlier &&o) override { s_.imbalance_outliers.push_back(std::move(o)); }
-    void on_range_stack(report::RangeStack &&r) override { s_.range_stacks.push_back(std::move(r)); }
-    void on_dropped_nvtx(uint64_t stacks, uint64_t names) override {
-        s_.dropped_range_stacks = stacks, s_.dropped_range_names = names;
-    }
-    void on_nvtx_region(report::NvtxRegion &&r) override { s_.nvtx_regions.push_back(std::move(r)); }
-    void on_dropped_nvtx_regions(uint64_t dropped, uint64_t outside, uint64_t unknown) override {
-        s_.dropped_nvtx_regions = dropped, s_.nvtx_regions_outside = outside, s_.nvtx_unregisters_unknown = unknown;
-    }
-    void on_nvtx_interval(report::NvtxInterval &&v) override { s_.nvtx_intervals.push_back(std::move(v)); }
-    void on_dropped_nvtx_intervals(uint64_t count) override { s_.dropped_nvtx_intervals = count; }
-
     StackReferences allocation_stacks, event_stacks;
 
 private:
-    report::Snapshot &s_;
     report::SummaryBody &body_;
     size_t allocations_ = 0, events_ = 0;
 };

@@ -19,47 +19,6 @@ using namespace schema;
 
 std::string errno_text(int err) { return std::strerror(err); }
 
-// Collects everything into a Snapshot.
-class CollectingSink final : public SnapshotSink {
-public:
-    explicit CollectingSink(report::Snapshot &s) : s_(s) {}
-    void on_schema_version(int v) override { s_.schema_version = v; }
-    void on_process(ProcessInfo &&p) override { s_.process = std::move(p); }
-    void on_device(DeviceTotals &&d) override { s_.devices.push_back(std::move(d)); }
-    void on_dropped(uint64_t a, uint64_t st) override { s_.dropped_allocations = a, s_.dropped_stacks = st; }
-    void on_module(Module &&m) override { s_.modules.push_back(std::move(m)); }
-    void on_frame(Frame &&f) override { s_.frames.push_back(std::move(f)); }
-    void on_stack(Stack &&st) override { s_.stacks.push_back(std::move(st)); }
-    void on_allocation(Allocation &&a) override { s_.allocations.push_back(std::move(a)); }
-    void on_dropped_peak_sites(uint64_t n) override { s_.dropped_peak_sites = n; }
-    void on_oom_count(uint64_t n) override { s_.oom_count = n; }
-    void on_peak(DevicePeak &&p) override { s_.peaks.push_back(std::move(p)); }
-    void on_oom(OomEvent &&o) override { s_.ooms.push_back(std::move(o)); }
-    void on_pool(Pool &&p) override { s_.pools.push_back(std::move(p)); }
-    void on_event_history(EventHistory &&h) override {
-        auto events = std::move(s_.events.events); // `events` may come before `event_history`
-        s_.events = std::move(h);
-        s_.events.events = std::move(events);
-    }
-    void on_event(Event &&e) override { s_.events.events.push_back(std::move(e)); }
-    void on_teardown_count(uint64_t n) override { s_.teardown_count = n; }
-    void on_teardown(Teardown &&td) override { s_.teardowns.push_back(std::move(td)); }
-    void on_imbalance(report::ImbalanceRole &&r) override { s_.imbalance.push_back(std::move(r)); }
-    void on_imbalance_outlier(report::ImbalanceOutlier &&o) override { s_.imbalance_outliers.push_back(std::move(o)); }
-    void on_range_stack(report::RangeStack &&r) override { s_.range_stacks.push_back(std::move(r)); }
-    void on_dropped_nvtx(uint64_t stacks, uint64_t names) override {
-        s_.dropped_range_stacks = stacks, s_.dropped_range_names = names;
-    }
-    void on_nvtx_region(report::NvtxRegion &&r) override { s_.nvtx_regions.push_back(std::move(r)); }
-    void on_dropped_nvtx_regions(uint64_t dropped, uint64_t outside, uint64_t unknown) override {
-        s_.dropped_nvtx_regions = dropped, s_.nvtx_regions_outside = outside, s_.nvtx_unregisters_unknown = unknown;
-    }
-    void on_nvtx_interval(report::NvtxInterval &&v) override { s_.nvtx_intervals.push_back(std::move(v)); }
-    void on_dropped_nvtx_intervals(uint64_t count) override { s_.dropped_nvtx_intervals = count; }
-
-private:
-    report::Snapshot &s_;
-};
 
 
 } // namespace
@@ -148,7 +107,7 @@ bool read_snapshot_file(const std::string &path, report::Snapshot *out, std::str
         FdReadBuf buf(fd);
         std::istream in(&buf);
         report::Snapshot snapshot;
-        CollectingSink sink(snapshot);
+        SnapshotFiller sink(snapshot);
         if (!read_snapshot_stream(in, path, sink, error)) return false;
         if (std::string problem = check_snapshot_references(snapshot); !problem.empty()) {
             if (error) *error = path + ": " + problem;
