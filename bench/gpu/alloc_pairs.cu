@@ -10,7 +10,9 @@
 // ALLOC_PAIRS_QUERY=stream_device|ctx_device adds, untraced, the driver query a traced hook makes
 // after each allocation (cuStreamGetDevice / cuCtxGetDevice): its price inside the driver under the
 // same contention, without vramtrace. ALLOC_PAIRS_SPIN_NS=N adds N ns of busy work per pair, outside
-// any CUDA call: what work of that size costs the loop when no lock is held across it.
+// any CUDA call, between the allocation and its free: what work of that size costs the loop when no
+// lock is held across it. ALLOC_PAIRS_SPIN_AFTER_FREE_NS=N adds N ns between the free and the next
+// allocation (the other gap a hook's work can fall in).
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -29,6 +31,12 @@ template <class F> __attribute__((noinline)) void descend(int frames, F &fn) {
     else
         descend(frames - 1, fn);
     asm volatile("" ::: "memory");
+}
+
+void spin(long ns) {
+    auto until = std::chrono::steady_clock::now() + std::chrono::nanoseconds(ns);
+    while (std::chrono::steady_clock::now() < until) {
+    }
 }
 
 bool check(cudaError_t e, const char *what) {
@@ -55,6 +63,8 @@ int main(int argc, char **argv) {
                                                                                                : 0;
     const char *spin_env = std::getenv("ALLOC_PAIRS_SPIN_NS");
     const long spin_ns = spin_env ? std::atol(spin_env) : 0;
+    const char *spin_free_env = std::getenv("ALLOC_PAIRS_SPIN_AFTER_FREE_NS");
+    const long spin_after_free_ns = spin_free_env ? std::atol(spin_free_env) : 0;
     if (!check(cudaSetDevice(0), "cudaSetDevice") || !check(cudaFree(nullptr), "context")) return 1;
 
     std::vector<cudaStream_t> streams(static_cast<size_t>(threads));
@@ -75,12 +85,9 @@ int main(int argc, char **argv) {
                     else cuCtxGetDevice(&device);
                     asm volatile("" ::"r"(device) : "memory");
                 }
-                if (spin_ns > 0) {
-                    auto until = std::chrono::steady_clock::now() + std::chrono::nanoseconds(spin_ns);
-                    while (std::chrono::steady_clock::now() < until) {
-                    }
-                }
+                if (spin_ns > 0) spin(spin_ns);
                 cudaError_t e2 = async ? cudaFreeAsync(p, s) : cudaFree(p);
+                if (spin_after_free_ns > 0) spin(spin_after_free_ns);
                 if (e1 != cudaSuccess || e2 != cudaSuccess) {
                     failed[static_cast<size_t>(t)] = 1;
                     return;

@@ -65,6 +65,27 @@ TEST_CASE("two devices: frees from another device or no context, streams and man
     CHECK(rows[0].at("uuid") != rows[1].at("uuid"));
 }
 
+TEST_CASE("two devices: a stream handle reused for another device's stream gives the new stream's device") {
+    Two t = run_two("reuse", {{"STANDIN_CUDA_TRACE", "1"}});
+    INFO("stderr of the traced run:\n" << t.traced.err.substr(0, 6000));
+    REQUIRE(t.plain.exit_code == 0);
+    REQUIRE(t.traced.exit_code == 0);
+    REQUIRE(t.traced.out.find("same-handle 1") != std::string::npos); // else the reuse was not tested
+    CHECK(same_live_set(parse_expectations(t.traced.out), live_allocations(t.snapshot), false));
+    std::map<int, nlohmann::json> rows;
+    for (const auto &d : t.snapshot.at("devices")) rows[d.at("device").get<int>()] = d;
+    REQUIRE(rows.count(1) == 1);
+    CHECK(rows[1].at("current_bytes") == 2u << 20);
+    CHECK(rows[1].at("allocation_count") == 1);
+    REQUIRE(rows.count(0) == 1);
+    CHECK(rows[0].at("current_bytes") == 0);
+    CHECK(rows[0].at("allocation_count") == 3);
+    // The device of each stream was asked once: the three pairs on the first stream share one answer.
+    size_t asked = 0;
+    for (size_t at = 0; (at = t.traced.err.find("] cuStreamGetDevice(", at)) != std::string::npos; ++at) ++asked;
+    CHECK(asked == 2);
+}
+
 TEST_CASE("two devices: a program that only uses device 1 gets no context on device 0 from vramtrace") {
     Two t = run_two("only1", {{"STANDIN_CUDA_TRACE", "1"}});
     INFO("stderr of the traced run:\n" << t.traced.err);

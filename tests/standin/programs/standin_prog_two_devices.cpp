@@ -89,6 +89,34 @@ static int scenario_only1() {
   return 0;
 }
 
+// A stream of device 0 is used, destroyed, and its handle comes back for a stream of device 1 (the
+// stand-in's streams are heap objects of one size, so the next one usually takes the freed memory):
+// the allocation on the new stream is device 1's, whatever was answered for the old one. Prints
+// "same-handle 1" when the handle was reused, so the test knows it checked the reuse.
+static int scenario_reuse() {
+  CHECK(cudaSetDevice(0));
+  cudaStream_t first = nullptr;
+  CHECK(cudaStreamCreate(&first));
+  for (int i = 0; i < 3; ++i) {
+    void* p = nullptr;
+    CHECK(cudaMallocAsync(&p, 64 * 1024, first));
+    CHECK(cudaFreeAsync(p, first));
+  }
+  CHECK(cudaStreamSynchronize(first));
+  CHECK(cudaStreamDestroy(first));
+  CHECK(cudaSetDevice(1));
+  cudaStream_t second = nullptr;
+  CHECK(cudaStreamCreate(&second));
+  std::printf("same-handle %d\n", second == first ? 1 : 0);
+  CHECK(cudaSetDevice(0));
+  void* q = nullptr;
+  int line = __LINE__ + 1;
+  CHECK(cudaMallocAsync(&q, 2 << 20, second));
+  CHECK(cudaStreamSynchronize(second));
+  print_expect_live(2 << 20, "cudaMallocAsync", 1, "scenario_reuse", __FILE__, line);
+  return 0;
+}
+
 STANDIN_NOINLINE int scenario_ipc(const char* self) {
   CHECK(cudaSetDevice(1));
   void* p = nullptr;
@@ -135,6 +163,7 @@ int main(int argc, char** argv) {
   std::string which = argc > 1 ? argv[1] : "";
   if (which == "cross") return scenario_cross();
   if (which == "only1") return scenario_only1();
+  if (which == "reuse") return scenario_reuse();
   if (which == "ipc") return scenario_ipc(argv[0]);
   if (which == "ipc-import" && argc > 2) return scenario_ipc_import(argv[2]);
   std::fprintf(stderr, "usage: standin_prog_two_devices cross|only1|ipc\n");
