@@ -3,6 +3,7 @@
 
 #include <sched.h>
 
+#include "tracking/asymmetric_fence.h"
 #include "tracking/raw_memory.h"
 
 namespace vramtrace {
@@ -134,10 +135,12 @@ void DeviceCounters::change(int device, uint32_t stack, uint64_t bytes, bool all
             while (lane->lock.load(std::memory_order_relaxed) != 0 || lane->lock.exchange(1, std::memory_order_acquire) != 0)
                 pause_or_yield(spins++);
         }
-        // Dekker with freeze(): our busy store and its freeze increment are both sequentially
-        // consistent, so it sees us busy or we see it frozen.
-        lane->busy.exchange(1, std::memory_order_seq_cst);
-        if (freeze_.load(std::memory_order_seq_cst) == 0) break;
+        // Dekker with freeze(): a fence between our busy store and our load of the flag, and the
+        // reader's between its flag store and its load of ours (asymmetric_fence.h), so it sees
+        // us busy or we see it frozen.
+        lane->busy.store(1, std::memory_order_relaxed);
+        asym::writer_fence();
+        if (freeze_.load(std::memory_order_relaxed) == 0) break;
         lane->busy.store(0, std::memory_order_release);
         if (shared) lane->lock.store(0, std::memory_order_release);
         while (freeze_.load(std::memory_order_acquire) != 0) pause_or_yield(spins++);
@@ -177,6 +180,8 @@ void DeviceCounters::change(int device, uint32_t stack, uint64_t bytes, bool all
     if (shared) lane->lock.store(0, std::memory_order_release);
 }
 
+DeviceCounters::DeviceCounters() { asym::enable(); }
+
 void DeviceCounters::on_alloc(int device, uint64_t bytes, uint32_t stack, uint64_t time_ns) {
     change(device, stack, bytes, true, time_ns);
 }
@@ -185,9 +190,10 @@ void DeviceCounters::on_free(int device, uint64_t bytes, uint32_t stack) { chang
 
 void DeviceCounters::freeze() const {
     freeze_.fetch_add(1, std::memory_order_seq_cst);
+    asym::reader_fence();
     const unsigned mine = lanes::held_lane();
     auto settle = [](const Lane &l) {
-        for (unsigned spins = 0; l.busy.load(std::memory_order_seq_cst) != 0 && spins < kMaxWaitTurns; ++spins)
+        for (unsigned spins = 0; l.busy.load(std::memory_order_acquire) != 0 && spins < kMaxWaitTurns; ++spins)
             pause_or_yield(spins);
     };
     for (unsigned i = 0; i < lanes::kLanes; ++i) {

@@ -58,7 +58,7 @@ public:
     static constexpr unsigned kMiddleLog2 = 10;
     static constexpr unsigned kRootLog2 = 32 - kChunkLog2 - kMiddleLog2;
 
-    DeviceCounters() = default;
+    DeviceCounters(); // enables the writers' light fence when it can (asymmetric_fence.h)
     DeviceCounters(const DeviceCounters &) = delete;
     DeviceCounters &operator=(const DeviceCounters &) = delete;
 

@@ -9,6 +9,7 @@
 #include <tuple>
 #include <vector>
 
+#include "tracking/asymmetric_fence.h"
 #include "tracking/device_counters.h"
 
 using vramtrace::DeviceCounters;
@@ -91,7 +92,12 @@ TEST_CASE("peak sites: stack 0 and stack ids in far apart chunks", "[peak]") {
 }
 
 TEST_CASE("peak sites: concurrent threads, sum of sites equals the peak at every read", "[peak]") {
+    // Both sides of the writers' fence: the light one (membarrier, where the kernel has it) and the
+    // full one it falls back to.
+    const bool light = GENERATE(true, false);
     DeviceCounters c;
+    vramtrace::asym::set_light_writers_for_testing(light);
+    INFO("light writers asked: " << light << ", in use: " << vramtrace::asym::light_writers());
     constexpr int kThreads = 4;
     constexpr int kRounds = 20000;
     std::atomic<bool> stop{false};
@@ -123,6 +129,7 @@ TEST_CASE("peak sites: concurrent threads, sum of sites equals the peak at every
     for (auto &w : writers) w.join();
     stop.store(true);
     reader.join();
+    vramtrace::asym::set_light_writers_for_testing(true);
     CHECK(bad_reads.load() == 0);
     CHECK(reads.load() >= 1);
     Composition p = read(c, 0);

@@ -1,0 +1,69 @@
+#include "tracking/asymmetric_fence.h"
+
+#include <linux/membarrier.h>
+#include <sched.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+namespace vramtrace::asym {
+
+std::atomic<bool> g_light_writers{false};
+
+namespace {
+
+#if defined(__SANITIZE_THREAD__)
+constexpr bool kSanitized = true;
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+#else
+constexpr bool kSanitized = false;
+#endif
+
+long membarrier(int cmd) { return syscall(__NR_membarrier, cmd, 0, 0); }
+
+bool register_process() {
+    const int saved = errno;
+    const long cmds = membarrier(MEMBARRIER_CMD_QUERY);
+    const bool ok = cmds > 0 && (cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED) != 0 &&
+                    membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) == 0;
+    errno = saved;
+    return ok;
+}
+
+} // namespace
+
+bool enable() {
+    static std::atomic<int> state{0}; // 0 not tried, 1 light, 2 full fences
+    int s = state.load(std::memory_order_acquire);
+    if (s == 0) {
+        s = !kSanitized && register_process() ? 1 : 2;
+        int expected = 0;
+        if (!state.compare_exchange_strong(expected, s, std::memory_order_acq_rel)) s = expected;
+        if (s == 1) g_light_writers.store(true, std::memory_order_release);
+    }
+    return s == 1;
+}
+
+void set_light_writers_for_testing(bool light) { g_light_writers.store(light && enable(), std::memory_order_seq_cst); }
+
+void reader_fence() {
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (!light_writers()) return;
+    const int saved = errno;
+    bool ok = membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0;
+    if (!ok && errno == EPERM) ok = register_process() && membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0;
+    errno = saved;
+    if (ok) return;
+    g_light_writers.store(false, std::memory_order_seq_cst);
+    // A writer that used the light fence has its busy store in its store buffer at worst: a few
+    // yields let it drain before the flags are read.
+    for (int i = 0; i < 64; ++i) sched_yield();
+}
+
+} // namespace vramtrace::asym
