@@ -1,0 +1,13 @@
+/^sample \{/ { n++; nl = 0; inside = 1; next }
+inside && /^  value: / { v[n] = v[n] " " $2 }
+inside && /^    key: / { nl++; key[n, nl] = $2 }
+inside && /^    str: / { str[n, nl] = $2 }
+inside && /^\}/ { inside = 0; labels[n] = nl }
+/^string_table: / { s = $0; sub(/^string_table: "/, "", s); sub(/"$/, "", s); table[strings++] = s }
+END {
+    for (i = 1; i <= n; i++) {
+        line = substr(v[i], 2)
+        for (j = 1; j <= labels[i]; j++) line = line " " table[key[i, j]] "=" table[str[i, j]]
+        print line
+    }
+}
