@@ -955,6 +955,43 @@ export_pprof_go)
     stdout_has "make_buffer(unsigned long) /src/train.cpp:42"
     stdout_has "/home/me/train 3b1f5c2a [FN][FL][LN][IN]"
     [ "$(grep -cE '^ +1 +(4096|1048576|2097152): ' "$out")" -eq 3 ] || fail "expected the 3 samples" ;;
+export_pprof_nvtx)
+    # The nvtx_range label of the samples at exit, read back by a real protobuf decoder (protoc, from
+    # protobuf-compiler in the README's apt line: without it this case fails). pprof_samples.awk
+    # prints each sample as its values (allocations, bytes) and its labels, key=value.
+    command -v protoc >/dev/null || fail "protoc not installed (protobuf-compiler)"
+    proto_dir=$VT_CLI_DATA/../../../tools/export
+    samples() { # PROFILE: its samples, sorted, into $VT_WORK/got.txt
+        gzip -dc "$1" | protoc --proto_path="$proto_dir" --decode=perftools.profiles.Profile profile.proto \
+            >"$VT_WORK/decoded.txt" 2>"$err" || fail "protoc cannot decode $1"
+        awk -f "$(dirname "$0")/pprof_samples.awk" "$VT_WORK/decoded.txt" | LC_ALL=C sort >"$VT_WORK/got.txt"
+    }
+    run 0 "$VT" export -f pprof -o "$VT_WORK/a.pb.gz" "$VT_CLI_DATA/nvtx_merge_a.json"
+    samples "$VT_WORK/a.pb.gz"
+    cat >"$VT_WORK/want.txt" <<'EOF'
+1 1048576 device=cuda:0 kind=device api=cudaMalloc category=other nvtx_range=step > forward
+1 2097152 device=cuda:0 kind=device api=cudaMalloc category=other nvtx_range=loader
+1 524288 device=cuda:0 kind=device api=cudaMalloc category=other nvtx_range=(no range)
+EOF
+    same_text "$VT_WORK/want.txt" "$VT_WORK/got.txt"
+    # A merged snapshot: the ranges of three inputs under their merged ids.
+    run 0 "$VT" merge -q -o "$VT_WORK/m.json" "$VT_CLI_DATA/nvtx_merge_a.json" "$VT_CLI_DATA/nvtx_merge_b.json" \
+        "$VT_CLI_DATA/nvtx_merge_c.json"
+    run 0 "$VT" export -f pprof -o "$VT_WORK/m.pb.gz" "$VT_WORK/m.json"
+    samples "$VT_WORK/m.pb.gz"
+    cat >"$VT_WORK/want.txt" <<'EOF'
+1 100 device=host kind=host_pinned api=cudaHostAlloc category=other nvtx_range=(no range)
+1 2097152 device=cuda:0 kind=device api=cudaMalloc category=other nvtx_range=loader
+1 4194304 device=cuda:0 kind=device api=cudaMalloc category=other nvtx_range=step > ml:forward
+2 4194304 device=cuda:0 kind=device api=cudaMalloc category=other nvtx_range=step > forward
+2 786432 device=cuda:0 kind=device api=cudaMalloc category=other nvtx_range=(no range)
+EOF
+    same_text "$VT_WORK/want.txt" "$VT_WORK/got.txt"
+    # At the peak the samples are by stack only: no range label.
+    run 0 "$VT" export -f pprof --at peak -o "$VT_WORK/p.pb.gz" "$VT_CLI_DATA/nvtx_merge_a.json"
+    samples "$VT_WORK/p.pb.gz"
+    echo "4 8388608 device=cuda:0 category=other" >"$VT_WORK/want.txt"
+    same_text "$VT_WORK/want.txt" "$VT_WORK/got.txt" ;;
 export_no_history)
     jq 'del(.events, .event_history)' "$VT_CLI_DATA/export_input.json" >"$VT_WORK/nohist.json"
     run 0 "$VT" export -f chrome "$VT_WORK/nohist.json"; stderr_is_one_line

@@ -1,3 +1,6 @@
+# The samples of a pprof profile decoded by protoc --decode=perftools.profiles.Profile, one line
+# each: its values (allocations, bytes), then each label as KEY=VALUE, the strings looked up in the
+# string_table (which protoc prints after the samples). For tests/cli/cli_test.sh.
 /^sample \{/ { n++; nl = 0; inside = 1; next }
 inside && /^  value: / { v[n] = v[n] " " $2 }
 inside && /^    key: / { nl++; key[n, nl] = $2 }
