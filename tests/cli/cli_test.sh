@@ -618,6 +618,38 @@ EOF
     for f in '.nvtx_ranges' '[.allocations[] | [.size, .range // 0]]' '.peaks' '.nvtx_regions'; do
         jq_is "$VT_WORK/late.json" "$f" "$(jq -c "$f" "$M")"
     done ;;
+merge_nvtx_roles)
+    # Ranges per device role: D is A on two GPUs ("loader" on cuda:1), E is B on cuda:3 (as under
+    # CUDA_VISIBLE_DEVICES): E's cuda:3 is its first GPU, so it adds to D's cuda:0.
+    cd "$VT_WORK" || fail "cd"
+    jq '.devices = [{"device":0,"current_bytes":1572864,"peak_bytes":5242880,"allocation_count":2,"free_count":0,"total_allocated_bytes":1572864,"total_freed_bytes":0},{"device":1,"current_bytes":2097152,"peak_bytes":3145728,"allocation_count":1,"free_count":0,"total_allocated_bytes":2097152,"total_freed_bytes":0}]
+        | .allocations[1].device = 1
+        | .peaks = [{"device":0,"peak_bytes":5242880,"time_ns":5000,"sites":[{"stack":1,"bytes":5242880,"count":2}],"ranges":[{"range":1,"bytes":4194304,"count":1},{"range":0,"bytes":1048576,"count":1}]},{"device":1,"peak_bytes":3145728,"time_ns":5000,"sites":[{"stack":1,"bytes":3145728,"count":2}],"ranges":[{"range":2,"bytes":3145728,"count":2}]}]' \
+        "$VT_CLI_DATA/nvtx_merge_a.json" >d.json
+    jq '.devices[0].device = 3 | .allocations[].device = 3 | .peaks[0].device = 3 | .nvtx_regions[0].device = 3' \
+        "$VT_CLI_DATA/nvtx_merge_b.json" >e.json
+    run 0 "$VT" merge -o de.json d.json e.json; stderr_empty
+    sed -n '/^by NVTX range/,$p' "$out" >got.txt
+    cat >want.txt <<'EOF'
+by NVTX range, all inputs (the push/pop ranges open on the allocating thread, outermost first; at peak: what each held at each input's peak of the device, summed)
+  GPU 1 of each rank (in ordinal order)
+    live                   allocations  at peak               range
+    4.00 MiB (4194304 B)   2            8.00 MiB (8388608 B)  step > forward
+    4.00 MiB (4194304 B)   1            6.00 MiB (6291456 B)  step > ml:forward
+    512.00 KiB (524288 B)  1            1.00 MiB (1048576 B)  (no range)
+  GPU 2 of each rank (in ordinal order)
+    live                  allocations  at peak               range
+    2.00 MiB (2097152 B)  1            3.00 MiB (3145728 B)  loader
+EOF
+    same_text want.txt got.txt
+    # The merged snapshot keeps the ordinals.
+    jq_is de.json '[.peaks[] | [.device, .peak_bytes, .ranges]]' '[[0,5242880,[{"range":1,"bytes":4194304,"count":1},{"range":0,"bytes":1048576,"count":1}]],[1,3145728,[{"range":2,"bytes":3145728,"count":2}]],[3,10485760,[{"range":3,"bytes":6291456,"count":1},{"range":1,"bytes":4194304,"count":2}]]]'
+    # A merged input: each ordinal in the role it has in its processes.
+    run 0 "$VT" merge de.json; stderr_empty
+    sed -n '/^by NVTX range/,$p' "$out" >got.txt
+    same_text want.txt got.txt
+    run 0 "$VT" merge --top 1 d.json e.json
+    stdout_has "    ... and 2 more (--top 0 lists all)" ;;
 merge_nvtx_bad_input)
     # A range id that names no range stack, and malformed range stacks: one line, nothing written.
     A=$VT_CLI_DATA/nvtx_merge_a.json
