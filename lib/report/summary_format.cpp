@@ -329,8 +329,11 @@ void nvtx_ranges(Lines &lines, const Snapshot &s, const SummaryBody::State &body
         Row &r = by_device[key.first][key.second];
         r.live += value.first, r.live_count += value.second;
     }
-    for (const DevicePeak &p : s.peaks)
+    // A peak without ranges had no allocation with a range open: all of it is "(no range)".
+    for (const DevicePeak &p : s.peaks) {
+        if (p.ranges.empty() && p.peak_bytes != 0) by_device[p.device][0].peak += p.peak_bytes;
         for (const RangePeak &rp : p.ranges) by_device[p.device][rp.range].peak += rp.bytes;
+    }
     lines.add("memory by NVTX range (the push/pop ranges open on the allocating thread, outermost first):");
     std::vector<int> order;
     for (const auto &entry : by_device) order.push_back(entry.first);

@@ -54,11 +54,15 @@ std::string range_stack_label(const Snapshot &s, uint32_t id) {
     if (id == 0) return "(no range)";
     const RangeStack *r = s.find_range(id);
     if (r == nullptr) return "(range " + std::to_string(id) + ", not in the snapshot)";
+    return range_stack_label(*r);
+}
+
+std::string range_stack_label(const RangeStack &r) {
     std::string out;
-    for (size_t i = 0; i < r->names.size(); ++i) {
+    for (size_t i = 0; i < r.names.size(); ++i) {
         if (i) out += " > ";
-        if (i < r->domains.size() && !r->domains[i].empty()) out += r->domains[i] + ":";
-        out += r->names[i].empty() ? "(unnamed)" : r->names[i];
+        if (i < r.domains.size() && !r.domains[i].empty()) out += r.domains[i] + ":";
+        out += r.names[i].empty() ? "(unnamed)" : r.names[i];
     }
     return out;
 }

@@ -442,6 +442,8 @@ struct Snapshot {
 // How reports name a range stack: "step > ml:forward" (a range of a named domain as DOMAIN:NAME,
 // outermost first); "(no range)" for 0; "(range N, not in the snapshot)" for an unknown id.
 std::string range_stack_label(const Snapshot &s, uint32_t id);
+// The same for one range stack that is known ("step > ml:forward").
+std::string range_stack_label(const RangeStack &r);
 
 // The row of device `ordinal` in `devices`, whose rows are in ascending ordinal order: a zero row
 // is inserted where it belongs when the device has none.

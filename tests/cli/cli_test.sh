@@ -555,6 +555,117 @@ merge_event_check)
     run 1 "$VT" summary "$VT_WORK/v/syntax.json"; cp "$err" "$VT_WORK/summary.err"
     grep -q 'at line [0-9]*, column 12' "$VT_WORK/summary.err" || fail "no line and column: $(cat "$VT_WORK/summary.err")"
     run 1 "$VT" merge "$VT_WORK/v/syntax.json"; same_text "$VT_WORK/summary.err" "$err" ;;
+merge_nvtx_ranges)
+    # Three ranks: A and B share the range stack "step > forward" (A's id 1, B's id 2), each has one
+    # of its own (A "loader"; B "step > ml:forward": the same names in another domain), C has none.
+    cd "$VT_CLI_DATA" || fail "cd"
+    M=$VT_WORK/m.json
+    run 0 "$VT" merge -o "$M" nvtx_merge_a.json nvtx_merge_b.json nvtx_merge_c.json; stderr_empty
+    sed -n '/^by NVTX range/,$p' "$out" >"$VT_WORK/got.txt"
+    cat >"$VT_WORK/want.txt" <<'EOF'
+by NVTX range, all inputs (the push/pop ranges open on the allocating thread, outermost first; at peak: what each held at each input's peak of the device, summed)
+  each rank's GPU
+    live                   allocations  at peak               range
+    4.00 MiB (4194304 B)   2            8.00 MiB (8388608 B)  step > forward
+    4.00 MiB (4194304 B)   1            6.00 MiB (6291456 B)  step > ml:forward
+    2.00 MiB (2097152 B)   1            3.00 MiB (3145728 B)  loader
+    768.00 KiB (786432 B)  2            2.00 MiB (2097152 B)  (no range)
+  host-pinned memory of each rank
+    live   allocations  at peak  range
+    100 B  1            100 B    (no range)
+EOF
+    same_text "$VT_WORK/want.txt" "$VT_WORK/got.txt"
+    # One merged id per distinct (domains, names), in order of first use; every id renumbered.
+    jq_is "$M" '.nvtx_ranges' '[{"id":1,"domains":["",""],"names":["step","forward"]},{"id":2,"domains":[""],"names":["loader"]},{"id":3,"domains":["","ml"],"names":["step","forward"]}]'
+    jq_is "$M" '[.allocations[] | [.size, .range // 0]]' '[[1048576,1],[2097152,2],[524288,0],[3145728,1],[4194304,3],[262144,0],[100,0]]'
+    jq_is "$M" '[.allocations | group_by(.range // 0)[] | [(.[0].range // 0), (map(.size) | add)]]' '[[0,786532],[1,4194304],[2,2097152],[3,4194304]]'
+    # Peaks per ordinal: C's peak (no ranges) is under range 0; host memory had no range open.
+    jq_is "$M" '[.peaks[] | [.device, .peak_bytes, .ranges]]' '[[-1,100,null],[0,19922944,[{"range":1,"bytes":8388608,"count":3},{"range":3,"bytes":6291456,"count":1},{"range":2,"bytes":3145728,"count":2},{"range":0,"bytes":2097152,"count":2}]]]'
+    jq_is "$M" '[.peaks[] | select(.ranges) | (.ranges | map(.bytes) | add) == .peak_bytes]' '[true]'
+    jq_is "$M" '[.nvtx_regions[] | [.address, .size, .range]]' '[["0x7f1000000000",262144,1],["0x7f2000300000",524288,3]]'
+    jq_is "$M" '.nvtx_intervals' '[{"domain":"","name":"epoch 1","start_ns":1000,"end_ns":9000,"start_thread":100,"end_thread":101},{"domain":"ml","name":"optimizer","start_ns":2000,"start_thread":200}]'
+    jq_is "$M" '.dropped' '{"allocations":0,"stacks":0,"peak_sites":0,"nvtx_range_names":3,"nvtx_intervals":3}'
+    # The summary of the merged snapshot, per ordinal.
+    run 0 "$VT" summary "$M"; stderr_empty
+    sed -n '/memory by NVTX range/,/memory inside pools/p' "$out" >"$VT_WORK/got.txt"
+    cat >"$VT_WORK/want.txt" <<'EOF'
+vramtrace: memory by NVTX range (the push/pop ranges open on the allocating thread, outermost first):
+vramtrace:   cuda:0                     live  allocations   at peak
+vramtrace:     step > forward       4.00 MiB            2  8.00 MiB
+vramtrace:     step > ml:forward    4.00 MiB            1  6.00 MiB
+vramtrace:     loader               2.00 MiB            1  3.00 MiB
+vramtrace:     (no range)         768.00 KiB            2  2.00 MiB
+vramtrace:   host           live  allocations  at peak
+vramtrace:     (no range)  100 B            1    100 B
+vramtrace:   warning: the range table was full: 0 range stacks and 3 range names not kept (counted under the (more ...) rows)
+vramtrace: memory inside pools (NVTX memory API: regions inside the allocations that back them):
+EOF
+    same_text "$VT_WORK/want.txt" "$VT_WORK/got.txt"
+    stdout_has "vramtrace:   cuda:0  step > ml:forward      512.00 KiB        1"
+    # A merge of a merged snapshot gives what merging the originals gives.
+    run 0 "$VT" merge -q -o "$VT_WORK/ab.json" nvtx_merge_a.json nvtx_merge_b.json
+    run 0 "$VT" merge -o "$VT_WORK/abc.json" "$VT_WORK/ab.json" nvtx_merge_c.json; stderr_empty
+    sed -n '/^by NVTX range/,$p' "$out" >"$VT_WORK/got.txt"
+    run 0 "$VT" merge nvtx_merge_a.json nvtx_merge_b.json nvtx_merge_c.json
+    sed -n '/^by NVTX range/,$p' "$out" >"$VT_WORK/want.txt"
+    same_text "$VT_WORK/want.txt" "$VT_WORK/got.txt"
+    for f in '.nvtx_ranges' '[.allocations[] | [.size, .range // 0]]' '.peaks' '.nvtx_regions' '.nvtx_intervals' '.dropped'; do
+        jq_is "$VT_WORK/abc.json" "$f" "$(jq -c "$f" "$M")"
+    done
+    # Range stacks after the allocations (legal, never what the library writes): read twice, same result.
+    jq '{allocations: .allocations} + .' nvtx_merge_b.json >"$VT_WORK/b_late.json"
+    run 0 "$VT" merge -q -o "$VT_WORK/late.json" nvtx_merge_a.json "$VT_WORK/b_late.json" nvtx_merge_c.json
+    for f in '.nvtx_ranges' '[.allocations[] | [.size, .range // 0]]' '.peaks' '.nvtx_regions'; do
+        jq_is "$VT_WORK/late.json" "$f" "$(jq -c "$f" "$M")"
+    done ;;
+merge_nvtx_roles)
+    # Ranges per device role: D is A on two GPUs ("loader" on cuda:1), E is B on cuda:3 (as under
+    # CUDA_VISIBLE_DEVICES): E's cuda:3 is its first GPU, so it adds to D's cuda:0.
+    cd "$VT_WORK" || fail "cd"
+    jq '.devices = [{"device":0,"current_bytes":1572864,"peak_bytes":5242880,"allocation_count":2,"free_count":0,"total_allocated_bytes":1572864,"total_freed_bytes":0},{"device":1,"current_bytes":2097152,"peak_bytes":3145728,"allocation_count":1,"free_count":0,"total_allocated_bytes":2097152,"total_freed_bytes":0}]
+        | .allocations[1].device = 1
+        | .peaks = [{"device":0,"peak_bytes":5242880,"time_ns":5000,"sites":[{"stack":1,"bytes":5242880,"count":2}],"ranges":[{"range":1,"bytes":4194304,"count":1},{"range":0,"bytes":1048576,"count":1}]},{"device":1,"peak_bytes":3145728,"time_ns":5000,"sites":[{"stack":1,"bytes":3145728,"count":2}],"ranges":[{"range":2,"bytes":3145728,"count":2}]}]' \
+        "$VT_CLI_DATA/nvtx_merge_a.json" >d.json
+    jq '.devices[0].device = 3 | .allocations[].device = 3 | .peaks[0].device = 3 | .nvtx_regions[0].device = 3' \
+        "$VT_CLI_DATA/nvtx_merge_b.json" >e.json
+    run 0 "$VT" merge -o de.json d.json e.json; stderr_empty
+    sed -n '/^by NVTX range/,$p' "$out" >got.txt
+    cat >want.txt <<'EOF'
+by NVTX range, all inputs (the push/pop ranges open on the allocating thread, outermost first; at peak: what each held at each input's peak of the device, summed)
+  GPU 1 of each rank (in ordinal order)
+    live                   allocations  at peak               range
+    4.00 MiB (4194304 B)   2            8.00 MiB (8388608 B)  step > forward
+    4.00 MiB (4194304 B)   1            6.00 MiB (6291456 B)  step > ml:forward
+    512.00 KiB (524288 B)  1            1.00 MiB (1048576 B)  (no range)
+  GPU 2 of each rank (in ordinal order)
+    live                  allocations  at peak               range
+    2.00 MiB (2097152 B)  1            3.00 MiB (3145728 B)  loader
+EOF
+    same_text want.txt got.txt
+    # The merged snapshot keeps the ordinals.
+    jq_is de.json '[.peaks[] | [.device, .peak_bytes, .ranges]]' '[[0,5242880,[{"range":1,"bytes":4194304,"count":1},{"range":0,"bytes":1048576,"count":1}]],[1,3145728,[{"range":2,"bytes":3145728,"count":2}]],[3,10485760,[{"range":3,"bytes":6291456,"count":1},{"range":1,"bytes":4194304,"count":2}]]]'
+    # A merged input: each ordinal in the role it has in its processes.
+    run 0 "$VT" merge de.json; stderr_empty
+    sed -n '/^by NVTX range/,$p' "$out" >got.txt
+    same_text want.txt got.txt
+    run 0 "$VT" merge --top 1 d.json e.json
+    stdout_has "    ... and 2 more (--top 0 lists all)" ;;
+merge_nvtx_bad_input)
+    # A range id that names no range stack, and malformed range stacks: one line, nothing written.
+    A=$VT_CLI_DATA/nvtx_merge_a.json
+    mkdir -p "$VT_WORK/out"
+    bad() { # JQ_FILTER EXPECTED_MESSAGE
+        jq "$1" "$A" >"$VT_WORK/bad.json"
+        run 1 "$VT" merge -q -o "$VT_WORK/out/m.json" "$VT_WORK/bad.json"; stderr_is_one_line
+        stderr_has "vramtrace: error: $VT_WORK/bad.json: $2"
+        [ -z "$(listing "$VT_WORK/out")" ] || fail "left behind: $(listing "$VT_WORK/out")"
+    }
+    bad '.allocations[1].range = 9' 'allocations[1].range: 9 is not the id of an entry in nvtx_ranges'
+    bad '.peaks[0].ranges[1].range = 7' 'peaks[0].ranges[1].range: 7 is not the id of an entry in nvtx_ranges'
+    bad '.nvtx_regions[0].range = 5' 'nvtx_regions[0].range: 5 is not the id of an entry in nvtx_ranges'
+    bad '.nvtx_ranges[1].id = 1' 'nvtx_ranges: id 1 appears more than once'
+    bad '.nvtx_ranges[0].id = 0' 'nvtx_ranges[0].id: 0 is reserved for "no range"'
+    bad '.nvtx_ranges[0].names = ["step"]' 'nvtx_ranges[0]: domains has 2 entries and names 1 (one of each per open range)' ;;
 scale_bounded_memory)
     # A 32 MB snapshot of 200000 live allocations: diff and merge stream it in a few MiB (keeping
     # the allocations would take more than 20 MiB), and draw progress when stderr is a terminal.
@@ -876,6 +987,43 @@ export_pprof_go)
     stdout_has "make_buffer(unsigned long) /src/train.cpp:42"
     stdout_has "/home/me/train 3b1f5c2a [FN][FL][LN][IN]"
     [ "$(grep -cE '^ +1 +(4096|1048576|2097152): ' "$out")" -eq 3 ] || fail "expected the 3 samples" ;;
+export_pprof_nvtx)
+    # The nvtx_range label of the samples at exit, read back by a real protobuf decoder (protoc, from
+    # protobuf-compiler in the README's apt line: without it this case fails). pprof_samples.awk
+    # prints each sample as its values (allocations, bytes) and its labels, key=value.
+    command -v protoc >/dev/null || fail "protoc not installed (protobuf-compiler)"
+    proto_dir=$VT_CLI_DATA/../../../tools/export
+    samples() { # PROFILE: its samples, sorted, into $VT_WORK/got.txt
+        gzip -dc "$1" | protoc --proto_path="$proto_dir" --decode=perftools.profiles.Profile profile.proto \
+            >"$VT_WORK/decoded.txt" 2>"$err" || fail "protoc cannot decode $1"
+        awk -f "$(dirname "$0")/pprof_samples.awk" "$VT_WORK/decoded.txt" | LC_ALL=C sort >"$VT_WORK/got.txt"
+    }
+    run 0 "$VT" export -f pprof -o "$VT_WORK/a.pb.gz" "$VT_CLI_DATA/nvtx_merge_a.json"
+    samples "$VT_WORK/a.pb.gz"
+    cat >"$VT_WORK/want.txt" <<'EOF'
+1 1048576 device=cuda:0 kind=device api=cudaMalloc category=other nvtx_range=step > forward
+1 2097152 device=cuda:0 kind=device api=cudaMalloc category=other nvtx_range=loader
+1 524288 device=cuda:0 kind=device api=cudaMalloc category=other nvtx_range=(no range)
+EOF
+    same_text "$VT_WORK/want.txt" "$VT_WORK/got.txt"
+    # A merged snapshot: the ranges of three inputs under their merged ids.
+    run 0 "$VT" merge -q -o "$VT_WORK/m.json" "$VT_CLI_DATA/nvtx_merge_a.json" "$VT_CLI_DATA/nvtx_merge_b.json" \
+        "$VT_CLI_DATA/nvtx_merge_c.json"
+    run 0 "$VT" export -f pprof -o "$VT_WORK/m.pb.gz" "$VT_WORK/m.json"
+    samples "$VT_WORK/m.pb.gz"
+    cat >"$VT_WORK/want.txt" <<'EOF'
+1 100 device=host kind=host_pinned api=cudaHostAlloc category=other nvtx_range=(no range)
+1 2097152 device=cuda:0 kind=device api=cudaMalloc category=other nvtx_range=loader
+1 4194304 device=cuda:0 kind=device api=cudaMalloc category=other nvtx_range=step > ml:forward
+2 4194304 device=cuda:0 kind=device api=cudaMalloc category=other nvtx_range=step > forward
+2 786432 device=cuda:0 kind=device api=cudaMalloc category=other nvtx_range=(no range)
+EOF
+    same_text "$VT_WORK/want.txt" "$VT_WORK/got.txt"
+    # At the peak the samples are by stack only: no range label.
+    run 0 "$VT" export -f pprof --at peak -o "$VT_WORK/p.pb.gz" "$VT_CLI_DATA/nvtx_merge_a.json"
+    samples "$VT_WORK/p.pb.gz"
+    echo "4 8388608 device=cuda:0 category=other" >"$VT_WORK/want.txt"
+    same_text "$VT_WORK/want.txt" "$VT_WORK/got.txt" ;;
 export_no_history)
     jq 'del(.events, .event_history)' "$VT_CLI_DATA/export_input.json" >"$VT_WORK/nohist.json"
     run 0 "$VT" export -f chrome "$VT_WORK/nohist.json"; stderr_is_one_line

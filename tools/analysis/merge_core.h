@@ -8,7 +8,10 @@
 //     one id per distinct stack its events name (events are checked, not kept);
 //   - one row per process (about 200 bytes plus its command line) and one per device of it;
 //   - one running total per call-site key; per ordinal, one peak entry per merged stack;
-//   - every input's OOM records (at most 16 per process, as the library keeps them) and pools.
+//   - every input's OOM records (at most 16 per process, as the library keeps them) and pools;
+//   - the distinct NVTX range stacks of all inputs (matched by their lists of domains and names),
+//     one total per device role and range stack, and every input's NVTX regions and start/end
+//     intervals (at most 65,536 and 4,096 per process, as the library keeps them).
 // The allocations themselves are never held: with an output file they are written, re-numbered,
 // to a spool file beside it (about 200 bytes each, as in the inputs) and copied into the merged
 // snapshot at the end. A file whose allocations come before its stacks (legal JSON, never what
@@ -60,6 +63,27 @@ struct Imbalance {
 };
 inline constexpr size_t kImbalanceSitesKept = 32; // call sites per outlier in the merged snapshot
 
+// A device role, as the imbalance compares ranks by (merge_imbalance.cpp): {0, k} the k-th GPU of a
+// process in ordinal order, {1, 0} its host-pinned memory, {2, 0} memory on an unknown device;
+// reports list them in this order.
+using DeviceRole = std::pair<int, uint32_t>;
+// How reports name a role: "each rank's GPU" (or "GPU 2 of each rank (in ordinal order)" when
+// `several_gpus`), "host-pinned memory of each rank", "memory on an unknown device of each rank".
+std::string device_role_title(DeviceRole role, bool several_gpus);
+
+// What one NVTX range stack held in one device role, summed over the inputs (merge's "by NVTX
+// range" table; docs/nvtx.md).
+struct MergedRangeRow {
+    uint32_t range = 0;          // merged range stack id (Merger::range_stacks); 0: no range open
+    uint64_t live_bytes = 0;     // live at the dumps
+    uint64_t live_count = 0;
+    uint64_t peak_bytes = 0;     // what it held at each input's peak of the device, summed
+};
+struct MergedRoleRanges {
+    DeviceRole role;
+    std::vector<MergedRangeRow> rows; // at peak descending, then live descending, then label
+};
+
 // The imbalance section of a report (merge and summary): `name_site` names a call site by one of
 // its stacks (0: no stack); `top` caps the call sites listed per outlier (0 = all kept).
 std::string format_imbalance_text(const Imbalance &imbalance, size_t top,
@@ -97,6 +121,14 @@ public:
     Imbalance imbalance() const;
     // The call-site key of a merged stack (0: no stack).
     std::string site_key_of_stack(uint32_t stack) const;
+    // The NVTX range stacks of all inputs, one per distinct list of domains and names (merged id =
+    // index + 1); empty when no input names one.
+    const std::vector<report::RangeStack> &range_stacks() const { return ranges_; }
+    // How reports name a merged range stack (report::range_stack_label; 0: "(no range)").
+    std::string range_label(uint32_t range) const;
+    // Per device role, the live bytes and the bytes at the peaks of each range stack; empty when no
+    // input names a range stack.
+    std::vector<MergedRoleRanges> ranges_by_role() const;
 
     // Writes the merged snapshot to fd (the spool holds its allocations). `command_line` becomes
     // process.command_line. False with *error on a write error.
@@ -109,7 +141,8 @@ private:
     // the bytes and allocations each merged stack held at them.
     struct Peak {
         uint64_t peak_bytes = 0;
-        std::map<uint32_t, std::pair<uint64_t, uint64_t>> sites; // merged stack id -> bytes, count
+        std::map<uint32_t, std::pair<uint64_t, uint64_t>> sites;  // merged stack id -> bytes, count
+        std::map<uint32_t, std::pair<uint64_t, uint64_t>> ranges; // merged range id -> bytes, count
     };
     struct Stack {
         std::vector<uint32_t> frames; // merged frame indices
@@ -134,7 +167,9 @@ private:
     // of the call-site key; `frames` its frames, merged.
     uint32_t intern_stack(std::vector<uint32_t> frames, const report::Stack &stack);
     uint32_t no_stack_site();
-    void spool_allocation(const report::Allocation &a, uint32_t merged_stack);
+    // A range stack, interned by its lists (domains, names); its merged id (never 0).
+    uint32_t intern_range(const report::RangeStack &range);
+    void spool_allocation(const report::Allocation &a, uint32_t merged_stack, uint32_t merged_range);
     bool spool_mark(long long *offset);
     bool spool_rewind(long long offset, uint64_t count);
     // Reading one input and adding it to the merge (merge_read.cpp).
@@ -188,6 +223,20 @@ private:
     uint64_t oom_count_ = 0;
     bool oom_count_known_ = true;
     std::vector<report::Pool> pools_;    // every input's
+    // NVTX: the merged range stacks (id = index + 1); per device role and merged range stack, the
+    // live bytes and allocations and the bytes at the peaks; every input's regions (merged range
+    // ids) and intervals, in input order; the dropped counters, summed.
+    std::vector<report::RangeStack> ranges_;
+    std::unordered_map<std::string, uint32_t> range_index_;
+    struct RangeTotals {
+        uint64_t live_bytes = 0, live_count = 0, peak_bytes = 0;
+    };
+    std::map<DeviceRole, std::map<uint32_t, RangeTotals>> role_ranges_;
+    std::vector<report::NvtxRegion> nvtx_regions_;
+    std::vector<report::NvtxInterval> nvtx_intervals_;
+    uint64_t dropped_range_stacks_ = 0, dropped_range_names_ = 0;
+    uint64_t dropped_nvtx_regions_ = 0, nvtx_regions_outside_ = 0, nvtx_unregisters_unknown_ = 0;
+    uint64_t dropped_nvtx_intervals_ = 0;
     // What the merged process record says.
     bool first_ = true;
     std::string host_, executable_;

@@ -45,14 +45,19 @@ std::string who(int64_t rank, uint64_t input) {
 }
 
 std::string role_name(const report::ImbalanceRole &r, bool several_gpus) {
-    if (r.role == "gpu")
-        return several_gpus ? "GPU " + std::to_string(r.role_index + 1) + " of each rank (in ordinal order)"
-                            : "each rank's GPU";
-    if (r.role == "host") return "host-pinned memory of each rank";
-    return "memory on an unknown device of each rank";
+    DeviceRole role{r.role == "gpu" ? 0 : r.role == "host" ? 1 : 2, r.role_index};
+    return device_role_title(role, several_gpus);
 }
 
 } // namespace
+
+std::string device_role_title(DeviceRole role, bool several_gpus) {
+    if (role.first == 0)
+        return several_gpus ? "GPU " + std::to_string(role.second + 1) + " of each rank (in ordinal order)"
+                            : "each rank's GPU";
+    if (role.first == 1) return "host-pinned memory of each rank";
+    return "memory on an unknown device of each rank";
+}
 
 Imbalance Merger::imbalance() const {
     // Each device row's role.

@@ -6,6 +6,7 @@
 #include "analysis/merge_core.h"
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstdio>
 #include <map>
@@ -22,6 +23,12 @@ namespace vramtrace::cli {
 namespace {
 
 void append_bytes(std::string &key, const void *p, size_t n) { key.append(static_cast<const char *>(p), n); }
+
+// The lists that make a range stack what it is, in the order they enter its key (intern_range):
+// the same lists in two inputs are one merged range stack.
+std::array<const std::vector<std::string> *, 2> range_lists(const report::RangeStack &r) {
+    return {&r.domains, &r.names};
+}
 
 } // namespace
 
@@ -66,6 +73,49 @@ uint32_t Merger::no_stack_site() {
     return it->second;
 }
 
+uint32_t Merger::intern_range(const report::RangeStack &range) {
+    // Each list as its length, then each string as its length and its bytes: no two different
+    // lists make one key.
+    std::string key;
+    for (const std::vector<std::string> *list : range_lists(range)) {
+        uint32_t n = uint32_t(list->size());
+        append_bytes(key, &n, sizeof n);
+        for (const std::string &item : *list) {
+            uint32_t length = uint32_t(item.size());
+            append_bytes(key, &length, sizeof length);
+            key += item;
+        }
+    }
+    auto [it, inserted] = range_index_.try_emplace(std::move(key), uint32_t(ranges_.size() + 1));
+    if (inserted) {
+        ranges_.push_back(range);
+        ranges_.back().id = it->second;
+    }
+    return it->second;
+}
+
+std::string Merger::range_label(uint32_t range) const {
+    if (range == 0 || range > ranges_.size()) return report::range_stack_label(report::Snapshot{}, range);
+    return report::range_stack_label(ranges_[range - 1]);
+}
+
+std::vector<MergedRoleRanges> Merger::ranges_by_role() const {
+    std::vector<MergedRoleRanges> out;
+    if (ranges_.empty()) return out;
+    for (const auto &[role, by_range] : role_ranges_) {
+        MergedRoleRanges r;
+        r.role = role;
+        for (const auto &[range, t] : by_range) r.rows.push_back({range, t.live_bytes, t.live_count, t.peak_bytes});
+        std::stable_sort(r.rows.begin(), r.rows.end(), [&](const MergedRangeRow &a, const MergedRangeRow &b) {
+            if (a.peak_bytes != b.peak_bytes) return a.peak_bytes > b.peak_bytes;
+            if (a.live_bytes != b.live_bytes) return a.live_bytes > b.live_bytes;
+            return range_label(a.range) < range_label(b.range);
+        });
+        out.push_back(std::move(r));
+    }
+    return out;
+}
+
 uint32_t Merger::intern_stack(std::vector<uint32_t> frames, const report::Stack &stack) {
     const int call_site = stack.call_site;
     // A via outside the stack (a file's own, kept for a stack read before its frames) is none.
@@ -104,7 +154,7 @@ uint32_t Merger::intern_stack(std::vector<uint32_t> frames, const report::Stack 
     return it->second;
 }
 
-void Merger::spool_allocation(const report::Allocation &a, uint32_t merged_stack) {
+void Merger::spool_allocation(const report::Allocation &a, uint32_t merged_stack, uint32_t merged_range) {
     if (!spool_ || spool_failed_) return;
     auto escaped = [&](const std::string &s) -> const std::string & {
         auto it = escaped_.find(s);
@@ -118,7 +168,8 @@ void Merger::spool_allocation(const report::Allocation &a, uint32_t merged_stack
             std::to_string(a.device) + ", " + json_key(f::api) + escaped(a.api) + ", " + json_key(f::stream) + "\"" +
             report::hex_u64(a.stream) + "\", " + json_key(f::thread_id) + std::to_string(a.thread_id) + ", " +
             json_key(f::time_ns) + std::to_string(a.time_ns) + ", " + json_key(f::stack) + std::to_string(merged_stack) +
-            (a.size_is_estimate ? ", " + json_key(f::size_is_estimate) + "true}" : "}");
+            (a.size_is_estimate ? ", " + json_key(f::size_is_estimate) + "true" : "") +
+            (merged_range != 0 ? ", " + json_key(f::range) + std::to_string(merged_range) + "}" : "}");
     if (std::fwrite(line.data(), 1, line.size(), spool_) != line.size()) {
         spool_failed_ = true;
         spool_errno_ = errno;

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 #include <istream>
+#include <map>
 #include <optional>
 #include <unordered_map>
 
@@ -35,6 +36,11 @@ int64_t rank_number(const std::string &rank) {
         value = value * 10 + (c - '0');
     }
     return value;
+}
+
+// "WHERE.range: ID is not the id of an entry in nvtx_ranges".
+std::string missing_range(const std::string &where, uint32_t id) {
+    return where + ".range: " + std::to_string(id) + " is not the id of an entry in " + std::string(top::nvtx_ranges);
 }
 
 // "NAME: cannot use the temporary file: WHY" (from errno), and false.
@@ -67,9 +73,20 @@ struct Merger::FileState {
     std::vector<report::Pool> pools;
     StackReferences event_stacks; // stacks named by events (checked, the events are not kept)
     size_t event_index = 0;
+    // NVTX: the range stacks, the first problem of nvtx_ranges (an id 0 or repeated, lists of
+    // different lengths), the regions and intervals, and the dropped counters.
+    std::vector<report::RangeStack> ranges;
+    std::unordered_map<uint32_t, size_t> range_at; // id -> index into ranges
+    std::string bad_range;
+    std::vector<report::NvtxRegion> regions;
+    std::vector<report::NvtxInterval> intervals;
+    uint64_t dropped_range_stacks = 0, dropped_range_names = 0;
+    uint64_t dropped_nvtx_regions = 0, nvtx_regions_outside = 0, nvtx_unregisters_unknown = 0;
+    uint64_t dropped_nvtx_intervals = 0;
 
     // Merged indices, filled as allocations need them (0 = not yet; else index + 1).
     std::vector<uint32_t> module_merged, frame_merged, stack_merged;
+    std::vector<uint32_t> range_merged; // 0 = not yet (a merged range id is never 0)
 
     bool frozen = false;        // the first allocation came: metadata is taken as complete
     bool frozen_invalid = false; // ... and did not check out
@@ -78,15 +95,26 @@ struct Merger::FileState {
     bool dangling = false;      // an allocation named a stack id not (yet) seen
     size_t dangling_index = 0;
     uint32_t dangling_id = 0;
+    bool dangling_range = false; // an allocation named a range id not (yet) seen
+    size_t dangling_range_index = 0;
+    uint32_t dangling_range_id = 0;
     long long spool_start = 0;
     uint64_t spool_count_start = 0;
     std::unordered_map<uint32_t, std::pair<uint64_t, uint64_t>> per_stack; // merged stack id -> bytes, count
     uint64_t live_bytes = 0, live_count = 0;
+    // Live bytes and allocations per (device, merged range id), and the entry the last allocation
+    // went to (one input's allocations mostly share device and range stack: no lookup for them).
+    std::map<std::pair<int, uint32_t>, std::pair<uint64_t, uint64_t>> per_range;
+    std::pair<uint64_t, uint64_t> *last_range = nullptr;
+    std::pair<int, uint32_t> last_range_key{0, 0};
 
     void reset_allocations() {
         allocation_index = 0;
         dangling = false;
+        dangling_range = false;
         per_stack.clear();
+        per_range.clear();
+        last_range = nullptr;
         live_bytes = live_count = 0;
     }
 
@@ -101,7 +129,8 @@ struct Merger::FileState {
                 if (std::string p = references::stack_frame(i, k, st.frames[k], frames.size()); !p.empty()) return p;
             if (std::string p = references::stack_indices(i, st); !p.empty()) return p;
         }
-        return duplicate_stack;
+        if (!duplicate_stack.empty()) return duplicate_stack;
+        return bad_range;
     }
 };
 
@@ -163,6 +192,43 @@ public:
     void on_pool(report::Pool &&p) override {
         if (!second_) s_.pools.push_back(std::move(p));
     }
+    // Range stacks are metadata that allocations name, like stacks.
+    void on_range_stack(report::RangeStack &&r) override {
+        if (second_) return;
+        metadata();
+        size_t at = s_.ranges.size();
+        if (s_.bad_range.empty()) {
+            std::string where = idx(top::nvtx_ranges, at);
+            if (r.id == 0)
+                s_.bad_range = where + ".id: 0 is reserved for \"no range\"";
+            else if (r.domains.size() != r.names.size())
+                s_.bad_range = where + ": domains has " + std::to_string(r.domains.size()) + " entries and names " +
+                               std::to_string(r.names.size()) + " (one of each per open range)";
+        }
+        if (!s_.range_at.emplace(r.id, at).second && s_.bad_range.empty())
+            s_.bad_range = std::string(top::nvtx_ranges) + ": id " + std::to_string(r.id) + " appears more than once";
+        s_.ranges.push_back(std::move(r));
+    }
+    void on_dropped_nvtx(uint64_t range_stacks, uint64_t range_names) override {
+        if (second_) return;
+        s_.dropped_range_stacks = range_stacks;
+        s_.dropped_range_names = range_names;
+    }
+    void on_nvtx_region(report::NvtxRegion &&r) override {
+        if (!second_) s_.regions.push_back(std::move(r));
+    }
+    void on_dropped_nvtx_regions(uint64_t dropped, uint64_t outside, uint64_t unknown) override {
+        if (second_) return;
+        s_.dropped_nvtx_regions = dropped;
+        s_.nvtx_regions_outside = outside;
+        s_.nvtx_unregisters_unknown = unknown;
+    }
+    void on_nvtx_interval(report::NvtxInterval &&v) override {
+        if (!second_) s_.intervals.push_back(std::move(v));
+    }
+    void on_dropped_nvtx_intervals(uint64_t count) override {
+        if (!second_) s_.dropped_nvtx_intervals = count;
+    }
     // Events come from one process's clock and ring: a merged snapshot has no history. They are
     // checked like every other record that names a stack.
     void on_event(report::Event &&e) override {
@@ -177,7 +243,7 @@ public:
             s_.frozen = true;
             s_.frozen_invalid = !s_.check().empty();
         }
-        if (s_.late_metadata || s_.frozen_invalid || s_.dangling) return;
+        if (s_.late_metadata || s_.frozen_invalid || s_.dangling || s_.dangling_range) return;
         uint32_t merged_stack = 0;
         if (a.stack != 0) {
             auto found = s_.stack_at.find(a.stack);
@@ -189,13 +255,39 @@ public:
             }
             merged_stack = stack_of(found->second);
         }
-        m_.spool_allocation(a, merged_stack);
+        uint32_t merged_range = 0;
+        if (a.range != 0) {
+            auto found = s_.range_at.find(a.range);
+            if (found == s_.range_at.end()) {
+                s_.dangling_range = true;
+                s_.dangling_range_index = index;
+                s_.dangling_range_id = a.range;
+                return;
+            }
+            merged_range = range_of(found->second);
+        }
+        m_.spool_allocation(a, merged_stack, merged_range);
         if (!report::counts_as_held(a)) return;
         auto &t = s_.per_stack[merged_stack];
         t.first += a.size;
         t.second += 1;
         s_.live_bytes += a.size;
         s_.live_count += 1;
+        std::pair<int, uint32_t> key{a.device, merged_range};
+        if (!s_.last_range || s_.last_range_key != key) {
+            s_.last_range = &s_.per_range[key];
+            s_.last_range_key = key;
+        }
+        s_.last_range->first += a.size;
+        s_.last_range->second += 1;
+    }
+
+    // The merged id of the input's range stack at `local` in its nvtx_ranges (interned on first use).
+    uint32_t range_of(size_t local) {
+        if (s_.range_merged.size() < s_.ranges.size()) s_.range_merged.resize(s_.ranges.size(), 0);
+        uint32_t &merged = s_.range_merged[local];
+        if (merged == 0) merged = m_.intern_range(s_.ranges[local]);
+        return merged;
     }
 
     // The merged id of the input's stack at `local` in its stacks (interned on first use).
@@ -328,6 +420,8 @@ bool Merger::commit(FileState &state, const std::string &name, std::string *erro
     if (std::string problem = state.check(); !problem.empty()) return fail(problem);
     if (state.dangling)
         return fail(references::missing_stack(idx(top::allocations, state.dangling_index), state.dangling_id));
+    if (state.dangling_range)
+        return fail(missing_range(idx(top::allocations, state.dangling_range_index), state.dangling_range_id));
     // Peaks, OOM records and events name stacks too (0: none), as read_snapshot_file checks.
     auto local_stack = [&](uint32_t id) -> std::optional<size_t> {
         auto found = state.stack_at.find(id);
@@ -340,6 +434,14 @@ bool Merger::commit(FileState &state, const std::string &name, std::string *erro
                 return fail(missing(idx(top::peaks, i) + idx(".sites", k), id));
     for (size_t i = 0; i < state.ooms.size(); ++i)
         if (uint32_t id = state.ooms[i].stack; id != 0 && !local_stack(id)) return fail(missing(idx(top::ooms, i), id));
+    // Peaks and regions name range stacks (0: none).
+    auto known_range = [&](uint32_t id) { return id == 0 || state.range_at.count(id) != 0; };
+    for (size_t i = 0; i < state.peaks.size(); ++i)
+        for (size_t k = 0; k < state.peaks[i].ranges.size(); ++k)
+            if (uint32_t id = state.peaks[i].ranges[k].range; !known_range(id))
+                return fail(missing_range(idx(top::peaks, i) + idx(".ranges", k), id));
+    for (size_t i = 0; i < state.regions.size(); ++i)
+        if (!known_range(state.regions[i].range)) return fail(missing_range(idx(top::nvtx_regions, i), state.regions[i].range));
     {
         const std::pair<const uint32_t, size_t> *first = nullptr;
         for (const auto &ref : state.event_stacks)
@@ -459,6 +561,7 @@ bool Merger::commit(FileState &state, const std::string &name, std::string *erro
     // Peaks, OOM records and pools, with the stacks re-numbered.
     MergeFileReader restack(*this, state, false);
     auto merged_stack = [&](uint32_t id) -> uint32_t { return id == 0 ? 0 : restack.stack_of(*local_stack(id)); };
+    auto merged_range = [&](uint32_t id) -> uint32_t { return id == 0 ? 0 : restack.range_of(state.range_at.at(id)); };
     bool complete = true;
     for (const report::DeviceTotals &t : state.devices) {
         bool recorded = t.peak_bytes == 0;
@@ -470,10 +573,26 @@ bool Merger::commit(FileState &state, const std::string &name, std::string *erro
         for (const report::DevicePeak &p : state.peaks) {
             Peak &merged = peaks_[p.device];
             merged.peak_bytes += p.peak_bytes;
+            uint64_t count = 0;
             for (const report::PeakSite &site : p.sites) {
                 auto &entry = merged.sites[merged_stack(site.stack)];
                 entry.first += site.bytes;
                 entry.second += site.count;
+                count += site.count;
+            }
+            // By range stack: a peak without ranges (no range was open) is all under range 0, so
+            // the merged ranges sum to the merged peak_bytes as each input's do to its own.
+            if (p.ranges.empty()) {
+                if (p.peak_bytes != 0) {
+                    auto &entry = merged.ranges[0];
+                    entry.first += p.peak_bytes;
+                    entry.second += count;
+                }
+            }
+            for (const report::RangePeak &rp : p.ranges) {
+                auto &entry = merged.ranges[merged_range(rp.range)];
+                entry.first += rp.bytes;
+                entry.second += rp.count;
             }
         }
     } else {
@@ -505,6 +624,52 @@ bool Merger::commit(FileState &state, const std::string &name, std::string *erro
         row.graph_reserved_high_bytes = row.graph_reserved_high_bytes.value_or(0) + pool.reserved_high_bytes;
         row.graph_used_high_bytes = row.graph_used_high_bytes.value_or(0) + pool.used_high_bytes;
     }
+
+    // NVTX. Each device of this input has its device role as the imbalance compares ranks (a
+    // merged input's ordinal takes the role it has in the first of its processes that lists it);
+    // the live bytes and the bytes at the peaks add up per role and merged range stack.
+    {
+        std::map<int, DeviceRole> role_of;
+        std::map<uint32_t, std::vector<int>> ordinals; // process row -> its device ordinals
+        for (size_t row = first_device_row; row < process_devices_.size(); ++row)
+            ordinals[process_devices_[row].input].push_back(process_devices_[row].device);
+        for (auto &[input, list] : ordinals) {
+            std::stable_sort(list.begin(), list.end(),
+                             [](int a, int b) { return report::device_order_rank(a) < report::device_order_rank(b); });
+            uint32_t gpu = 0;
+            for (int d : list) role_of.try_emplace(d, d >= 0 ? DeviceRole{0, gpu++} : DeviceRole{d == -1 ? 1 : 2, 0});
+        }
+        // A device no row lists (not written so by the library): after the listed GPUs below it.
+        auto role = [&](int device) -> DeviceRole {
+            if (auto found = role_of.find(device); found != role_of.end()) return found->second;
+            if (device < 0) return {device == -1 ? 1 : 2, 0};
+            uint32_t below = 0;
+            for (const auto &[d, r] : role_of) below += d >= 0 && d < device;
+            return {0, below};
+        };
+        for (const auto &[key, t] : state.per_range) {
+            RangeTotals &r = role_ranges_[role(key.first)][key.second];
+            r.live_bytes += t.first;
+            r.live_count += t.second;
+        }
+        for (const report::DevicePeak &p : state.peaks) {
+            if (p.ranges.empty() && p.peak_bytes == 0) continue;
+            auto &by_range = role_ranges_[role(p.device)];
+            if (p.ranges.empty()) by_range[0].peak_bytes += p.peak_bytes;
+            for (const report::RangePeak &rp : p.ranges) by_range[merged_range(rp.range)].peak_bytes += rp.bytes;
+        }
+    }
+    for (report::NvtxRegion &r : state.regions) {
+        r.range = merged_range(r.range);
+        nvtx_regions_.push_back(std::move(r));
+    }
+    for (report::NvtxInterval &v : state.intervals) nvtx_intervals_.push_back(std::move(v));
+    dropped_range_stacks_ += state.dropped_range_stacks;
+    dropped_range_names_ += state.dropped_range_names;
+    dropped_nvtx_regions_ += state.dropped_nvtx_regions;
+    nvtx_regions_outside_ += state.nvtx_regions_outside;
+    nvtx_unregisters_unknown_ += state.nvtx_unregisters_unknown;
+    dropped_nvtx_intervals_ += state.dropped_nvtx_intervals;
 
     // Call sites.
     for (const auto &[stack, t] : state.per_stack) {

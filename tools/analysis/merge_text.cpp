@@ -1,5 +1,5 @@
 // The report `vramtrace merge` prints: processes, devices (matched by UUID), how the ranks
-// compare (merge_imbalance.cpp) and call sites.
+// compare (merge_imbalance.cpp), call sites, and NVTX range stacks per device role.
 #include <set>
 #include <string>
 
@@ -69,6 +69,30 @@ std::string format_merge_text(const Merger &merger, size_t top, const SiteKeyOpt
                     std::to_string(sites[i].files) + " of " + std::to_string(merger.files()), one_line(sites[i].key)});
         out += st.render("  ");
         if (shown < sites.size()) out += "  ... and " + std::to_string(sites.size() - shown) + " more (--top 0 lists all)\n";
+    }
+
+    // NVTX range stacks per device role, when an input has any.
+    std::vector<MergedRoleRanges> roles = merger.ranges_by_role();
+    if (!roles.empty()) {
+        bool peaks = merger.has_peak_composition();
+        out += "\nby NVTX range, all inputs (the push/pop ranges open on the allocating thread, outermost first; at "
+               "peak: what each held at each input's peak of the device, summed" +
+               std::string(peaks ? "" : "; n/a: an input does not record what made up its peaks") + ")\n";
+        bool several_gpus = false;
+        for (const MergedRoleRanges &r : roles) several_gpus = several_gpus || (r.role.first == 0 && r.role.second > 0);
+        for (const MergedRoleRanges &r : roles) {
+            out += "  " + device_role_title(r.role, several_gpus) + "\n";
+            TextTable t({"live", "allocations", "at peak", "range"});
+            size_t listed = top == 0 ? r.rows.size() : std::min(top, r.rows.size());
+            for (size_t i = 0; i < listed; ++i) {
+                const MergedRangeRow &row = r.rows[i];
+                t.add({report::format_bytes_exact(row.live_bytes), std::to_string(row.live_count),
+                       peaks ? report::format_bytes_exact(row.peak_bytes) : "n/a", one_line(merger.range_label(row.range))});
+            }
+            out += t.render("    ");
+            if (listed < r.rows.size())
+                out += "    ... and " + std::to_string(r.rows.size() - listed) + " more (--top 0 lists all)\n";
+        }
     }
     return out;
 }

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <map>
 #include <optional>
 
 #include <unistd.h>
@@ -131,28 +132,47 @@ bool Merger::write_snapshot(int fd, const std::vector<std::string> &command_line
                u64(d.free_count) + ", " + json_key(f::total_allocated_bytes) + u64(d.total_allocated_bytes) + ", " +
                json_key(f::total_freed_bytes) + u64(d.total_freed_bytes) + identity + graph_fields(d) + "}";
     });
-    out.put("  " + json_key(top::dropped) + "{" + json_key(member::dropped::allocations) + u64(dropped_allocations_) +
-            ", " + json_key(member::dropped::stacks) + u64(dropped_stacks_) + ", " +
-            json_key(member::dropped::peak_sites) + u64(dropped_peak_sites_) + "},\n");
+    {
+        namespace f = member::dropped;
+        std::string nvtx;
+        for (auto [name, value] : {std::pair{f::nvtx_range_stacks, dropped_range_stacks_},
+                                   std::pair{f::nvtx_range_names, dropped_range_names_},
+                                   std::pair{f::nvtx_regions, dropped_nvtx_regions_},
+                                   std::pair{f::nvtx_regions_outside, nvtx_regions_outside_},
+                                   std::pair{f::nvtx_unregisters_unknown, nvtx_unregisters_unknown_},
+                                   std::pair{f::nvtx_intervals, dropped_nvtx_intervals_}})
+            if (value != 0) nvtx += ", " + json_key(name) + u64(value);
+        out.put("  " + json_key(top::dropped) + "{" + json_key(f::allocations) + u64(dropped_allocations_) + ", " +
+                json_key(f::stacks) + u64(dropped_stacks_) + ", " + json_key(f::peak_sites) + u64(dropped_peak_sites_) +
+                nvtx + "},\n");
+    }
     if (oom_count_known_) out.put("  " + json_key(top::oom_count) + u64(oom_count_) + ",\n");
     // Per ordinal, the sum of the inputs' peaks (as devices[].peak_bytes) and what made them up.
     if (peaks_complete_) {
         std::vector<std::pair<int, const Peak *>> peaks;
         for (const auto &[device, p] : peaks_) peaks.emplace_back(device, &p);
         write_array(out, top::peaks, peaks, [](const std::pair<int, const Peak *> &entry) {
-            std::vector<std::pair<uint32_t, std::pair<uint64_t, uint64_t>>> sites(entry.second->sites.begin(),
-                                                                                   entry.second->sites.end());
-            std::stable_sort(sites.begin(), sites.end(),
-                             [](const auto &a, const auto &b) { return a.second.first > b.second.first; });
-            std::string list;
-            for (const auto &[stack, bc] : sites)
-                list += std::string(list.empty() ? "" : ", ") + "{" + json_key(member::sites::stack) +
-                        std::to_string(stack) + ", " + json_key(member::sites::bytes) + u64(bc.first) + ", " +
-                        json_key(member::sites::count) + u64(bc.second) + "}";
+            // Bytes descending, then id ascending (the maps' order).
+            auto listed = [](const std::map<uint32_t, std::pair<uint64_t, uint64_t>> &by_id, std::string_view id_key) {
+                std::vector<std::pair<uint32_t, std::pair<uint64_t, uint64_t>>> items(by_id.begin(), by_id.end());
+                std::stable_sort(items.begin(), items.end(),
+                                 [](const auto &a, const auto &b) { return a.second.first > b.second.first; });
+                std::string list;
+                for (const auto &[id, bc] : items)
+                    list += std::string(list.empty() ? "" : ", ") + "{" + json_key(id_key) + std::to_string(id) + ", " +
+                            json_key(member::sites::bytes) + u64(bc.first) + ", " + json_key(member::sites::count) +
+                            u64(bc.second) + "}";
+                return list;
+            };
             namespace f = member::peaks;
-            return "{" + json_key(f::device) + std::to_string(entry.first) + ", " + json_key(f::peak_bytes) +
-                   u64(entry.second->peak_bytes) + ", " + json_key(f::time_ns) + "0, " + json_key(f::sites) + "[" +
-                   list + "]}";
+            std::string line = "{" + json_key(f::device) + std::to_string(entry.first) + ", " + json_key(f::peak_bytes) +
+                               u64(entry.second->peak_bytes) + ", " + json_key(f::time_ns) + "0, " + json_key(f::sites) +
+                               "[" + listed(entry.second->sites, member::sites::stack) + "]";
+            // By range stack only when some allocation of the ordinal had a range open.
+            const auto &ranges = entry.second->ranges;
+            if (!ranges.empty() && (ranges.size() > 1 || ranges.begin()->first != 0))
+                line += ", " + json_key(f::ranges) + "[" + listed(ranges, member::ranges::range) + "]";
+            return line + "}";
         });
     }
     write_array(out, top::ooms, ooms_, [](const report::OomEvent &o) {
@@ -225,6 +245,35 @@ bool Merger::write_snapshot(int fd, const std::vector<std::string> &command_line
                json_key(f::peak_bytes) + u64(o.peak_bytes) + ", " + json_key(f::sites_known) +
                (o.sites_known ? "true" : "false") + ", " + json_key(f::sites) + "[" + list + "]}";
     });
+    // NVTX: the merged range stacks, the regions with merged range ids, the intervals in input order.
+    if (!ranges_.empty())
+        write_array(out, top::nvtx_ranges, ranges_, [](const report::RangeStack &r) {
+            namespace f = member::nvtx_ranges;
+            std::string line = "{" + json_key(f::id) + std::to_string(r.id);
+            for (auto [name, list] : {std::pair{f::domains, &r.domains}, std::pair{f::names, &r.names}})
+                line += ", " + json_key(name) + string_list(*list);
+            return line + "}";
+        });
+    if (!nvtx_regions_.empty())
+        write_array(out, top::nvtx_regions, nvtx_regions_, [](const report::NvtxRegion &r) {
+            namespace f = member::nvtx_regions;
+            auto hex = [](uint64_t v) { return "\"" + report::hex_u64(v) + "\""; };
+            return "{" + json_key(f::address) + hex(r.address) + ", " + json_key(f::size) + u64(r.size) + ", " +
+                   json_key(f::segment) + hex(r.segment) + ", " + json_key(f::segment_size) + u64(r.segment_size) + ", " +
+                   json_key(f::heap) + hex(r.heap) + ", " + json_key(f::device) + std::to_string(r.device) + ", " +
+                   json_key(f::range) + std::to_string(r.range) + ", " + json_key(f::thread_id) +
+                   std::to_string(r.thread_id) + "}";
+        });
+    if (!nvtx_intervals_.empty())
+        write_array(out, top::nvtx_intervals, nvtx_intervals_, [](const report::NvtxInterval &v) {
+            namespace f = member::nvtx_intervals;
+            std::string line = "{" + json_key(f::domain) + json_string(v.domain) + ", " + json_key(f::name) +
+                               json_string(v.name) + ", " + json_key(f::start_ns) + u64(v.start_ns);
+            if (v.end_ns != 0) line += ", " + json_key(f::end_ns) + u64(v.end_ns);
+            line += ", " + json_key(f::start_thread) + std::to_string(v.start_thread);
+            if (v.end_ns != 0) line += ", " + json_key(f::end_thread) + std::to_string(v.end_thread);
+            return line + "}";
+        });
     write_array(out, top::modules, modules_, [](const report::Module &m) {
         namespace f = member::modules;
         return "{" + json_key(f::path) + json_string(m.path) + ", " + json_key(f::base) + "\"" +

@@ -765,6 +765,47 @@ TEST_CASE("merge: peaks, OOM records, pools, ranks and inlined frames are kept",
     CHECK(format_merge_text(outer, 0, {}).find("n/a  old.json") != std::string::npos);
 }
 
+TEST_CASE("merge: a range stack is one per list of domains and names, however the names split", "[merge]") {
+    // Rank 0 allocates under "a > bc"; rank 1 under "ab > c" (the same characters, split
+    // elsewhere) and held "a > bc" (its id 7) at its peak.
+    Snapshot a = vt_test::doc_example_snapshot();
+    a.range_stacks = {{1, {"", ""}, {"a", "bc"}}};
+    a.allocations[0].range = 1;
+    a.peaks[0].ranges = {{1, 3145728, 1}, {0, 1048576, 1}};
+    Snapshot b = vt_test::doc_example_snapshot();
+    b.process.pid = 4343;
+    b.range_stacks = {{5, {"", ""}, {"ab", "c"}}, {7, {"", ""}, {"a", "bc"}}};
+    b.allocations[0].range = 5;
+    b.peaks[0].ranges = {{7, 3145728, 1}, {5, 1048576, 1}};
+    std::FILE *spool = std::tmpfile();
+    REQUIRE(spool);
+    Merger merger(SiteKeyOptions{}, spool);
+    std::string error;
+    std::istringstream in_a(json_of(a)), in_b(json_of(b));
+    REQUIRE(merger.add_stream(in_a, "a.json", &error));
+    REQUIRE(merger.add_stream(in_b, "b.json", &error));
+    CHECK(merger.range_stacks() == std::vector<RangeStack>{{1, {"", ""}, {"a", "bc"}}, {2, {"", ""}, {"ab", "c"}}});
+    vt_test::TempDir dir;
+    std::string path = dir.file("merged.json");
+    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    REQUIRE(fd >= 0);
+    REQUIRE(merger.write_snapshot(fd, {"vramtrace", "merge"}, "9.9.9", &error));
+    ::close(fd);
+    std::fclose(spool);
+    Snapshot m;
+    REQUIRE(read_snapshot_file(path, &m, &error));
+    CHECK(m.range_stacks == merger.range_stacks());
+    REQUIRE(m.allocations.size() == 2);
+    CHECK(m.allocations[0].range == 1);
+    CHECK(m.allocations[1].range == 2);
+    REQUIRE(m.peaks.size() == 1);
+    CHECK(m.peaks[0].peak_bytes == 8388608);
+    CHECK(m.peaks[0].ranges == std::vector<RangePeak>{{1, 6291456, 2}, {0, 1048576, 1}, {2, 1048576, 1}});
+    std::string text = format_merge_text(merger, 0, {});
+    CHECK(text.find("    1.00 MiB (1048576 B)  1            6.00 MiB (6291456 B)  a > bc\n") != std::string::npos);
+    CHECK(text.find("    1.00 MiB (1048576 B)  1            1.00 MiB (1048576 B)  ab > c\n") != std::string::npos);
+}
+
 TEST_CASE("merge: one GPU is one row by its UUID, whatever host name or ordinal it had", "[merge]") {
     // Two ranks in containers with their own host names on one node, each given both GPUs in the
     // other order (CUDA_VISIBLE_DEVICES=0,1 and 1,0), and a third process whose snapshot has no
