@@ -6,6 +6,7 @@
 #include "core/recording_backend.h"
 #include "device/real_functions.h"
 #include "tracking/allocation_record.h"
+#include "tracking/thread_lanes.h"
 
 namespace vramtrace {
 namespace {
@@ -13,16 +14,19 @@ namespace {
 // Starts at 1 so that a thread's zeroed memory (generation 0) is never current.
 std::atomic<uint64_t> g_generation{1};
 
-// A few streams per thread: a thread usually allocates on one or two. initial-exec: static TLS of
-// the preloaded library, no allocation on a thread's first use.
+// A few streams per thread lane (tracking/thread_lanes.h): a thread usually allocates on one or
+// two. In .bss and indexed by lane, not thread_local: static TLS is scarce when the library is
+// dlopen'ed as an injection (CUDA_INJECTION64_PATH), and a stream's device is the same for every
+// thread, so a lane that passes to another thread hands on only right answers. The shared lane's
+// threads ask the driver every time.
 constexpr unsigned kRemembered = 4;
-struct Remembered {
+struct alignas(64) Remembered {
     uint64_t generation;
     uint64_t stream[kRemembered];
     int32_t device[kRemembered];
     uint32_t next;
 };
-thread_local Remembered t_remembered __attribute__((tls_model("initial-exec"))) = {};
+Remembered g_remembered[lanes::kLanes];
 
 } // namespace
 
@@ -36,7 +40,9 @@ bool stream_answers_reusable() {
 
 int remembered_stream_device(uint64_t stream) {
     if (!stream_answers_reusable()) return stream_device_ordinal(stream);
-    Remembered &r = t_remembered;
+    const unsigned lane = lanes::this_thread_lane();
+    if (lane >= lanes::kLanes) return stream_device_ordinal(stream);
+    Remembered &r = g_remembered[lane];
     const uint64_t now = g_generation.load(std::memory_order_acquire);
     if (r.generation == now) {
         for (unsigned i = 0; i < kRemembered; ++i)

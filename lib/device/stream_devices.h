@@ -1,10 +1,10 @@
-// The device of a user stream, remembered per thread so that a stream-ordered allocation does not
+// The device of a user stream, remembered per thread lane so that a stream-ordered allocation does not
 // ask the driver (cuStreamGetDevice) every time: a stream's device is fixed when the stream is
 // created, so the answer can only change when a handle is reused for a new stream.
 //
 // Every stream creation and destruction that goes through the hooks (cuStreamCreate*,
 // cuStreamDestroy*, and cudart's stream calls, which reach those through cuGetProcAddress) calls
-// streams_changed(), which moves a process-wide generation on; a thread's remembered answers are
+// streams_changed(), which moves a process-wide generation on; a lane's remembered answers are
 // of one generation and are dropped when it has moved. A new stream's first stream-ordered
 // allocation comes after its creation returned, so it never meets an answer about an earlier
 // stream at the same handle.
