@@ -15,6 +15,7 @@
 #include "core/config.h"
 #include "core/log.h"
 #include "core/thread_state.h"
+#include "tracking/asymmetric_fence.h"
 
 namespace vramtrace {
 
@@ -179,6 +180,8 @@ void initialize() {
     }
     start_tracker(new (g_storage) Tracker());
     g_state.store(kReady, std::memory_order_release);
+    log_debug(asym::light_writers() ? "peak reads: membarrier; writers use a compiler fence"
+                                    : "peak reads: writers use a full fence (no expedited membarrier)");
 }
 
 void disable_tracking(const char *why) {
