@@ -75,7 +75,9 @@ int initialize_injection() {
     driver_handle();
     SubscribeResult r = subscribe();
     if (r.ok) {
-        log_debug("CUPTI backend: subscribed to %zu driver callbacks through %s", r.callbacks, r.library);
+        log_debug("CUPTI backend: subscribed to %zu driver callbacks and %zu NVTX callbacks through %s", r.callbacks,
+                  r.nvtx_callbacks, r.library);
+        if (r.nvtx_why[0] != 0) log_warning("%s: NVTX ranges are not recorded", r.nvtx_why);
     } else {
         if (interposed) {
             set_preload_hooks_record(true);

@@ -17,6 +17,7 @@ struct DomainStack {
     uint16_t domain;
     uint32_t depth;                // open ranges, those past kMaxDepth included
     uint32_t names[kMaxDepth];
+    uint32_t categories[kMaxDepth];
     uint16_t saved[kMaxDepth];     // the thread's stack id just before each push
 };
 
@@ -118,7 +119,7 @@ void rebuild(ThreadRanges &r) {
         uint32_t kept = ds.depth < kMaxDepth ? ds.depth : kMaxDepth;
         for (uint32_t k = 0; k < kept; ++k) {
             ds.saved[k] = id;
-            id = push_stack(id, ds.domain, ds.names[k]);
+            id = push_stack(id, ds.domain, ds.names[k], ds.categories[k]);
         }
     }
     t_range_stack = id;
@@ -143,7 +144,7 @@ DomainStack *domain_stack(ThreadRanges &r, uint16_t domain, bool create) {
 
 } // namespace
 
-int push_range(uint16_t domain, uint32_t name) {
+int push_range(uint16_t domain, uint32_t name, uint32_t category) {
     ThreadRanges *r = thread_block();
     if (r == nullptr) return -1;
     DomainStack *ds = domain_stack(*r, domain, true);
@@ -157,9 +158,10 @@ int push_range(uint16_t domain, uint32_t name) {
         return static_cast<int>(level);
     }
     ds->names[level] = name;
+    ds->categories[level] = category;
     if (is_last(*r, *ds)) {
         ds->saved[level] = t_range_stack;
-        t_range_stack = push_stack(t_range_stack, domain, name);
+        t_range_stack = push_stack(t_range_stack, domain, name, category);
     } else {
         rebuild(*r);
     }
