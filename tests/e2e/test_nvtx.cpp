@@ -294,3 +294,32 @@ TEST_CASE("nvtx: without NVTX_INJECTION64_PATH, or with tracing off, the program
     // InitializeInjectionNvtx2 declined: NVTX's no-ops again; the dump is refused as disabled.
     CHECK(d.out == "worker levels: -2 -2 -2 -2\nmain levels: -2 -2 -2 -2 -2\ndump: -4\n");
 }
+
+TEST_CASE("nvtx: NVTX_INJECTION64_PATH naming libcupti itself is kept under --backend=cupti; calls before cuInit are "
+          "not seen then") {
+    // NVTX then loads libcupti at its first call, before cuInit, when vramtrace has not subscribed
+    // yet: CUPTI reports nothing of what comes before (the domain, its string and category names,
+    // the pushes of "step" and "ml:forward"). What follows is followed; the memory API goes to
+    // libcupti, which passes none of it on.
+    std::string dir = make_temp_dir("nvtx-cupti-direct");
+    std::string cupti = bin_dir() + "/../standin/libcupti.so.13";
+    RunResult r = run({cli(), "run", "--backend=cupti", "--output", dir + "/exit.json", "--", bin_dir() + "/vt_nvtx_program",
+                       dir + "/nvtx.json"},
+                      {false, {{"VRAMTRACE_SUMMARY", "0"}, {"NVTX_INJECTION64_PATH", cupti}}, dir});
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK(r.err.empty());
+    CHECK(r.out == "worker levels: 0 1 1 0\nmain levels: 0 0 0 0 -1\ndump: 0\n");
+    auto s = load_json(dir + "/nvtx.json");
+    std::map<uint64_t, std::string> live;
+    for (const auto &a : s.at("allocations"))
+        live[a.at("size").get<uint64_t>()] = range_text(s, a.value("range", uint64_t{0}));
+    CHECK(live == std::map<uint64_t, std::string>{
+                      {1 * MiB, ""}, {2 * MiB, ""}, {3 * MiB, ""}, {4 * MiB, ""}, {16 * MiB, "loader"}});
+    std::vector<std::tuple<std::string, std::string, std::string>> intervals; // domain, name, category
+    for (const auto &v : s.at("nvtx_intervals"))
+        intervals.emplace_back(v.at("domain"), v.at("name"), v.value("category", std::string("(none)")));
+    CHECK(intervals == std::vector<std::tuple<std::string, std::string, std::string>>{
+                           {"", "load phase", "2"}, {"", "handoff", "(none)"}, {"", "epoch", "9"}});
+    CHECK(!s.contains("nvtx_regions"));
+}
