@@ -24,10 +24,12 @@
 namespace vramtrace::cupti {
 namespace {
 
-// The same choice as initialize_injection's (injection.cpp), made when NVTX comes first.
+// The same choice as initialize_injection's (injection.cpp), made when NVTX may come first: CUPTI when
+// asked for, or, unset, when the library is only the driver's injection (not preloaded). A library
+// that NVTX alone loaded (no CUDA_INJECTION64_PATH) keeps NVTX's calls itself.
 bool cupti_chosen() {
     const Config &c = config();
-    return c.backend == 2 || (c.backend == 0 && !preload_interposed());
+    return c.backend == 2 || (c.backend == 0 && loaded_by_injection_only());
 }
 
 } // namespace
