@@ -28,37 +28,15 @@ void narrow(const wchar_t *text, char (&out)[kMaxNameBytes]) {
     out[n] = 0;
 }
 
-uint32_t registered_name(Handles handles, nvtxStringHandle_t handle) {
-    if (handles == Handles::Cupti) return static_cast<uint32_t>(g_cupti_strings.get(key_of(handle)));
-    auto id = reinterpret_cast<uintptr_t>(handle);
-    return id < kMaxNames ? static_cast<uint32_t>(id) : 0;
-}
-
 } // namespace
 
-uint16_t domain_of(Handles handles, nvtxDomainHandle_t domain) {
-    if (handles == Handles::Cupti) {
-        uint64_t v = g_cupti_domains.get(key_of(domain));
-        return v == 0 ? 0 : static_cast<uint16_t>(v - 1);
-    }
-    auto id = reinterpret_cast<uintptr_t>(domain);
-    return id < domain_count() ? static_cast<uint16_t>(id) : 0;
+namespace detail {
+uint16_t cupti_domain(nvtxDomainHandle_t domain) {
+    uint64_t v = g_cupti_domains.get(key_of(domain));
+    return v == 0 ? 0 : static_cast<uint16_t>(v - 1);
 }
-
-EventName event_name(Handles handles, const nvtxEventAttributes_t *a) {
-    EventName out;
-    if (a == nullptr || a->size < offsetof(nvtxEventAttributes_t, message) + sizeof(a->message)) return out;
-    out.category = a->category;
-    switch (a->messageType) {
-    case NVTX_MESSAGE_TYPE_ASCII: out.name = intern_name(a->message.ascii); break;
-    case NVTX_MESSAGE_TYPE_UNICODE: out.name = wide_name(a->message.unicode); break;
-    case NVTX_MESSAGE_TYPE_REGISTERED: out.name = registered_name(handles, a->message.registered); break;
-    default: break;
-    }
-    return out;
-}
-
-uint32_t ascii_name(const char *message) { return intern_name(message); }
+uint32_t cupti_string(nvtxStringHandle_t handle) { return static_cast<uint32_t>(g_cupti_strings.get(key_of(handle))); }
+} // namespace detail
 
 uint32_t wide_name(const wchar_t *message) {
     char text[kMaxNameBytes];
@@ -68,9 +46,6 @@ uint32_t wide_name(const wchar_t *message) {
     return intern_normalised(normalised, m);
 }
 
-int push(uint16_t domain, EventName name) { return push_range(domain, name.name, name.category); }
-int pop(uint16_t domain) { return pop_range(domain); }
-uint64_t start(uint16_t domain, EventName name) { return start_interval(domain, name.name, name.category); }
 
 void end(Handles handles, uint64_t range_id) {
     end_interval(handles == Handles::Cupti ? g_cupti_ranges.get(range_id) : range_id);

@@ -16,30 +16,34 @@
 #endif
 #include <nvtx3/nvToolsExt.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <cwchar>
+
+#include "nvtx/intervals.h"
+#include "nvtx/range_table.h"
+#include "nvtx/thread_ranges.h"
 
 namespace vramtrace::nvtx {
 
 enum class Handles : uint8_t { Ours, Cupti };
 
-// A domain handle as a domain id (range_table.h).
-uint16_t domain_of(Handles handles, nvtxDomainHandle_t domain);
+// A domain handle as a domain id (range_table.h): domain_of, below.
 // The name id and category of an event's attributes (0, 0 for NULL or a struct too small).
 struct EventName {
     uint32_t name = 0;
     uint32_t category = 0;
 };
-EventName event_name(Handles handles, const nvtxEventAttributes_t *attributes);
+// event_name(handles, attributes): below.
 // Messages as name ids: ASCII as given, wide characters reduced to ASCII ('?' for the rest).
-uint32_t ascii_name(const char *message);
+inline uint32_t ascii_name(const char *message) { return intern_name(message); }
 uint32_t wide_name(const wchar_t *message);
 
 // nvtxRangePush* / nvtxDomainRangePushEx and the pops: the level, as NVTX returns it.
-int push(uint16_t domain, EventName name);
-int pop(uint16_t domain);
+inline int push(uint16_t domain, EventName name) { return push_range(domain, name.name, name.category); }
+inline int pop(uint16_t domain) { return pop_range(domain); }
 // nvtxRangeStart* / nvtxDomainRangeStartEx: our interval id (intervals.h); End takes a handle.
-uint64_t start(uint16_t domain, EventName name);
+inline uint64_t start(uint16_t domain, EventName name) { return start_interval(domain, name.name, name.category); }
 void end(Handles handles, uint64_t range_id);
 // nvtxMark* / nvtxDomainMarkEx: a mark event (core/tracker.h's record_mark).
 void mark(EventName name);
@@ -52,6 +56,38 @@ uint32_t register_string_w(const wchar_t *text);
 // nvtxNameCategoryA/W (domain 0) and nvtxDomainNameCategoryA/W.
 void name_category_a(uint16_t domain, uint32_t category, const char *name);
 void name_category_w(uint16_t domain, uint32_t category, const wchar_t *name);
+
+namespace detail {
+uint16_t cupti_domain(nvtxDomainHandle_t domain);
+uint32_t cupti_string(nvtxStringHandle_t handle);
+} // namespace detail
+
+// The injection's calls pay no call for the handles: ours are ids.
+inline uint16_t domain_of(Handles handles, nvtxDomainHandle_t domain) {
+    if (handles == Handles::Cupti) return detail::cupti_domain(domain);
+    auto id = reinterpret_cast<uintptr_t>(domain);
+    return id < domain_count() ? static_cast<uint16_t>(id) : 0;
+}
+
+inline EventName event_name(Handles handles, const nvtxEventAttributes_t *a) {
+    EventName out;
+    if (a == nullptr || a->size < offsetof(nvtxEventAttributes_t, message) + sizeof(a->message)) return out;
+    out.category = a->category;
+    switch (a->messageType) {
+    case NVTX_MESSAGE_TYPE_ASCII: out.name = intern_name(a->message.ascii); break;
+    case NVTX_MESSAGE_TYPE_UNICODE: out.name = wide_name(a->message.unicode); break;
+    case NVTX_MESSAGE_TYPE_REGISTERED:
+        if (handles == Handles::Cupti) {
+            out.name = detail::cupti_string(a->message.registered);
+        } else {
+            auto id = reinterpret_cast<uintptr_t>(a->message.registered);
+            out.name = id < kMaxNames ? static_cast<uint32_t>(id) : 0;
+        }
+        break;
+    default: break;
+    }
+    return out;
+}
 
 // Under CUPTI: the handles CUPTI returned for a domain, a registered string, a start/end range.
 void cupti_domain_created(nvtxDomainHandle_t handle, uint16_t domain);

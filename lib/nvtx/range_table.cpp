@@ -59,9 +59,7 @@ bool same_node(const StackNode &a, const StackNode &b) {
 }
 uint64_t hash_node(const StackNode &n) {
     uint64_t k = uint64_t{n.parent} | uint64_t{n.domain} << 16 | uint64_t{n.name} << 32;
-    k = (k ^ n.category) * 0x9e3779b97f4a7c15ull;
-    k ^= k >> 29;
-    k = (k ^ (uint64_t{n.category} << 32)) * 0xbf58476d1ce4e5b9ull;
+    k = (k ^ (uint64_t{n.category} * 0xbf58476d1ce4e5b9ull)) * 0x9e3779b97f4a7c15ull;
     return k ^ (k >> 31);
 }
 

@@ -16,8 +16,9 @@ namespace {
 struct DomainStack {
     uint16_t domain;
     uint32_t depth;                // open ranges, those past kMaxDepth included
-    uint32_t names[kMaxDepth];
-    uint32_t categories[kMaxDepth];
+    struct {
+        uint32_t name, category;
+    } frames[kMaxDepth];
     uint16_t saved[kMaxDepth];     // the thread's stack id just before each push
 };
 
@@ -119,7 +120,7 @@ void rebuild(ThreadRanges &r) {
         uint32_t kept = ds.depth < kMaxDepth ? ds.depth : kMaxDepth;
         for (uint32_t k = 0; k < kept; ++k) {
             ds.saved[k] = id;
-            id = push_stack(id, ds.domain, ds.names[k], ds.categories[k]);
+            id = push_stack(id, ds.domain, ds.frames[k].name, ds.frames[k].category);
         }
     }
     t_range_stack = id;
@@ -157,8 +158,7 @@ int push_range(uint16_t domain, uint32_t name, uint32_t category) {
         g_too_deep.fetch_add(1, std::memory_order_relaxed);
         return static_cast<int>(level);
     }
-    ds->names[level] = name;
-    ds->categories[level] = category;
+    ds->frames[level] = {name, category};
     if (is_last(*r, *ds)) {
         ds->saved[level] = t_range_stack;
         t_range_stack = push_stack(t_range_stack, domain, name, category);
