@@ -295,6 +295,25 @@ TEST_CASE("nvtx: without NVTX_INJECTION64_PATH, or with tracing off, the program
     CHECK(d.out == "worker levels: -2 -2 -2 -2\nmain levels: -2 -2 -2 -2 -2\ndump: -4\n");
 }
 
+TEST_CASE("nvtx: with CUPTI held by another tool, --backend=cupti falls back on the preload hooks and the library's own "
+          "NVTX slots, with the same ranges") {
+    std::string dir = make_temp_dir("nvtx-cupti-held");
+    RunResult r = run({cli(), "run", "--backend=cupti", "--output", dir + "/exit.json", "--", bin_dir() + "/vt_nvtx_program",
+                       dir + "/nvtx.json"},
+                      {false, {{"VRAMTRACE_SUMMARY", "0"}, {"STANDIN_CUPTI_HELD_BY", "Nsight Systems"}}, dir});
+    CHECK(r.err == "vramtrace: warning: CUPTI is already held by Nsight Systems (one subscriber per process); using the "
+                   "preload hooks instead\n");
+    check_nvtx_program(dir, r);
+    // The preload hooks record from cuInit on: the first cudaMalloc, which starts the driver, was
+    // entered while they were still passive, so its driver call is what they saw.
+    auto s = load_json(dir + "/nvtx.json");
+    std::map<uint64_t, std::string> api;
+    for (const auto &a : s.at("allocations")) api[a.at("size").get<uint64_t>()] = a.at("api");
+    CHECK(api == std::map<uint64_t, std::string>{{1 * MiB, "cuMemAlloc_v2"}, {2 * MiB, "cudaMalloc"},
+                                                 {3 * MiB, "cudaMalloc"}, {4 * MiB, "cudaMalloc"},
+                                                 {16 * MiB, "cudaMalloc"}});
+}
+
 TEST_CASE("nvtx: NVTX_INJECTION64_PATH naming libcupti itself is kept under --backend=cupti; calls before cuInit are "
           "not seen then") {
     // NVTX then loads libcupti at its first call, before cuInit, when vramtrace has not subscribed
