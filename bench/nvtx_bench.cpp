@@ -4,6 +4,10 @@
 // NVTX_INJECTION64_PATH=BUILD/lib/libvramtrace.so (the library then attaches at the first call);
 // without it the same loop measures NVTX's own no-ops. Target: <= 20 ns per push or pop of an
 // already-seen string (docs/nvtx.md, docs/performance.md).
+// The CUPTI backend's route (no target): add VRAMTRACE_BACKEND=cupti and VRAMTRACE_CUPTI_LIBRARY=
+// BUILD/standin/libcupti.so.13; NVTX is then handed to that libcupti, whose NVTX callbacks reach the
+// library's translation (cupti/nvtx_callbacks.cpp). With the stand-in this measures the translation
+// behind a minimal dispatcher; a real libcupti's own dispatch comes on top.
 #include <benchmark/benchmark.h>
 
 #include <nvtx3/nvToolsExt.h>

@@ -5,11 +5,18 @@
 #include <cupti_callbacks.h>
 
 #include "cupti/callback_translate.h"
+#include "cupti/nvtx_callbacks.h"
 
 namespace vramtrace::cupti {
 namespace {
 
 void on_callback(void *userdata, int domain, uint32_t cbid, const void *cbdata) {
+    if (domain == CUPTI_CB_DOMAIN_NVTX && cbdata != nullptr) {
+        int saved_errno = errno;
+        translate_nvtx(cbid, cbdata);
+        errno = saved_errno;
+        return;
+    }
     if (domain != CUPTI_CB_DOMAIN_DRIVER_API || userdata == nullptr || cbdata == nullptr) return;
     const auto *data = static_cast<const CUpti_CallbackData *>(cbdata);
     Event ev;

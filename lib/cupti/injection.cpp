@@ -75,7 +75,11 @@ int initialize_injection() {
     driver_handle();
     SubscribeResult r = subscribe();
     if (r.ok) {
-        log_debug("CUPTI backend: subscribed to %zu driver callbacks through %s", r.callbacks, r.library);
+        log_debug("CUPTI backend: subscribed to %zu driver callbacks and %zu NVTX callbacks through %s", r.callbacks,
+                  r.nvtx_callbacks, r.library);
+        // None enabled: NVTX's calls go to the library's own slots (nvtx_route.cpp); some: those
+        // CUPTI refused are missing from what it reports.
+        if (r.nvtx_why[0] != 0 && r.nvtx_callbacks > 0) log_warning("%s; those NVTX calls are not followed", r.nvtx_why);
     } else {
         if (interposed) {
             set_preload_hooks_record(true);

@@ -21,6 +21,7 @@
 #include "device/device_info.h"
 #include "symbolize/symbolizer.h"
 #include "dump/oom_log.h"
+#include "nvtx/categories.h"
 #include "nvtx/intervals.h"
 #include "nvtx/mem_regions.h"
 #include "nvtx/range_table.h"
@@ -141,8 +142,15 @@ void capture_regions(report::Snapshot &s) {
     s.nvtx_unregisters_unknown = nvtx::unknown_unregisters();
 }
 
+// A category as the snapshot names it (nvtx/categories.h): its name, else its number; "" for none.
+std::string category_text(uint16_t domain, uint32_t category) {
+    char text[nvtx::kMaxNameBytes];
+    size_t n = nvtx::category_text(domain, category, text);
+    return std::string(text, n);
+}
+
 // The NVTX range stacks that allocations and peaks name, each spelled out from its chain of nodes
-// (nvtx/range_table.h), outermost range first.
+// (nvtx/range_table.h), outermost range first; the categories only when a range has one.
 void capture_ranges(report::Snapshot &s) {
     std::vector<uint32_t> ids;
     for (const report::Allocation &a : s.allocations)
@@ -159,17 +167,23 @@ void capture_ranges(report::Snapshot &s) {
     for (uint32_t id : ids) {
         report::RangeStack r;
         r.id = id;
+        bool any_category = false;
         if (id == nvtx::kOverflowStack) {
             r.domains.push_back("");
             r.names.push_back("(more range stacks than vramtrace keeps)");
+            r.categories.push_back("");
         }
         nvtx::StackNode node;
         for (uint16_t at = static_cast<uint16_t>(id); nvtx::stack_node(at, &node); at = node.parent) {
             r.domains.push_back(nvtx::domain_name(node.domain));
             r.names.push_back(nvtx::name_text(node.name));
+            r.categories.push_back(category_text(node.domain, node.category));
+            any_category = any_category || node.category != 0;
         }
         std::reverse(r.domains.begin(), r.domains.end());
         std::reverse(r.names.begin(), r.names.end());
+        std::reverse(r.categories.begin(), r.categories.end());
+        if (!any_category) r.categories.clear();
         s.range_stacks.push_back(std::move(r));
     }
     s.dropped_range_stacks = nvtx::stacks_overflowed();
@@ -183,6 +197,7 @@ void capture_intervals(report::Snapshot &s) {
         report::NvtxInterval out;
         out.domain = nvtx::domain_name(v.domain);
         out.name = nvtx::name_text(v.name);
+        out.category = category_text(v.domain, v.category);
         out.start_ns = v.start_ns;
         out.start_thread = v.start_thread;
         out.end_ns = __atomic_load_n(&v.end_ns, __ATOMIC_ACQUIRE);

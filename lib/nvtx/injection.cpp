@@ -1,10 +1,13 @@
 // NVTX's injection entry point: a program that calls NVTX (the NVTX3 headers, libnvToolsExt)
 // loads the library named by NVTX_INJECTION64_PATH at its first NVTX call and calls
 // InitializeInjectionNvtx2 with NVTX's export table; we fill the callback slots of the core and
-// core2 modules that vramtrace uses (push/pop, start/end, marks, domains, registered strings).
+// core2 modules that vramtrace uses (push/pop, start/end, marks, domains, registered strings,
+// category names), each one line into nvtx_calls.h, which CUPTI's NVTX callbacks call as well.
 // Every slot left alone is set to NVTX's own no-op by NVTX itself, so an entry point we do not use
-// costs what it costs without a tool. A process whose tracing is off (VRAMTRACE_DISABLE=1, a
-// --no-follow child) returns 0: NVTX then sets every slot to its no-op.
+// costs what it costs without a tool. The exported InitializeInjectionNvtx2 is cupti/nvtx_route.cpp's,
+// which decides between these slots and CUPTI's; the memory extension's entry is here: CUPTI passes
+// none of the memory API on, so its slots are ours with either backend. A process whose tracing is
+// off (VRAMTRACE_DISABLE=1, a --no-follow child) returns 0: NVTX then sets every slot to its no-op.
 #define NVTX_NO_IMPL
 #include <nvtx3/nvToolsExt.h>
 #include <nvtx3/nvToolsExtMem.h>
@@ -14,88 +17,58 @@
 #include <cwchar>
 
 #include "core/tracker.h"
-#include "nvtx/intervals.h"
+#include "nvtx/injection.h"
 #include "nvtx/mem_regions.h"
-#include "nvtx/range_table.h"
-#include "nvtx/thread_ranges.h"
+#include "nvtx/nvtx_calls.h"
 
 namespace vramtrace::nvtx {
 namespace {
 
-// Our handles are domain ids (create_domain); anything else (a handle from another NVTX instance)
-// counts as the default domain.
-uint16_t domain_id(nvtxDomainHandle_t domain) {
-    auto id = reinterpret_cast<uintptr_t>(domain);
-    return id < domain_count() ? static_cast<uint16_t>(id) : 0;
-}
+constexpr Handles kOurs = Handles::Ours;
 
-// Wide messages keep their ASCII characters; every other character becomes '?'.
-uint32_t intern_wide(const wchar_t *message) {
-    char text[kMaxNameBytes];
-    size_t n = 0;
-    for (; message != nullptr && message[n] != 0 && n < kMaxNameBytes - 1; ++n)
-        text[n] = message[n] > 0 && message[n] < 0x7f ? static_cast<char>(message[n]) : '?';
-    text[n] = 0;
-    char normalised[kMaxNameBytes];
-    size_t m = normalise_message(text, normalised);
-    return intern_normalised(normalised, m);
-}
-
-// The name of an event's message; a registered string's handle is its name id.
-uint32_t name_of(const nvtxEventAttributes_t *a) {
-    if (a == nullptr || a->size < offsetof(nvtxEventAttributes_t, message) + sizeof(a->message)) return 0;
-    switch (a->messageType) {
-    case NVTX_MESSAGE_TYPE_ASCII: return intern_name(a->message.ascii);
-    case NVTX_MESSAGE_TYPE_UNICODE: return intern_wide(a->message.unicode);
-    case NVTX_MESSAGE_TYPE_REGISTERED: {
-        auto id = reinterpret_cast<uintptr_t>(a->message.registered);
-        return id < kMaxNames ? static_cast<uint32_t>(id) : 0;
-    }
-    default: return 0;
-    }
-}
-
-void mark_name(uint32_t name) { record_mark(name_text(name)); }
+// Our handles are ids (nvtx_calls.h).
+template <class H> H handle(uintptr_t id) { return reinterpret_cast<H>(id); }
 
 // ---- core module ----
-void NVTX_API mark_ex(const nvtxEventAttributes_t *a) { mark_name(name_of(a)); }
-void NVTX_API mark_a(const char *m) { mark_name(intern_name(m)); }
-void NVTX_API mark_w(const wchar_t *m) { mark_name(intern_wide(m)); }
-nvtxRangeId_t NVTX_API range_start_ex(const nvtxEventAttributes_t *a) { return start_interval(0, name_of(a)); }
-nvtxRangeId_t NVTX_API range_start_a(const char *m) { return start_interval(0, intern_name(m)); }
-nvtxRangeId_t NVTX_API range_start_w(const wchar_t *m) { return start_interval(0, intern_wide(m)); }
-void NVTX_API range_end(nvtxRangeId_t id) { end_interval(id); }
-int NVTX_API range_push_ex(const nvtxEventAttributes_t *a) { return push_range(0, name_of(a)); }
-int NVTX_API range_push_a(const char *m) { return push_range(0, intern_name(m)); }
-int NVTX_API range_push_w(const wchar_t *m) { return push_range(0, intern_wide(m)); }
-int NVTX_API range_pop() { return pop_range(0); }
+void NVTX_API mark_ex(const nvtxEventAttributes_t *a) { mark(event_name(kOurs, a)); }
+void NVTX_API mark_a(const char *m) { mark({ascii_name(m), 0}); }
+void NVTX_API mark_w(const wchar_t *m) { mark({wide_name(m), 0}); }
+nvtxRangeId_t NVTX_API range_start_ex(const nvtxEventAttributes_t *a) { return start(0, event_name(kOurs, a)); }
+nvtxRangeId_t NVTX_API range_start_a(const char *m) { return start(0, {ascii_name(m), 0}); }
+nvtxRangeId_t NVTX_API range_start_w(const wchar_t *m) { return start(0, {wide_name(m), 0}); }
+void NVTX_API range_end(nvtxRangeId_t id) { end(kOurs, id); }
+int NVTX_API range_push_ex(const nvtxEventAttributes_t *a) { return push(0, event_name(kOurs, a)); }
+int NVTX_API range_push_a(const char *m) { return push(0, {ascii_name(m), 0}); }
+int NVTX_API range_push_w(const wchar_t *m) { return push(0, {wide_name(m), 0}); }
+int NVTX_API range_pop() { return pop(0); }
+void NVTX_API name_category_a_slot(uint32_t category, const char *name) { name_category_a(0, category, name); }
+void NVTX_API name_category_w_slot(uint32_t category, const wchar_t *name) { name_category_w(0, category, name); }
 
 // ---- core2 module (domains) ----
-void NVTX_API domain_mark_ex(nvtxDomainHandle_t, const nvtxEventAttributes_t *a) { mark_name(name_of(a)); }
+void NVTX_API domain_mark_ex(nvtxDomainHandle_t, const nvtxEventAttributes_t *a) { mark(event_name(kOurs, a)); }
 nvtxRangeId_t NVTX_API domain_range_start_ex(nvtxDomainHandle_t d, const nvtxEventAttributes_t *a) {
-    return start_interval(domain_id(d), name_of(a));
+    return start(domain_of(kOurs, d), event_name(kOurs, a));
 }
-void NVTX_API domain_range_end(nvtxDomainHandle_t, nvtxRangeId_t id) { end_interval(id); }
+void NVTX_API domain_range_end(nvtxDomainHandle_t, nvtxRangeId_t id) { end(kOurs, id); }
 int NVTX_API domain_range_push_ex(nvtxDomainHandle_t d, const nvtxEventAttributes_t *a) {
-    return push_range(domain_id(d), name_of(a));
+    return push(domain_of(kOurs, d), event_name(kOurs, a));
 }
-int NVTX_API domain_range_pop(nvtxDomainHandle_t d) { return pop_range(domain_id(d)); }
+int NVTX_API domain_range_pop(nvtxDomainHandle_t d) { return pop(domain_of(kOurs, d)); }
 nvtxStringHandle_t NVTX_API domain_register_string_a(nvtxDomainHandle_t, const char *s) {
-    return reinterpret_cast<nvtxStringHandle_t>(static_cast<uintptr_t>(intern_name(s)));
+    return handle<nvtxStringHandle_t>(register_string_a(s));
 }
 nvtxStringHandle_t NVTX_API domain_register_string_w(nvtxDomainHandle_t, const wchar_t *s) {
-    return reinterpret_cast<nvtxStringHandle_t>(static_cast<uintptr_t>(intern_wide(s)));
+    return handle<nvtxStringHandle_t>(register_string_w(s));
 }
-nvtxDomainHandle_t NVTX_API domain_create_a(const char *name) {
-    return reinterpret_cast<nvtxDomainHandle_t>(static_cast<uintptr_t>(create_domain(name)));
-}
+nvtxDomainHandle_t NVTX_API domain_create_a(const char *name) { return handle<nvtxDomainHandle_t>(create_domain_a(name)); }
 nvtxDomainHandle_t NVTX_API domain_create_w(const wchar_t *name) {
-    char text[kMaxNameBytes];
-    size_t n = 0;
-    for (; name != nullptr && name[n] != 0 && n < kMaxNameBytes - 1; ++n)
-        text[n] = name[n] > 0 && name[n] < 0x7f ? static_cast<char>(name[n]) : '?';
-    text[n] = 0;
-    return reinterpret_cast<nvtxDomainHandle_t>(static_cast<uintptr_t>(create_domain(text)));
+    return handle<nvtxDomainHandle_t>(create_domain_w(name));
+}
+void NVTX_API domain_name_category_a(nvtxDomainHandle_t d, uint32_t category, const char *name) {
+    name_category_a(domain_of(kOurs, d), category, name);
+}
+void NVTX_API domain_name_category_w(nvtxDomainHandle_t d, uint32_t category, const wchar_t *name) {
+    name_category_w(domain_of(kOurs, d), category, name);
 }
 
 template <class Fn> void set(NvtxFunctionTable table, unsigned size, unsigned id, Fn fn) {
@@ -124,6 +97,8 @@ bool attach(NvtxGetExportTableFunc_t get_table) {
     set(core, core_size, NVTX_CBID_CORE_RangePushA, &range_push_a);
     set(core, core_size, NVTX_CBID_CORE_RangePushW, &range_push_w);
     set(core, core_size, NVTX_CBID_CORE_RangePop, &range_pop);
+    set(core, core_size, NVTX_CBID_CORE_NameCategoryA, &name_category_a_slot);
+    set(core, core_size, NVTX_CBID_CORE_NameCategoryW, &name_category_w_slot);
     set(core2, core2_size, NVTX_CBID_CORE2_DomainMarkEx, &domain_mark_ex);
     set(core2, core2_size, NVTX_CBID_CORE2_DomainRangeStartEx, &domain_range_start_ex);
     set(core2, core2_size, NVTX_CBID_CORE2_DomainRangeEnd, &domain_range_end);
@@ -133,6 +108,8 @@ bool attach(NvtxGetExportTableFunc_t get_table) {
     set(core2, core2_size, NVTX_CBID_CORE2_DomainRegisterStringW, &domain_register_string_w);
     set(core2, core2_size, NVTX_CBID_CORE2_DomainCreateA, &domain_create_a);
     set(core2, core2_size, NVTX_CBID_CORE2_DomainCreateW, &domain_create_w);
+    set(core2, core2_size, NVTX_CBID_CORE2_DomainNameCategoryA, &domain_name_category_a);
+    set(core2, core2_size, NVTX_CBID_CORE2_DomainNameCategoryW, &domain_name_category_w);
     return true;
 }
 
@@ -201,9 +178,6 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjectionNvtxExt
     return vramtrace::nvtx::attach_memory(info) ? 1 : 0;
 }
 
-// NVTX calls this once, at the program's first NVTX call. 1: attached; 0: NVTX sets every entry
-// point to its no-op.
-extern "C" __attribute__((visibility("default"))) int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_table) {
-    if (vramtrace::tracker() == nullptr) return 0; // tracing is off in this process
-    return vramtrace::nvtx::attach(get_table) ? 1 : 0;
-}
+namespace vramtrace::nvtx {
+int initialize_injection(NvtxGetExportTableFunc_t get_table) { return attach(get_table) ? 1 : 0; }
+} // namespace vramtrace::nvtx

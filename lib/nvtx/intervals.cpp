@@ -14,7 +14,7 @@ std::atomic<uint32_t> g_published{0};   // slots whose start is written, in orde
 std::atomic<uint64_t> g_dropped{0};
 } // namespace
 
-uint64_t start_interval(uint16_t domain, uint32_t name) {
+uint64_t start_interval(uint16_t domain, uint32_t name, uint32_t category) {
     uint32_t i = g_next.fetch_add(1, std::memory_order_relaxed);
     if (i >= kMaxIntervals) {
         g_next.store(kMaxIntervals, std::memory_order_relaxed);
@@ -24,6 +24,7 @@ uint64_t start_interval(uint16_t domain, uint32_t name) {
     Interval &v = g_intervals[i];
     v.domain = domain;
     v.name = name;
+    v.category = category;
     v.start_thread = current_tid();
     v.start_ns = monotonic_ns();
     // Publish in slot order, so that a reader sees a prefix of complete starts.

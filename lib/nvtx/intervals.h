@@ -12,6 +12,7 @@ constexpr uint32_t kMaxIntervals = 4096;
 struct Interval {
     uint16_t domain = 0;
     uint32_t name = 0;        // range_table.h name id
+    uint32_t category = 0;    // nvtxEventAttributes_t::category; 0: none
     uint64_t start_ns = 0;    // CLOCK_MONOTONIC
     uint64_t end_ns = 0;      // 0: still open at the dump
     uint32_t start_thread = 0;
@@ -19,7 +20,7 @@ struct Interval {
 };
 
 // The nvtxRangeId_t of the new interval (its index + 1), 0 when the table is full.
-uint64_t start_interval(uint16_t domain, uint32_t name);
+uint64_t start_interval(uint16_t domain, uint32_t name, uint32_t category = 0);
 void end_interval(uint64_t id);
 
 // Calls fn(const Interval&) for every interval started so far, in start order.

@@ -54,11 +54,12 @@ uint64_t hash_bytes(const char *p, size_t n) {
     return h ^ (h >> 29);
 }
 
-uint64_t stack_key(uint16_t parent, uint16_t domain, uint32_t name) {
-    return uint64_t{parent} | uint64_t{domain} << 16 | uint64_t{name} << 32;
+bool same_node(const StackNode &a, const StackNode &b) {
+    return a.parent == b.parent && a.domain == b.domain && a.name == b.name && a.category == b.category;
 }
-uint64_t hash_key(uint64_t k) {
-    k *= 0x9e3779b97f4a7c15ull;
+uint64_t hash_node(const StackNode &n) {
+    uint64_t k = uint64_t{n.parent} | uint64_t{n.domain} << 16 | uint64_t{n.name} << 32;
+    k = (k ^ (uint64_t{n.category} * 0xbf58476d1ce4e5b9ull)) * 0x9e3779b97f4a7c15ull;
     return k ^ (k >> 31);
 }
 
@@ -75,15 +76,14 @@ uint32_t find_name(uint64_t h, const char *text, size_t length, uint32_t *slot) 
     }
 }
 
-uint16_t find_stack(uint64_t key, uint32_t *slot) {
-    for (uint32_t i = static_cast<uint32_t>(hash_key(key)) % kStackSlots;; i = (i + 1) % kStackSlots) {
+uint16_t find_stack(const StackNode &key, uint32_t *slot) {
+    for (uint32_t i = static_cast<uint32_t>(hash_node(key)) % kStackSlots;; i = (i + 1) % kStackSlots) {
         uint16_t id = g_stack_slots[i].load(std::memory_order_acquire);
         if (id == 0) {
             *slot = i;
             return 0;
         }
-        const StackNode &n = g_stacks[id];
-        if (stack_key(n.parent, n.domain, n.name) == key) return id;
+        if (same_node(g_stacks[id], key)) return id;
     }
 }
 
@@ -186,9 +186,9 @@ const char *domain_name(uint16_t domain) {
 
 uint32_t domain_count() { return g_domain_count.load(std::memory_order_acquire); }
 
-uint16_t push_stack(uint16_t parent, uint16_t domain, uint32_t name) {
+uint16_t push_stack(uint16_t parent, uint16_t domain, uint32_t name, uint32_t category) {
     if (parent == kOverflowStack) return kOverflowStack;
-    uint64_t key = stack_key(parent, domain, name);
+    StackNode key{parent, domain, name, category};
     uint32_t slot = 0;
     if (uint16_t id = find_stack(key, &slot)) return id;
     g_stack_lock.lock();
@@ -199,7 +199,7 @@ uint16_t push_stack(uint16_t parent, uint16_t domain, uint32_t name) {
             g_stacks_overflowed.fetch_add(1, std::memory_order_relaxed);
             id = kOverflowStack;
         } else {
-            g_stacks[next] = StackNode{parent, domain, name};
+            g_stacks[next] = key;
             g_stack_count.store(static_cast<uint16_t>(next + 1), std::memory_order_release);
             g_stack_slots[slot].store(next, std::memory_order_release);
             id = next;

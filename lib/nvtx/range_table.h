@@ -1,5 +1,5 @@
 // The process-wide NVTX tables: domains, range names (messages after normalisation, registered
-// strings), and range stacks interned as chains of (parent stack, domain, name) nodes, so that an
+// strings), and range stacks interned as chains of (parent stack, domain, name, category) nodes, so that an
 // allocation record carries its thread's whole open push/pop range stack as one 16-bit id.
 //
 // Bounded: at most kMaxNames names and kMaxStacks stacks, in static storage (never freed: CUDA's
@@ -23,11 +23,14 @@ constexpr uint16_t kMaxStacks = 1u << kRangeBits; // stack ids 1 .. kMaxStacks -
 constexpr uint32_t kOverflowName = kMaxNames - 1;
 constexpr uint16_t kOverflowStack = kMaxStacks - 1;
 
-// One node: the stack `parent` with one more range (`domain`, `name`) on top.
+// One node: the stack `parent` with one more range (`domain`, `name`, `category`) on top. The
+// category is the program's own number (nvtxEventAttributes_t::category; 0: none), named per domain
+// by nvtxNameCategory* / nvtxDomainNameCategory* (categories.h).
 struct StackNode {
     uint16_t parent = 0;
     uint16_t domain = 0;
     uint32_t name = 0;
+    uint32_t category = 0;
 };
 
 // Cuts the counters that instrumented frameworks append to every message, so that one operator is
@@ -50,9 +53,9 @@ uint16_t create_domain(const char *name);
 const char *domain_name(uint16_t domain); // "" for the default domain
 uint32_t domain_count();
 
-// The stack `parent` + (domain, name). kOverflowStack when the table is full (counted) or when
-// parent is kOverflowStack.
-uint16_t push_stack(uint16_t parent, uint16_t domain, uint32_t name);
+// The stack `parent` + (domain, name, category). kOverflowStack when the table is full (counted) or
+// when parent is kOverflowStack.
+uint16_t push_stack(uint16_t parent, uint16_t domain, uint32_t name, uint32_t category = 0);
 // A node of an id returned by push_stack; false for 0 and unknown ids.
 bool stack_node(uint16_t id, StackNode *out);
 uint16_t stack_count(); // ids in use: 1 .. stack_count() - 1

@@ -16,7 +16,9 @@ namespace {
 struct DomainStack {
     uint16_t domain;
     uint32_t depth;                // open ranges, those past kMaxDepth included
-    uint32_t names[kMaxDepth];
+    struct {
+        uint32_t name, category;
+    } frames[kMaxDepth];
     uint16_t saved[kMaxDepth];     // the thread's stack id just before each push
 };
 
@@ -118,7 +120,7 @@ void rebuild(ThreadRanges &r) {
         uint32_t kept = ds.depth < kMaxDepth ? ds.depth : kMaxDepth;
         for (uint32_t k = 0; k < kept; ++k) {
             ds.saved[k] = id;
-            id = push_stack(id, ds.domain, ds.names[k]);
+            id = push_stack(id, ds.domain, ds.frames[k].name, ds.frames[k].category);
         }
     }
     t_range_stack = id;
@@ -143,7 +145,7 @@ DomainStack *domain_stack(ThreadRanges &r, uint16_t domain, bool create) {
 
 } // namespace
 
-int push_range(uint16_t domain, uint32_t name) {
+int push_range(uint16_t domain, uint32_t name, uint32_t category) {
     ThreadRanges *r = thread_block();
     if (r == nullptr) return -1;
     DomainStack *ds = domain_stack(*r, domain, true);
@@ -156,10 +158,10 @@ int push_range(uint16_t domain, uint32_t name) {
         g_too_deep.fetch_add(1, std::memory_order_relaxed);
         return static_cast<int>(level);
     }
-    ds->names[level] = name;
+    ds->frames[level] = {name, category};
     if (is_last(*r, *ds)) {
         ds->saved[level] = t_range_stack;
-        t_range_stack = push_stack(t_range_stack, domain, name);
+        t_range_stack = push_stack(t_range_stack, domain, name, category);
     } else {
         rebuild(*r);
     }

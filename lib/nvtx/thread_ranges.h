@@ -26,7 +26,8 @@ extern thread_local uint16_t t_range_stack __attribute__((tls_model("initial-exe
 inline uint16_t current_range_stack() { return t_range_stack; }
 
 // nvtxRangePush* / nvtxDomainRangePushEx: the 0-based level of the new range in its domain.
-int push_range(uint16_t domain, uint32_t name);
+// `category`: nvtxEventAttributes_t::category (0: none).
+int push_range(uint16_t domain, uint32_t name, uint32_t category = 0);
 // nvtxRangePop / nvtxDomainRangePop: the level of the range ended, or -1 when none was open.
 int pop_range(uint16_t domain);
 

@@ -63,8 +63,14 @@ std::string range_stack_label(const RangeStack &r) {
         if (i) out += " > ";
         if (i < r.domains.size() && !r.domains[i].empty()) out += r.domains[i] + ":";
         out += r.names[i].empty() ? "(unnamed)" : r.names[i];
+        out += range_category_suffix(r, i);
     }
     return out;
+}
+
+std::string range_category_suffix(const RangeStack &r, size_t i) {
+    if (i >= r.categories.size() || r.categories[i].empty()) return {};
+    return " [" + r.categories[i] + "]";
 }
 
 const Stack *Snapshot::find_stack(uint32_t id) const {

@@ -269,11 +269,14 @@ struct Teardown {
 // snapshots still lists every process. Plain snapshots have neither; within schema 1 both are
 // optional (a reader that does not know them skips them).
 // One NVTX push/pop range stack of a thread: its open ranges, outermost first, each with its domain
-// ("" for NVTX's default domain) and its name (the message after normalisation: docs/nvtx.md).
+// ("" for NVTX's default domain), its name (the message after normalisation: docs/nvtx.md) and its
+// category (nvtxEventAttributes_t::category: the name the program gave it in that domain, else the
+// number in decimal; "" for none).
 struct RangeStack {
     uint32_t id = 0;                   // Allocation::range, RangePeak::range; never 0
     std::vector<std::string> domains;
     std::vector<std::string> names;    // as many as domains
+    std::vector<std::string> categories; // optional: empty when no range of the stack has a category
     bool operator==(const RangeStack &) const = default;
 };
 
@@ -300,6 +303,7 @@ struct NvtxInterval {
     uint64_t end_ns = 0;          // CLOCK_MONOTONIC; 0: still open at the dump
     uint32_t start_thread = 0;    // thread id of the start
     uint32_t end_thread = 0;      // thread id of the end; 0 while open
+    std::string category;         // as RangeStack::categories; "" for none
     bool operator==(const NvtxInterval &) const = default;
 };
 
@@ -439,11 +443,14 @@ struct Snapshot {
     bool operator==(const Snapshot &) const = default;
 };
 
-// How reports name a range stack: "step > ml:forward" (a range of a named domain as DOMAIN:NAME,
-// outermost first); "(no range)" for 0; "(range N, not in the snapshot)" for an unknown id.
+// How reports name a range stack: "step > ml:forward [phase]" (a range of a named domain as
+// DOMAIN:NAME, a range with a category followed by it in brackets, outermost first); "(no range)"
+// for 0; "(range N, not in the snapshot)" for an unknown id.
 std::string range_stack_label(const Snapshot &s, uint32_t id);
-// The same for one range stack that is known ("step > ml:forward").
+// The same for one range stack that is known ("step > ml:forward [phase]").
 std::string range_stack_label(const RangeStack &r);
+// " [CATEGORY]" for frame i of r when it has a category, else "".
+std::string range_category_suffix(const RangeStack &r, size_t i);
 
 // The row of device `ordinal` in `devices`, whose rows are in ascending ordinal order: a zero row
 // is inserted where it belongs when the device has none.

@@ -146,6 +146,7 @@ namespace nvtx_ranges {
 inline constexpr Field id{"id", Json::uint64, kRequired};
 inline constexpr Field domains{"domains", Json::array, kRequired};
 inline constexpr Field names{"names", Json::array, kRequired};
+inline constexpr Field categories{"categories", Json::array, kOptional};
 } // namespace nvtx_ranges
 
 // The records of nvtx_regions: one live region of a pool (NVTX memory API).
@@ -165,6 +166,7 @@ inline constexpr Field thread_id{"thread_id", Json::uint64, kRequired};
 namespace nvtx_intervals {
 inline constexpr Field domain{"domain", Json::string, kRequired};
 inline constexpr Field name{"name", Json::string, kRequired};
+inline constexpr Field category{"category", Json::string, kOptional};
 inline constexpr Field start_ns{"start_ns", Json::uint64, kRequired};
 inline constexpr Field end_ns{"end_ns", Json::uint64, kOptional};
 inline constexpr Field start_thread{"start_thread", Json::uint64, kRequired};

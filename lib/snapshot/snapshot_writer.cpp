@@ -275,7 +275,9 @@ void write_document(JsonEmitter &out, const Snapshot &s) {
         write_array(out, member::top::nvtx_ranges, s.range_stacks, [&](JsonMembers &m, const RangeStack &r) {
             m.u64(member::nvtx_ranges::id, r.id);
             for (auto [field, list] : {std::pair{member::nvtx_ranges::domains, &r.domains},
-                                       std::pair{member::nvtx_ranges::names, &r.names}}) {
+                                       std::pair{member::nvtx_ranges::names, &r.names},
+                                       std::pair{member::nvtx_ranges::categories, &r.categories}}) {
+                if (list->empty() && field.optional) continue;
                 JsonEmitter &o = m.key(field);
                 o.ch('[');
                 for (size_t i = 0; i < list->size(); ++i) {
@@ -300,6 +302,7 @@ void write_document(JsonEmitter &out, const Snapshot &s) {
         write_array(out, member::top::nvtx_intervals, s.nvtx_intervals, [&](JsonMembers &m, const NvtxInterval &v) {
             m.str(member::nvtx_intervals::domain, v.domain);
             m.str(member::nvtx_intervals::name, v.name);
+            if (!v.category.empty()) m.str(member::nvtx_intervals::category, v.category);
             m.u64(member::nvtx_intervals::start_ns, v.start_ns);
             if (v.end_ns != 0) m.u64(member::nvtx_intervals::end_ns, v.end_ns);
             m.u64(member::nvtx_intervals::start_thread, v.start_thread);

@@ -1,6 +1,7 @@
 // NVTX ranges end to end (programs/nvtx_program.c): NVTX's own client code loads the library
 // through NVTX_INJECTION64_PATH; allocations carry their thread's range stack, the peak is split
-// by range stack, marks join the event history.
+// by range stack, marks join the event history. The same program and the same checks with the
+// CUPTI backend, where NVTX's calls reach vramtrace through the stand-in libcupti's NVTX callbacks.
 #include <catch2/catch.hpp>
 
 #include <cstdio>
@@ -17,7 +18,7 @@ namespace {
 
 constexpr uint64_t MiB = 1u << 20;
 
-// "domain:name > domain:name" of a range stack id ("" for 0).
+// "domain:name [category] > domain:name" of a range stack id ("" for 0).
 std::string range_text(const nlohmann::json &s, uint64_t id) {
     if (id == 0) return "";
     for (const auto &r : s.at("nvtx_ranges")) {
@@ -27,6 +28,11 @@ std::string range_text(const nlohmann::json &s, uint64_t id) {
             if (i) out += " > ";
             std::string domain = r.at("domains").at(i);
             out += (domain.empty() ? "" : domain + ":") + r.at("names").at(i).get<std::string>();
+            if (r.contains("categories")) {
+                CHECK(r.at("categories").size() == r.at("names").size());
+                std::string category = r.at("categories").at(i);
+                if (!category.empty()) out += " [" + category + "]";
+            }
         }
         return out;
     }
@@ -39,11 +45,8 @@ RunResult run_nvtx(const std::string &dir, std::map<std::string, std::string> en
     return run({bin_dir() + "/vt_nvtx_program", dir + "/nvtx.json"}, {true, env, dir});
 }
 
-} // namespace
-
-TEST_CASE("nvtx: allocations carry their thread's range stack over two domains, and the peak by range is exact") {
-    std::string dir = make_temp_dir("nvtx");
-    RunResult r = run_nvtx(dir, {{"NVTX_INJECTION64_PATH", preload_library()}});
+// Everything the program's snapshot must hold, exactly, whichever backend recorded it.
+void check_nvtx_program(const std::string &dir, const RunResult &r) {
     INFO(r.err);
     REQUIRE(r.exit_code == 0);
     CHECK(r.out == "worker levels: 0 1 1 0\nmain levels: 0 0 0 0 -1\ndump: 0\n");
@@ -53,7 +56,7 @@ TEST_CASE("nvtx: allocations carry their thread's range stack over two domains, 
     for (const auto &a : s.at("allocations"))
         live[a.at("size").get<uint64_t>()] = range_text(s, a.value("range", uint64_t{0}));
     CHECK(live == std::map<uint64_t, std::string>{
-                      {1 * MiB, "step > ml:forward"}, {2 * MiB, "step"}, {3 * MiB, ""}, {4 * MiB, ""},
+                      {1 * MiB, "step > ml:forward [phase]"}, {2 * MiB, "step"}, {3 * MiB, ""}, {4 * MiB, ""},
                       {16 * MiB, "loader"}});
 
     REQUIRE(s.at("peaks").size() == 1);
@@ -65,7 +68,7 @@ TEST_CASE("nvtx: allocations carry their thread's range stack over two domains, 
         ranges[range_text(s, row.at("range"))] = {row.at("bytes"), row.at("count")};
         sum += row.at("bytes").get<uint64_t>();
     }
-    CHECK(ranges == std::map<std::string, std::pair<uint64_t, uint64_t>>{{"step > ml:forward", {1 * MiB, 1}},
+    CHECK(ranges == std::map<std::string, std::pair<uint64_t, uint64_t>>{{"step > ml:forward [phase]", {1 * MiB, 1}},
                                                                          {"step", {2 * MiB, 1}},
                                                                          {"loader > aten::mm", {8 * MiB, 1}},
                                                                          {"loader", {16 * MiB, 1}}});
@@ -108,12 +111,12 @@ TEST_CASE("nvtx: allocations carry their thread's range stack over two domains, 
     REQUIRE(at != std::string::npos);
     CHECK(text.substr(at, text.find("vramtrace: still live", at) - at) ==
           "vramtrace: memory by NVTX range (the push/pop ranges open on the allocating thread, outermost first):\n"
-          "vramtrace:   cuda:0                    live  allocations    at peak\n"
-          "vramtrace:     loader             16.00 MiB            1  16.00 MiB\n"
-          "vramtrace:     loader > aten::mm        0 B            0   8.00 MiB\n"
-          "vramtrace:     step                2.00 MiB            1   2.00 MiB\n"
-          "vramtrace:     step > ml:forward   1.00 MiB            1   1.00 MiB\n"
-          "vramtrace:     (no range)          7.00 MiB            2        0 B\n"
+          "vramtrace:   cuda:0                            live  allocations    at peak\n"
+          "vramtrace:     loader                     16.00 MiB            1  16.00 MiB\n"
+          "vramtrace:     loader > aten::mm                0 B            0   8.00 MiB\n"
+          "vramtrace:     step                        2.00 MiB            1   2.00 MiB\n"
+          "vramtrace:     step > ml:forward [phase]   1.00 MiB            1   1.00 MiB\n"
+          "vramtrace:     (no range)                  7.00 MiB            2        0 B\n"
           "vramtrace: memory inside pools (NVTX memory API: regions inside the allocations that back them):\n"
           "vramtrace:   device  segment" + std::string(segment.size() - 7, ' ') +
           "      size  used by regions  regions  free inside the pool\n"
@@ -128,7 +131,8 @@ TEST_CASE("nvtx: allocations carry their thread's range stack over two domains, 
     RunResult folded = run({cli(), "export", "--format", "folded", dir + "/nvtx.json"}, {false, {}, dir});
     REQUIRE(folded.exit_code == 0);
     std::map<std::string, uint64_t> by_top;
-    const std::vector<std::string> tops = {"step;ml:forward;", "loader;aten::mm;", "step;", "loader;", "(no range);"};
+    const std::vector<std::string> tops = {"step;ml:forward [phase];", "loader;aten::mm;", "step;", "loader;",
+                                           "(no range);"};
     for (size_t at = 0, end; at < folded.out.size(); at = end + 1) {
         end = folded.out.find('\n', at);
         std::string line = folded.out.substr(at, end - at);
@@ -143,7 +147,7 @@ TEST_CASE("nvtx: allocations carry their thread's range stack over two domains, 
     CHECK(by_top == std::map<std::string, uint64_t>{{"(no range)", 7 * MiB},
                                                     {"loader", 16 * MiB},
                                                     {"step", 2 * MiB},
-                                                    {"step;ml:forward", 1 * MiB}});
+                                                    {"step;ml:forward [phase]", 1 * MiB}});
 
     // diff matches ranges by name: the run against itself, every row exact and unchanged.
     RunResult diff = run({cli(), "diff", "--json", dir + "/nvtx.json", dir + "/nvtx.json"}, {false, {}, dir});
@@ -160,7 +164,7 @@ TEST_CASE("nvtx: allocations carry their thread's range stack over two domains, 
                                                                             {"loader", {16 * MiB, 16 * MiB}},
                                                                             {"loader > aten::mm", {0, 8 * MiB}},
                                                                             {"step", {2 * MiB, 2 * MiB}},
-                                                                            {"step > ml:forward", {1 * MiB, 1 * MiB}}});
+                                                                            {"step > ml:forward [phase]", {1 * MiB, 1 * MiB}}});
 
     std::vector<std::string> marks;
     for (const auto &e : s.at("events"))
@@ -178,7 +182,8 @@ TEST_CASE("nvtx: allocations carry their thread's range stack over two domains, 
     REQUIRE(main_tid != 0);
     REQUIRE(worker_tid != 0);
     CHECK(main_tid != worker_tid);
-    using IntervalRow = std::tuple<std::string, std::string, uint64_t, uint64_t>; // domain, name, start, end thread
+    // domain, name, category, start, end thread
+    using IntervalRow = std::tuple<std::string, std::string, std::string, uint64_t, uint64_t>;
     std::vector<IntervalRow> intervals;
     REQUIRE(s.at("nvtx_intervals").size() == 3);
     uint64_t previous_start = 0;
@@ -188,12 +193,13 @@ TEST_CASE("nvtx: allocations carry their thread's range stack over two domains, 
         previous_start = start;
         CHECK(v.contains("end_ns") == v.contains("end_thread"));
         if (v.contains("end_ns")) CHECK(v.at("end_ns").get<uint64_t>() >= start);
-        CHECK(v.size() == (v.contains("end_ns") ? 6u : 4u));
-        intervals.emplace_back(v.at("domain"), v.at("name"), v.at("start_thread"), v.value("end_thread", uint64_t{0}));
+        CHECK(v.size() == (v.contains("end_ns") ? 6u : 4u) + (v.contains("category") ? 1u : 0u));
+        intervals.emplace_back(v.at("domain"), v.at("name"), v.value("category", std::string("(none)")),
+                               v.at("start_thread"), v.value("end_thread", uint64_t{0}));
     }
-    CHECK(intervals == std::vector<IntervalRow>{{"", "load phase", main_tid, main_tid},
-                                                {"", "handoff", main_tid, worker_tid},
-                                                {"ml", "epoch", main_tid, 0}});
+    CHECK(intervals == std::vector<IntervalRow>{{"", "load phase", "io", main_tid, main_tid},
+                                                {"", "handoff", "(none)", main_tid, worker_tid},
+                                                {"ml", "epoch", "9", main_tid, 0}});
     // "handoff" ends on the worker, before "load phase" ends on main after the join.
     CHECK(s.at("nvtx_intervals").at(1).at("end_ns").get<uint64_t>() <=
           s.at("nvtx_intervals").at(0).at("end_ns").get<uint64_t>());
@@ -206,7 +212,7 @@ TEST_CASE("nvtx: allocations carry their thread's range stack over two domains, 
             history.emplace_back(e.at("type").get<std::string>() + " " +
                                      std::to_string(e.at("size").get<uint64_t>() / 1024) + " KiB",
                                  range_text(s, e.value("range", uint64_t{0})));
-    CHECK(history == std::vector<std::pair<std::string, std::string>>{{"alloc 1024 KiB", "step > ml:forward"},
+    CHECK(history == std::vector<std::pair<std::string, std::string>>{{"alloc 1024 KiB", "step > ml:forward [phase]"},
                                                                       {"alloc 2048 KiB", "step"},
                                                                       {"alloc 8192 KiB", "loader > aten::mm"},
                                                                       {"alloc 16384 KiB", "loader"},
@@ -218,16 +224,54 @@ TEST_CASE("nvtx: allocations carry their thread's range stack over two domains, 
     RunResult chrome = run({cli(), "export", "--format", "chrome", dir + "/nvtx.json"}, {false, {}, dir});
     REQUIRE(chrome.exit_code == 0);
     auto trace = nlohmann::json::parse(chrome.out);
-    std::vector<std::tuple<std::string, uint64_t, bool>> slices; // name, tid, open
-    std::map<std::string, int> ranged;                           // nvtx_range -> events
+    std::vector<std::tuple<std::string, std::string, uint64_t, bool>> slices; // name, category, tid, open
+    std::map<std::string, int> ranged;                                        // nvtx_range -> events
     for (const auto &e : trace.at("traceEvents")) {
-        if (e.value("cat", "") == "nvtx") slices.emplace_back(e.at("name"), e.at("tid"), e.at("args").contains("open"));
+        if (e.value("cat", "") == "nvtx")
+            slices.emplace_back(e.at("name"), e.at("args").value("category", "(none)"), e.at("tid"),
+                                e.at("args").contains("open"));
         if (e.contains("args") && e.at("args").contains("nvtx_range")) ++ranged[e.at("args").at("nvtx_range")];
     }
-    CHECK(slices == std::vector<std::tuple<std::string, uint64_t, bool>>{
-                        {"load phase", main_tid, false}, {"handoff", main_tid, false}, {"ml:epoch", main_tid, true}});
-    CHECK(ranged == std::map<std::string, int>{{"step > ml:forward", 1}, {"step", 1}, {"loader > aten::mm", 2},
+    CHECK(slices == std::vector<std::tuple<std::string, std::string, uint64_t, bool>>{
+                        {"load phase", "io", main_tid, false},
+                        {"handoff", "(none)", main_tid, false},
+                        {"ml:epoch", "9", main_tid, true}});
+    CHECK(ranged == std::map<std::string, int>{{"step > ml:forward [phase]", 1}, {"step", 1}, {"loader > aten::mm", 2},
                                                {"loader", 1}});
+
+    // The range stacks' categories as written: a list only where a range has one.
+    std::vector<std::string> with_categories;
+    for (const auto &rs : s.at("nvtx_ranges"))
+        if (rs.contains("categories")) with_categories.push_back(rs.at("categories").dump());
+    CHECK(with_categories == std::vector<std::string>{"[\"\",\"phase\"]"});
+}
+
+} // namespace
+
+TEST_CASE("nvtx: allocations carry their thread's range stack over two domains, and the peak by range is exact") {
+    std::string dir = make_temp_dir("nvtx");
+    RunResult r = run_nvtx(dir, {{"NVTX_INJECTION64_PATH", preload_library()}});
+    check_nvtx_program(dir, r);
+    auto s = load_json(dir + "/nvtx.json");
+    for (const auto &a : s.at("allocations")) CHECK(a.at("api") == "cudaMalloc");
+}
+
+TEST_CASE("nvtx: with the CUPTI backend NVTX comes through CUPTI's NVTX callbacks, with the same ranges, bytes and "
+          "categories") {
+    std::string dir = make_temp_dir("nvtx-cupti");
+    RunResult r = run({cli(), "run", "--backend=cupti", "--output", dir + "/exit.json", "--", bin_dir() + "/vt_nvtx_program",
+                       dir + "/nvtx.json"},
+                      {false, {{"VRAMTRACE_SUMMARY", "0"}, {"VRAMTRACE_DEBUG", "1"}}, dir});
+    // NVTX was handed to the stand-in libcupti (found beside the stand-in libcudart), whose NVTX
+    // callbacks carried every call; CUPTI's driver callbacks recorded the allocations.
+    std::string cupti = "/standin/libcupti.so.13";
+    CHECK(r.err.find(cupti + "), 24 NVTX callbacks\n") != std::string::npos);
+    CHECK(r.err.find("CUPTI backend: subscribed to 64 driver callbacks and 24 NVTX callbacks through ") !=
+          std::string::npos);
+    CHECK(r.err.find("warning") == std::string::npos);
+    check_nvtx_program(dir, r);
+    auto s = load_json(dir + "/nvtx.json");
+    for (const auto &a : s.at("allocations")) CHECK(a.at("api") == "cuMemAlloc_v2");
 }
 
 TEST_CASE("nvtx: without NVTX_INJECTION64_PATH, or with tracing off, the program runs with NVTX's no-ops") {
@@ -249,4 +293,52 @@ TEST_CASE("nvtx: without NVTX_INJECTION64_PATH, or with tracing off, the program
     REQUIRE(d.exit_code == 0);
     // InitializeInjectionNvtx2 declined: NVTX's no-ops again; the dump is refused as disabled.
     CHECK(d.out == "worker levels: -2 -2 -2 -2\nmain levels: -2 -2 -2 -2 -2\ndump: -4\n");
+}
+
+TEST_CASE("nvtx: with CUPTI held by another tool, --backend=cupti falls back on the preload hooks and the library's own "
+          "NVTX slots, with the same ranges") {
+    std::string dir = make_temp_dir("nvtx-cupti-held");
+    RunResult r = run({cli(), "run", "--backend=cupti", "--output", dir + "/exit.json", "--", bin_dir() + "/vt_nvtx_program",
+                       dir + "/nvtx.json"},
+                      {false, {{"VRAMTRACE_SUMMARY", "0"}, {"STANDIN_CUPTI_HELD_BY", "Nsight Systems"}}, dir});
+    CHECK(r.err == "vramtrace: warning: CUPTI is already held by Nsight Systems (one subscriber per process); using the "
+                   "preload hooks instead\n");
+    check_nvtx_program(dir, r);
+    // The preload hooks record from cuInit on: the first cudaMalloc, which starts the driver, was
+    // entered while they were still passive, so its driver call is what they saw.
+    auto s = load_json(dir + "/nvtx.json");
+    std::map<uint64_t, std::string> api;
+    for (const auto &a : s.at("allocations")) api[a.at("size").get<uint64_t>()] = a.at("api");
+    CHECK(api == std::map<uint64_t, std::string>{{1 * MiB, "cuMemAlloc_v2"}, {2 * MiB, "cudaMalloc"},
+                                                 {3 * MiB, "cudaMalloc"}, {4 * MiB, "cudaMalloc"},
+                                                 {16 * MiB, "cudaMalloc"}});
+}
+
+TEST_CASE("nvtx: NVTX_INJECTION64_PATH naming libcupti itself is kept under --backend=cupti; calls before cuInit are "
+          "not seen then") {
+    // NVTX then loads libcupti at its first call, before cuInit, when vramtrace has not subscribed
+    // yet: CUPTI reports nothing of what comes before (the domain, its string and category names,
+    // the pushes of "step" and "ml:forward"). What follows is followed; the memory API goes to
+    // libcupti, which passes none of it on.
+    std::string dir = make_temp_dir("nvtx-cupti-direct");
+    std::string cupti = bin_dir() + "/../standin/libcupti.so.13";
+    RunResult r = run({cli(), "run", "--backend=cupti", "--output", dir + "/exit.json", "--", bin_dir() + "/vt_nvtx_program",
+                       dir + "/nvtx.json"},
+                      {false, {{"VRAMTRACE_SUMMARY", "0"}, {"NVTX_INJECTION64_PATH", cupti}}, dir});
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK(r.err.empty());
+    CHECK(r.out == "worker levels: 0 1 1 0\nmain levels: 0 0 0 0 -1\ndump: 0\n");
+    auto s = load_json(dir + "/nvtx.json");
+    std::map<uint64_t, std::string> live;
+    for (const auto &a : s.at("allocations"))
+        live[a.at("size").get<uint64_t>()] = range_text(s, a.value("range", uint64_t{0}));
+    CHECK(live == std::map<uint64_t, std::string>{
+                      {1 * MiB, ""}, {2 * MiB, ""}, {3 * MiB, ""}, {4 * MiB, ""}, {16 * MiB, "loader"}});
+    std::vector<std::tuple<std::string, std::string, std::string>> intervals; // domain, name, category
+    for (const auto &v : s.at("nvtx_intervals"))
+        intervals.emplace_back(v.at("domain"), v.at("name"), v.value("category", std::string("(none)")));
+    CHECK(intervals == std::vector<std::tuple<std::string, std::string, std::string>>{
+                           {"", "load phase", "2"}, {"", "handoff", "(none)"}, {"", "epoch", "9"}});
+    CHECK(!s.contains("nvtx_regions"));
 }

@@ -55,7 +55,8 @@ const char *const kRunHelp =
     "\n"
     "NVTX: the program's NVTX ranges reach vramtrace through NVTX_INJECTION64_PATH, which run sets\n"
     "to the library unless another tool (Nsight Systems, ...) already holds it: then one line says\n"
-    "so, that tool keeps NVTX and the snapshot has no ranges (docs/nvtx.md).\n"
+    "so, that tool keeps NVTX and the snapshot has no ranges (docs/nvtx.md). With --backend=cupti\n"
+    "the library hands NVTX to the libcupti it subscribes to, and follows CUPTI's NVTX callbacks.\n"
     "\n"
     "The library is looked for beside this executable, as installed: BINDIR/../lib/libvramtrace.so.\n"
     "\n"
@@ -143,6 +144,12 @@ bool changes_identity(const std::string &file) {
     struct stat st {};
     if (file.empty() || ::stat(file.c_str(), &st) != 0) return false;
     return ((st.st_mode & S_ISUID) && st.st_uid != ::geteuid()) || ((st.st_mode & S_ISGID) && st.st_gid != ::getegid());
+}
+
+// Whether a path's file name starts with "libcupti" (the library's rule for a CUPTI it may use).
+bool names_cupti(std::string_view path) {
+    size_t slash = path.rfind('/');
+    return path.substr(slash == std::string_view::npos ? 0 : slash + 1).rfind("libcupti", 0) == 0;
 }
 
 bool starts_with_name(const char *entry, std::string_view name) {
@@ -235,6 +242,13 @@ int run_command(int argc, char **argv) {
         if (starts_with_name(*e, "NVTX_INJECTION64_PATH")) {
             std::string_view value = std::string_view(*e).substr(sizeof "NVTX_INJECTION64_PATH");
             if (value.empty() || value == lib) continue; // ours (or empty): set below
+            if (backend == "cupti" && names_cupti(value)) {
+                // A libcupti: NVTX goes to CUPTI, which the library subscribes to in that very file
+                // (lib/cupti/subscriber.cpp), so the ranges are still followed.
+                nvtx_held = true;
+                env_strings.emplace_back(*e);
+                continue;
+            }
             log_warning("NVTX_INJECTION64_PATH is already set (" + std::string(value) +
                         "): NVTX goes to that tool; this run records no NVTX ranges");
             nvtx_held = true;

@@ -86,6 +86,10 @@ std::string export_chrome(const report::Snapshot &snapshot, const Options &optio
                  micros_text(end - v.start_ns) + ", \"pid\": " + pid + ", \"tid\": " + to_dec(v.start_thread) +
                  ", \"args\": {\"domain\": ";
         append_json_string(w.out, v.domain);
+        if (!v.category.empty()) {
+            w.out += ", \"category\": ";
+            append_json_string(w.out, v.category);
+        }
         w.out += ", \"start_thread\": " + to_dec(v.start_thread);
         w.out += open ? std::string(", \"open\": true") : ", \"end_thread\": " + to_dec(v.end_thread);
         w.out += "}}";

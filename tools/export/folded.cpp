@@ -65,7 +65,7 @@ std::string export_folded(const report::Snapshot &snapshot, const Options &optio
             else
                 for (size_t i = 0; i < r->names.size(); ++i)
                     add((i < r->domains.size() && !r->domains[i].empty() ? r->domains[i] + ":" : std::string()) +
-                        r->names[i]);
+                        r->names[i] + report::range_category_suffix(*r, i));
         }
         if (frames.empty()) add(std::string(kNoStackName));
         for (auto it = frames.rbegin(); it != frames.rend(); ++it) {

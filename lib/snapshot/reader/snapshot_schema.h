@@ -331,9 +331,10 @@ template <> struct Schema<NvtxRegion> {
 };
 template <> struct Schema<NvtxInterval> {
     static constexpr std::string_view where = member::top::nvtx_intervals.name;
-    static inline const std::array<Field<NvtxInterval>, 6> fields{{
+    static inline const std::array<Field<NvtxInterval>, 7> fields{{
         {member::nvtx_intervals::domain, &NvtxInterval::domain},
         {member::nvtx_intervals::name, &NvtxInterval::name},
+        {member::nvtx_intervals::category, &NvtxInterval::category},
         {member::nvtx_intervals::start_ns, &NvtxInterval::start_ns},
         {member::nvtx_intervals::end_ns, &NvtxInterval::end_ns},
         {member::nvtx_intervals::start_thread, &NvtxInterval::start_thread},
@@ -342,10 +343,11 @@ template <> struct Schema<NvtxInterval> {
 };
 template <> struct Schema<RangeStack> {
     static constexpr std::string_view where = member::top::nvtx_ranges.name;
-    static inline const std::array<Field<RangeStack>, 3> fields{{
+    static inline const std::array<Field<RangeStack>, 4> fields{{
         {member::nvtx_ranges::id, &RangeStack::id},
         {member::nvtx_ranges::domains, &RangeStack::domains},
         {member::nvtx_ranges::names, &RangeStack::names},
+        {member::nvtx_ranges::categories, &RangeStack::categories},
     }};
 };
 template <> struct Schema<OomEvent> {

@@ -12,6 +12,9 @@
  *           allocation, one across the segment's end)
  * Start/end ranges: "load phase" starts and ends on main around the worker; "handoff" starts on
  * main and is ended by the worker; "ml:epoch" starts on main and is still open at the dump.
+ * Categories: ml:forward has category 7 of domain ml, named "phase" there (category 7 of the default
+ * domain stays unnamed); "load phase" has category 2 of the default domain, named "io"; "ml:epoch"
+ * has category 9, which has no name.
  * It prints the levels NVTX returned and "dump: RC" for the snapshot it asks for at the end. */
 #include <nvtx3/nvToolsExt.h>
 #include <nvtx3/nvToolsExtMem.h>
@@ -105,11 +108,20 @@ static void *worker(void *arg) {
 int main(int argc, char **argv) {
     nvtxDomainHandle_t ml = nvtxDomainCreateA("ml");
     nvtxStringHandle_t forward = nvtxDomainRegisterStringA(ml, "forward");
+    nvtxDomainNameCategoryA(ml, 7, "phase");
+    nvtxNameCategoryA(2, "io");
     nvtxEventAttributes_t attr = {0};
     attr.version = NVTX_VERSION;
     attr.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+    attr.category = 7;
     attr.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
     attr.message.registered = forward;
+    nvtxEventAttributes_t io = {0};
+    io.version = NVTX_VERSION;
+    io.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+    io.category = 2;
+    io.messageType = NVTX_MESSAGE_TYPE_ASCII;
+    io.message.ascii = "load phase";
 
     int s0 = nvtxRangePushA("step");
     int s1 = nvtxDomainRangePushEx(ml, &attr);
@@ -117,7 +129,7 @@ int main(int argc, char **argv) {
     int q1 = nvtxDomainRangePop(ml);
     must_alloc(2 * MiB);
     nvtxMarkA("checkpoint");
-    nvtxRangeId_t interval = nvtxRangeStartA("load phase");
+    nvtxRangeId_t interval = nvtxRangeStartEx(&io);
     nvtxRangeId_t handoff = nvtxRangeStartA("handoff");
     pthread_t t;
     pthread_create(&t, NULL, worker, &handoff);
@@ -130,6 +142,7 @@ int main(int argc, char **argv) {
     nvtxEventAttributes_t epoch = {0};
     epoch.version = NVTX_VERSION;
     epoch.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+    epoch.category = 9;
     epoch.messageType = NVTX_MESSAGE_TYPE_ASCII;
     epoch.message.ascii = "epoch";
     nvtxDomainRangeStartEx(ml, &epoch);

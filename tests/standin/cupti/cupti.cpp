@@ -1,8 +1,12 @@
-// Stand-in libcupti.so.13: the callback API that lib/cupti/subscriber.cpp uses, nothing more.
+// Stand-in libcupti.so.13: the callback API that lib/cupti/subscriber.cpp uses, and NVTX's
+// injection entry (nvtx.cpp), nothing more.
 //   cuptiSubscribe_v2 / cuptiSubscribe   one subscriber per process; registers a dispatcher with the
 //                                        stand-in driver (standin_set_api_callback, found with dlsym
-//                                        in the libcuda.so.1 already loaded)
-//   cuptiEnableCallback / EnableDomain   which driver-API callback ids reach the subscriber
+//                                        in the libcuda.so.1 already loaded; a subscriber before
+//                                        cuInit is registered at its first driver-domain enable)
+//   cuptiEnableCallback / EnableDomain   which driver-API and NVTX callback ids reach the subscriber
+//   InitializeInjectionNvtx2             NVTX's injection entry: NVTX calls are reported in
+//                                        CUPTI_CB_DOMAIN_NVTX (nvtx.cpp)
 //   cuptiUnsubscribe, cuptiGetResultString
 // STANDIN_CUPTI_HELD_BY=<name>: another tool holds CUPTI; subscribing fails with
 // CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED and <name> is written to oldSubscriberName.
@@ -10,6 +14,8 @@
 #include <cupti_callbacks.h>
 #include <cupti_driver_cbid.h>
 #include <cupti_result.h>
+
+#include "nvtx.h"
 
 #include <dlfcn.h>
 
@@ -25,6 +31,7 @@ struct CUpti_Subscriber_st {
   void* userdata = nullptr;
   char name[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN] = {};
   std::atomic<bool> enabled[CUPTI_DRIVER_TRACE_CBID_SIZE] = {};
+  std::atomic<bool> nvtx_enabled[CUPTI_CBID_NVTX_SIZE] = {};
 };
 
 namespace {
@@ -37,6 +44,11 @@ std::atomic<bool> g_taken{false};
 void copy_name(char* out, size_t size, const char* name) {
   if (out == nullptr || size == 0) return;
   std::snprintf(out, size, "%s", name);
+}
+
+void clear(CUpti_Subscriber_st& s) {
+  for (auto& e : s.enabled) e.store(false, std::memory_order_relaxed);
+  for (auto& e : s.nvtx_enabled) e.store(false, std::memory_order_relaxed);
 }
 
 SetApiCallbackFn driver_hook() {
@@ -55,6 +67,19 @@ void CUPTIAPI dispatch(void* userdata, CUpti_CallbackDomain domain, CUpti_Callba
   s->callback(s->userdata, domain, cbid, cbdata);
 }
 
+std::atomic<bool> g_hooked{false};
+
+// Registers the dispatcher with the stand-in driver once it is loaded (a subscriber may come before
+// cuInit, as real CUPTI allows). False while the driver is not loaded.
+bool hook_driver() {
+  if (g_hooked.load()) return true;
+  SetApiCallbackFn hook = driver_hook();
+  if (hook == nullptr) return false;
+  hook(&dispatch, &g_subscriber);
+  g_hooked.store(true);
+  return true;
+}
+
 CUptiResult subscribe(CUpti_SubscriberHandle* subscriber, CUpti_CallbackFunc callback, void* userdata,
                       const char* name, char* old_name, size_t old_name_size) {
   if (subscriber == nullptr || callback == nullptr) return CUPTI_ERROR_INVALID_PARAMETER;
@@ -67,23 +92,27 @@ CUptiResult subscribe(CUpti_SubscriberHandle* subscriber, CUpti_CallbackFunc cal
     copy_name(old_name, old_name_size, g_subscriber.name);
     return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
   }
-  SetApiCallbackFn hook = driver_hook();
-  if (hook == nullptr) {
-    g_taken.store(false);
-    return CUPTI_ERROR_NOT_INITIALIZED;
-  }
-  for (auto& e : g_subscriber.enabled) e.store(false, std::memory_order_relaxed);
+  clear(g_subscriber);
   g_subscriber.callback = callback;
   g_subscriber.userdata = userdata;
   copy_name(g_subscriber.name, sizeof g_subscriber.name, name);
-  hook(&dispatch, &g_subscriber);
+  g_hooked.store(false);
+  hook_driver();  // before cuInit the driver is not loaded yet: then at the first driver-domain enable
   *subscriber = &g_subscriber;
   return CUPTI_SUCCESS;
 }
 
 bool valid(CUpti_SubscriberHandle s) { return s == &g_subscriber && g_taken.load(); }
 
+
 }  // namespace
+
+void standin_cupti_report_nvtx(CUpti_nvtx_api_trace_cbid cbid, const CUpti_NvtxData* data) {
+  CUpti_Subscriber_st& s = g_subscriber;
+  if (!g_taken.load() || cbid <= CUPTI_CBID_NVTX_INVALID || cbid >= CUPTI_CBID_NVTX_SIZE) return;
+  if (!s.nvtx_enabled[cbid].load(std::memory_order_relaxed) || s.callback == nullptr) return;
+  s.callback(s.userdata, CUPTI_CB_DOMAIN_NVTX, cbid, data);
+}
 
 STANDIN_CUPTI_API CUptiResult CUPTIAPI cuptiSubscribe_v2(CUpti_SubscriberHandle* subscriber,
                                                          CUpti_CallbackFunc callback, void* userdata,
@@ -102,7 +131,8 @@ STANDIN_CUPTI_API CUptiResult CUPTIAPI cuptiSubscribe(CUpti_SubscriberHandle* su
 STANDIN_CUPTI_API CUptiResult CUPTIAPI cuptiUnsubscribe(CUpti_SubscriberHandle subscriber) {
   if (!valid(subscriber)) return CUPTI_ERROR_INVALID_PARAMETER;
   if (SetApiCallbackFn hook = driver_hook()) hook(nullptr, nullptr);
-  for (auto& e : g_subscriber.enabled) e.store(false, std::memory_order_relaxed);
+  g_hooked.store(false);
+  clear(g_subscriber);
   g_taken.store(false);
   return CUPTI_SUCCESS;
 }
@@ -110,8 +140,14 @@ STANDIN_CUPTI_API CUptiResult CUPTIAPI cuptiUnsubscribe(CUpti_SubscriberHandle s
 STANDIN_CUPTI_API CUptiResult CUPTIAPI cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHandle subscriber,
                                                            CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
   if (!valid(subscriber)) return CUPTI_ERROR_INVALID_PARAMETER;
-  if (domain != CUPTI_CB_DOMAIN_DRIVER_API) return CUPTI_ERROR_NOT_SUPPORTED;  // the only domain here
+  if (domain == CUPTI_CB_DOMAIN_NVTX) {
+    if (cbid == CUPTI_CBID_NVTX_INVALID || cbid >= CUPTI_CBID_NVTX_SIZE) return CUPTI_ERROR_INVALID_PARAMETER;
+    subscriber->nvtx_enabled[cbid].store(enable != 0, std::memory_order_relaxed);
+    return CUPTI_SUCCESS;
+  }
+  if (domain != CUPTI_CB_DOMAIN_DRIVER_API) return CUPTI_ERROR_NOT_SUPPORTED;  // driver and NVTX only
   if (cbid == CUPTI_DRIVER_TRACE_CBID_INVALID || cbid >= CUPTI_DRIVER_TRACE_CBID_SIZE) return CUPTI_ERROR_INVALID_PARAMETER;
+  if (!hook_driver()) return CUPTI_ERROR_NOT_INITIALIZED;
   subscriber->enabled[cbid].store(enable != 0, std::memory_order_relaxed);
   return CUPTI_SUCCESS;
 }
@@ -119,7 +155,13 @@ STANDIN_CUPTI_API CUptiResult CUPTIAPI cuptiEnableCallback(uint32_t enable, CUpt
 STANDIN_CUPTI_API CUptiResult CUPTIAPI cuptiEnableDomain(uint32_t enable, CUpti_SubscriberHandle subscriber,
                                                          CUpti_CallbackDomain domain) {
   if (!valid(subscriber)) return CUPTI_ERROR_INVALID_PARAMETER;
+  if (domain == CUPTI_CB_DOMAIN_NVTX) {
+    for (uint32_t id = 1; id < CUPTI_CBID_NVTX_SIZE; ++id)
+      subscriber->nvtx_enabled[id].store(enable != 0, std::memory_order_relaxed);
+    return CUPTI_SUCCESS;
+  }
   if (domain != CUPTI_CB_DOMAIN_DRIVER_API) return CUPTI_ERROR_NOT_SUPPORTED;
+  if (!hook_driver()) return CUPTI_ERROR_NOT_INITIALIZED;
   for (uint32_t id = 1; id < CUPTI_DRIVER_TRACE_CBID_SIZE; ++id)
     subscriber->enabled[id].store(enable != 0, std::memory_order_relaxed);
   return CUPTI_SUCCESS;

@@ -348,3 +348,35 @@ TEST_CASE("round trip: NVTX start/end intervals, closed and still open, and thei
     CHECK(back.dropped_nvtx_intervals == 7);
     compare(s, back);
 }
+
+TEST_CASE("round trip: NVTX categories on range stacks and intervals; left out where there are none", "[roundtrip]") {
+    vt_test::TempDir dir;
+    Snapshot s = vt_test::golden_snapshot();
+    s.range_stacks.push_back({1, {"", "ml"}, {"step", "forward"}, {"", "phase"}});
+    s.range_stacks.push_back({2, {""}, {"loader"}, {}});
+    s.nvtx_intervals.push_back({"", "load phase", 1000, 5000, 41, 41, "io"});
+    s.nvtx_intervals.push_back({"ml", "epoch", 6000, 0, 41, 0, "9"});
+    s.nvtx_intervals.push_back({"", "handoff", 7000, 8000, 41, 42, ""});
+    write_file(s, dir.file("categories.json"));
+
+    FILE *f = fopen(dir.file("categories.json").c_str(), "r");
+    REQUIRE(f != nullptr);
+    std::string text;
+    for (int c; (c = fgetc(f)) != EOF;) text += char(c);
+    fclose(f);
+    CHECK(text.find("{\"id\": 1, \"domains\": [\"\", \"ml\"], \"names\": [\"step\", \"forward\"], \"categories\": [\"\", "
+                    "\"phase\"]}") != std::string::npos);
+    CHECK(text.find("{\"id\": 2, \"domains\": [\"\"], \"names\": [\"loader\"]}") != std::string::npos);
+    CHECK(text.find("{\"domain\": \"ml\", \"name\": \"epoch\", \"category\": \"9\", \"start_ns\": 6000, "
+                    "\"start_thread\": 41}") != std::string::npos);
+    CHECK(text.find("{\"domain\": \"\", \"name\": \"handoff\", \"start_ns\": 7000,") != std::string::npos);
+
+    Snapshot back;
+    std::string error;
+    REQUIRE(vramtrace::cli::read_snapshot_file(dir.file("categories.json"), &back, &error));
+    CHECK(back.range_stacks == s.range_stacks);
+    CHECK(back.nvtx_intervals == s.nvtx_intervals);
+    CHECK(vramtrace::report::range_stack_label(back, 1) == "step > ml:forward [phase]");
+    CHECK(vramtrace::report::range_stack_label(back, 2) == "loader");
+    compare(s, back);
+}
