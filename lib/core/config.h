@@ -17,7 +17,7 @@ struct Config {
     bool follow = true;             // VRAMTRACE_FOLLOW=0: trace this process only, not its children
     bool crash_dump = true;         // VRAMTRACE_CRASH_DUMP=0: no fatal-signal handlers, no crash snapshot
     bool python = true;             // VRAMTRACE_PYTHON=0: no Python frames in stacks (docs/python-frames.md)
-    uint32_t events = 65536;        // VRAMTRACE_EVENTS: events kept in the history ring (128 bytes
+    uint32_t events = 65536;        // VRAMTRACE_EVENTS: events kept in the history ring (96 bytes
                                     // each), 0 = no history; at most 2^28
     const char *output = "vramtrace-%p.json"; // VRAMTRACE_OUTPUT; %p pid, %h host, %% a percent sign
     // VRAMTRACE_BACKEND (docs/cupti.md): 0 unset (preload, or CUPTI when the library was loaded only

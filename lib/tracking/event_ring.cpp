@@ -1,7 +1,6 @@
 // The event history ring (see event_ring.h). Slot layout, in 64-bit words:
 //   0 sequence | 1 time_ns | 2 type, kind, api, cause, device, range | 3 thread_id, stack | 4 address | 5 size
-// and for marks words 4..11 hold the label (64 bytes, NUL-terminated) instead of address/size;
-// words 12..15 are unused (the slot is two whole lines).
+// and for marks words 4..11 hold the label (64 bytes, NUL-terminated) instead of address/size.
 // Payload words are relaxed atomics so that a reader racing a writer is well defined; the sequence
 // number decides whether the copy is kept.
 #include "tracking/event_ring.h"
@@ -14,9 +13,7 @@ namespace vramtrace {
 namespace {
 
 constexpr size_t kLabelWords = (EventRecord::kLabelMax + 1) / 8;
-static_assert(4 + kLabelWords <= EventRing::kSlotWords, "a mark's label fits the slot");
-static_assert(6 * sizeof(uint64_t) <= 64 && EventRing::kSlotWords * sizeof(uint64_t) % 64 == 0,
-              "an alloc or free writes one line of a line-aligned slot");
+static_assert(4 + kLabelWords == EventRing::kSlotWords, "a mark's label fills the slot");
 
 uint64_t pack_meta(const EventRecord &e) {
     return uint64_t(uint8_t(e.type)) | uint64_t(e.kind) << 8 | uint64_t(e.api) << 16 |
@@ -66,8 +63,11 @@ uint64_t EventRing::take_ticket() {
     c.pushed.store(c.pushed.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     // The ring is larger than a core's cache, so each slot is a cold line: fetch the block's next
     // slot for writing now, while this thread goes on to the program's next CUDA call.
-    if (next + 1 < c.end.load(std::memory_order_relaxed))
-        __builtin_prefetch(slots_ + ((next + 1) % capacity_) * kSlotWords, 1, 3);
+    if (next + 1 < c.end.load(std::memory_order_relaxed)) {
+        const char *following = reinterpret_cast<const char *>(slots_ + ((next + 1) % capacity_) * kSlotWords);
+        __builtin_prefetch(following, 1, 3);
+        __builtin_prefetch(following + kSlotWords * sizeof(uint64_t) - 1, 1, 3);
+    }
     return next;
 }
 

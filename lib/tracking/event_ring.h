@@ -18,7 +18,7 @@
 // yet holds no event, so while several threads allocate the ring keeps up to kBlock - 1 fewer
 // events per such thread.
 //
-// Memory: one mapping of capacity * 128 bytes (raw_memory.h), never freed.
+// Memory: one mapping of capacity * 96 bytes (raw_memory.h), never freed.
 #pragma once
 
 #include <atomic>
@@ -77,10 +77,7 @@ public:
                              const_cast<void *>(static_cast<const void *>(&fn)));
     }
 
-    // Two cache lines per slot, the mapping page-aligned: the words an alloc or free writes (0..5)
-    // lie in one line, so each such event costs one cold line, not two for half of them; a mark's
-    // label spills into the second line.
-    static constexpr size_t kSlotWords = 16; // sequence + 15 words of payload: 128 bytes
+    static constexpr size_t kSlotWords = 12; // sequence + 11 words of payload: 96 bytes
     static constexpr uint64_t kBlock = 16;
     static constexpr uint64_t kMinBlockedCapacity = 4096;
 
