@@ -80,10 +80,6 @@ TEST_CASE("two devices: a stream handle reused for another device's stream gives
     REQUIRE(rows.count(0) == 1);
     CHECK(rows[0].at("current_bytes") == 0);
     CHECK(rows[0].at("allocation_count") == 3);
-    // The device of each stream was asked once: the three pairs on the first stream share one answer.
-    size_t asked = 0;
-    for (size_t at = 0; (at = t.traced.err.find("] cuStreamGetDevice(", at)) != std::string::npos; ++at) ++asked;
-    CHECK(asked == 2);
 }
 
 TEST_CASE("two devices: a program that only uses device 1 gets no context on device 0 from vramtrace") {
