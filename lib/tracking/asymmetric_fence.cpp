@@ -27,6 +27,17 @@ constexpr bool kSanitized = false;
 
 long membarrier(int cmd) { return syscall(__NR_membarrier, cmd, 0, 0); }
 
+// Set for good once a membarrier failed after writers were light.
+std::atomic<bool> g_fell_back{false};
+
+// Not a guarantee, a practical bound: a writer in its light window has its busy store at worst in
+// its store buffer, which drains within nanoseconds unless the thread is preempted; a few yields
+// give a preempted writer's core time to run. Only ever reached after a membarrier failed, which
+// registration makes all but impossible.
+void drain_light_writers() {
+    for (int i = 0; i < 64; ++i) sched_yield();
+}
+
 bool register_process() {
     const int saved = errno;
     const long cmds = membarrier(MEMBARRIER_CMD_QUERY);
@@ -54,16 +65,20 @@ void set_light_writers_for_testing(bool light) { g_light_writers.store(light && 
 
 void reader_fence() {
     std::atomic_thread_fence(std::memory_order_seq_cst);
-    if (!light_writers()) return;
+    if (!light_writers()) {
+        // After a failed membarrier, writers that loaded the old setting may still be in their
+        // light window, also while another reader is the one that saw the failure.
+        if (g_fell_back.load(std::memory_order_seq_cst)) drain_light_writers();
+        return;
+    }
     const int saved = errno;
     bool ok = membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0;
     if (!ok && errno == EPERM) ok = register_process() && membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0;
     errno = saved;
     if (ok) return;
+    g_fell_back.store(true, std::memory_order_seq_cst);
     g_light_writers.store(false, std::memory_order_seq_cst);
-    // A writer that used the light fence has its busy store in its store buffer at worst: a few
-    // yields let it drain before the flags are read.
-    for (int i = 0; i < 64; ++i) sched_yield();
+    drain_light_writers();
 }
 
 } // namespace vramtrace::asym

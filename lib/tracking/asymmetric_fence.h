@@ -27,7 +27,8 @@ inline void writer_fence() {
 // The reader's side, after its store of the flag and before it reads the writers' busy flags.
 // One membarrier syscall (async-signal-safe) when writers are light, else a full fence. If the
 // syscall fails (a forked child that is not registered yet registers and retries), writers go back
-// to full fences for good and the reader waits for the store buffers of those in flight to drain.
+// to full fences for good, and this and every later reader yield a few times so that writers still
+// in their light window finish it (a practical bound, not a proof: see the .cpp).
 void reader_fence();
 
 // Tests only: writers use full fences (false), or the light one when enable() succeeded (true).

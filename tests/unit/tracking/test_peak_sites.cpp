@@ -93,7 +93,10 @@ TEST_CASE("peak sites: stack 0 and stack ids in far apart chunks", "[peak]") {
 
 TEST_CASE("peak sites: concurrent threads, sum of sites equals the peak at every read", "[peak]") {
     // Both sides of the writers' fence: the light one (membarrier, where the kernel has it) and the
-    // full one it falls back to.
+    // full one it falls back to. This shows that neither breaks the sums; it cannot show that the
+    // light one needs its membarrier: the window it closes (between a writer's flag load and its
+    // compare-and-swap) is a few nanoseconds, and a run without the syscall passed here too. The
+    // argument for it is in asymmetric_fence.h.
     const bool light = GENERATE(true, false);
     DeviceCounters c;
     vramtrace::asym::set_light_writers_for_testing(light);
