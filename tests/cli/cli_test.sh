@@ -665,7 +665,54 @@ merge_nvtx_bad_input)
     bad '.nvtx_regions[0].range = 5' 'nvtx_regions[0].range: 5 is not the id of an entry in nvtx_ranges'
     bad '.nvtx_ranges[1].id = 1' 'nvtx_ranges: id 1 appears more than once'
     bad '.nvtx_ranges[0].id = 0' 'nvtx_ranges[0].id: 0 is reserved for "no range"'
-    bad '.nvtx_ranges[0].names = ["step"]' 'nvtx_ranges[0]: domains has 2 entries and names 1 (one of each per open range)' ;;
+    bad '.nvtx_ranges[0].names = ["step"]' 'nvtx_ranges[0]: domains has 2 entries and names 1 (one of each per open range)'
+    bad '.nvtx_ranges[0].categories = ["phase"]' 'nvtx_ranges[0]: categories has 1 entries and domains 2 (one per open range, or none)' ;;
+merge_nvtx_categories)
+    # P is A with a category on "forward" (step > forward [phase]) and on its interval; B has
+    # step > forward without one: two merged range stacks, each with its own bytes.
+    cd "$VT_WORK" || fail "cd"
+    jq '.nvtx_ranges[0].categories = ["", "phase"] | .nvtx_intervals[0].category = "phase"' \
+        "$VT_CLI_DATA/nvtx_merge_a.json" >p.json
+    run 0 "$VT" merge -o pb.json p.json "$VT_CLI_DATA/nvtx_merge_b.json"; stderr_empty
+    sed -n '/^by NVTX range/,$p' "$out" >got.txt
+    cat >want.txt <<'EOF'
+by NVTX range, all inputs (the push/pop ranges open on the allocating thread, outermost first; at peak: what each held at each input's peak of the device, summed)
+  each rank's GPU
+    live                   allocations  at peak               range
+    4.00 MiB (4194304 B)   1            6.00 MiB (6291456 B)  step > ml:forward
+    3.00 MiB (3145728 B)   1            4.00 MiB (4194304 B)  step > forward
+    1.00 MiB (1048576 B)   1            4.00 MiB (4194304 B)  step > forward [phase]
+    2.00 MiB (2097152 B)   1            3.00 MiB (3145728 B)  loader
+    512.00 KiB (524288 B)  1            1.00 MiB (1048576 B)  (no range)
+EOF
+    same_text want.txt got.txt
+    # categories only on the stack that has one, as the library writes them; intervals keep theirs.
+    jq_is pb.json '.nvtx_ranges' '[{"id":1,"domains":["",""],"names":["step","forward"],"categories":["","phase"]},{"id":2,"domains":[""],"names":["loader"]},{"id":3,"domains":["",""],"names":["step","forward"]},{"id":4,"domains":["","ml"],"names":["step","forward"]}]'
+    jq_is pb.json '[.allocations[] | [.size, .range // 0]]' '[[1048576,1],[2097152,2],[524288,0],[3145728,3],[4194304,4]]'
+    jq_is pb.json '[.peaks[].ranges[] | [.range, .bytes]]' '[[4,6291456],[1,4194304],[3,4194304],[2,3145728],[0,1048576]]'
+    jq_is pb.json '[.nvtx_intervals[] | [.name, .category]]' '[["epoch 1","phase"],["optimizer",null]]'
+    run 0 "$VT" summary pb.json; stderr_empty
+    sed -n '/memory by NVTX range/,/warning: the range table/p' "$out" >got.txt
+    cat >want.txt <<'EOF'
+vramtrace: memory by NVTX range (the push/pop ranges open on the allocating thread, outermost first):
+vramtrace:   cuda:0                          live  allocations   at peak
+vramtrace:     step > ml:forward         4.00 MiB            1  6.00 MiB
+vramtrace:     step > forward            3.00 MiB            1  4.00 MiB
+vramtrace:     step > forward [phase]    1.00 MiB            1  4.00 MiB
+vramtrace:     loader                    2.00 MiB            1  3.00 MiB
+vramtrace:     (no range)              512.00 KiB            1  1.00 MiB
+vramtrace:   warning: the range table was full: 0 range stacks and 3 range names not kept (counted under the (more ...) rows)
+EOF
+    same_text want.txt got.txt
+    # A merge of the merged snapshot keeps them apart too.
+    run 0 "$VT" merge -q -o again.json pb.json; stderr_empty
+    jq_is again.json '.nvtx_ranges' "$(jq -c '.nvtx_ranges' pb.json)"
+    jq_is again.json '[.allocations[] | [.size, .range // 0]]' "$(jq -c '[.allocations[] | [.size, .range // 0]]' pb.json)"
+    # A list of categories that are all "" is no category: one stack with B's step > forward.
+    jq '.nvtx_ranges[0].categories = ["", ""]' "$VT_CLI_DATA/nvtx_merge_a.json" >empty.json
+    run 0 "$VT" merge -q -o eb.json empty.json "$VT_CLI_DATA/nvtx_merge_b.json"; stderr_empty
+    jq_is eb.json '.nvtx_ranges' '[{"id":1,"domains":["",""],"names":["step","forward"]},{"id":2,"domains":[""],"names":["loader"]},{"id":3,"domains":["","ml"],"names":["step","forward"]}]'
+    jq_is eb.json '[.allocations[] | [.size, .range // 0]]' '[[1048576,1],[2097152,2],[524288,0],[3145728,1],[4194304,3]]' ;;
 scale_bounded_memory)
     # A 32 MB snapshot of 200000 live allocations: diff and merge stream it in a few MiB (keeping
     # the allocations would take more than 20 MiB), and draw progress when stderr is a terminal.

@@ -204,6 +204,9 @@ public:
             else if (r.domains.size() != r.names.size())
                 s_.bad_range = where + ": domains has " + std::to_string(r.domains.size()) + " entries and names " +
                                std::to_string(r.names.size()) + " (one of each per open range)";
+            else if (!r.categories.empty() && r.categories.size() != r.domains.size())
+                s_.bad_range = where + ": categories has " + std::to_string(r.categories.size()) + " entries and domains " +
+                               std::to_string(r.domains.size()) + " (one per open range, or none)";
         }
         if (!s_.range_at.emplace(r.id, at).second && s_.bad_range.empty())
             s_.bad_range = std::string(top::nvtx_ranges) + ": id " + std::to_string(r.id) + " appears more than once";

@@ -250,8 +250,11 @@ bool Merger::write_snapshot(int fd, const std::vector<std::string> &command_line
         write_array(out, top::nvtx_ranges, ranges_, [](const report::RangeStack &r) {
             namespace f = member::nvtx_ranges;
             std::string line = "{" + json_key(f::id) + std::to_string(r.id);
-            for (auto [name, list] : {std::pair{f::domains, &r.domains}, std::pair{f::names, &r.names}})
-                line += ", " + json_key(name) + string_list(*list);
+            // categories only for a stack with one (intern_range leaves the list empty otherwise),
+            // as the library writes it.
+            for (auto [name, list] : {std::pair{f::domains, &r.domains}, std::pair{f::names, &r.names},
+                                      std::pair{f::categories, &r.categories}})
+                if (!list->empty() || !name.optional) line += ", " + json_key(name) + string_list(*list);
             return line + "}";
         });
     if (!nvtx_regions_.empty())
@@ -268,7 +271,9 @@ bool Merger::write_snapshot(int fd, const std::vector<std::string> &command_line
         write_array(out, top::nvtx_intervals, nvtx_intervals_, [](const report::NvtxInterval &v) {
             namespace f = member::nvtx_intervals;
             std::string line = "{" + json_key(f::domain) + json_string(v.domain) + ", " + json_key(f::name) +
-                               json_string(v.name) + ", " + json_key(f::start_ns) + u64(v.start_ns);
+                               json_string(v.name);
+            if (!v.category.empty()) line += ", " + json_key(f::category) + json_string(v.category);
+            line += ", " + json_key(f::start_ns) + u64(v.start_ns);
             if (v.end_ns != 0) line += ", " + json_key(f::end_ns) + u64(v.end_ns);
             line += ", " + json_key(f::start_thread) + std::to_string(v.start_thread);
             if (v.end_ns != 0) line += ", " + json_key(f::end_thread) + std::to_string(v.end_thread);
