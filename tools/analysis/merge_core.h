@@ -226,7 +226,8 @@ private:
     std::vector<report::Pool> pools_;    // every input's
     // NVTX: the merged range stacks (id = index + 1); per device role and merged range stack, the
     // live bytes and allocations and the bytes at the peaks; every input's regions (merged range
-    // ids) and intervals, in input order; the dropped counters, summed.
+    // ids) and intervals, in input order, each with its process row (input); the dropped counters,
+    // summed.
     std::vector<report::RangeStack> ranges_;
     std::unordered_map<std::string, uint32_t> range_index_;
     struct RangeTotals {

@@ -245,7 +245,8 @@ bool Merger::write_snapshot(int fd, const std::vector<std::string> &command_line
                json_key(f::peak_bytes) + u64(o.peak_bytes) + ", " + json_key(f::sites_known) +
                (o.sites_known ? "true" : "false") + ", " + json_key(f::sites) + "[" + list + "]}";
     });
-    // NVTX: the merged range stacks, the regions with merged range ids, the intervals in input order.
+    // NVTX: the merged range stacks, the regions with merged range ids, the intervals in input order;
+    // regions and intervals with the process row they are of (input).
     if (!ranges_.empty())
         write_array(out, top::nvtx_ranges, ranges_, [](const report::RangeStack &r) {
             namespace f = member::nvtx_ranges;
@@ -265,7 +266,8 @@ bool Merger::write_snapshot(int fd, const std::vector<std::string> &command_line
                    json_key(f::segment) + hex(r.segment) + ", " + json_key(f::segment_size) + u64(r.segment_size) + ", " +
                    json_key(f::heap) + hex(r.heap) + ", " + json_key(f::device) + std::to_string(r.device) + ", " +
                    json_key(f::range) + std::to_string(r.range) + ", " + json_key(f::thread_id) +
-                   std::to_string(r.thread_id) + "}";
+                   std::to_string(r.thread_id) + (r.input ? ", " + json_key(f::input) + u64(*r.input) : std::string()) +
+                   "}";
         });
     if (!nvtx_intervals_.empty())
         write_array(out, top::nvtx_intervals, nvtx_intervals_, [](const report::NvtxInterval &v) {
@@ -277,6 +279,7 @@ bool Merger::write_snapshot(int fd, const std::vector<std::string> &command_line
             if (v.end_ns != 0) line += ", " + json_key(f::end_ns) + u64(v.end_ns);
             line += ", " + json_key(f::start_thread) + std::to_string(v.start_thread);
             if (v.end_ns != 0) line += ", " + json_key(f::end_thread) + std::to_string(v.end_thread);
+            if (v.input) line += ", " + json_key(f::input) + u64(*v.input);
             return line + "}";
         });
     write_array(out, top::modules, modules_, [](const report::Module &m) {
