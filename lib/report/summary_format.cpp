@@ -5,6 +5,7 @@
 #include "report/summary_body.h"
 #include "report/summary_lines.h"
 #include "report/text_safety.h"
+#include "snapshot/snapshot_fields.h"
 
 #include <algorithm>
 #include <functional>
@@ -356,7 +357,9 @@ void nvtx_ranges(Lines &lines, const Snapshot &s, const SummaryBody::State &body
 
 // The pools that describe their sub-allocations with the NVTX memory API: per segment (the tracked
 // allocation a pool's regions lie in), the bytes its live regions use and the rest, free inside the
-// pool; then the regions' bytes by the range stack open when each was registered.
+// pool; then the regions' bytes by the range stack open when each was registered. In a merged
+// snapshot a segment is one process's (NvtxRegion::input): ranks of one program have the same
+// segment addresses, so the segments are told apart, and listed, by process row, then address.
 void nvtx_pools(Lines &lines, const Snapshot &s) {
     bool bad = s.dropped_nvtx_regions != 0 || s.nvtx_regions_outside != 0 || s.nvtx_unregisters_unknown != 0;
     if (s.nvtx_regions.empty() && !bad) return;
@@ -365,19 +368,32 @@ void nvtx_pools(Lines &lines, const Snapshot &s) {
         int device = -2;
         uint64_t size = 0, used = 0, regions = 0;
     };
-    std::map<uint64_t, Segment> segments;
+    std::map<std::pair<std::optional<uint64_t>, uint64_t>, Segment> segments; // (process row, address)
     std::map<std::pair<int, uint32_t>, std::pair<uint64_t, uint64_t>> by_range;
+    bool tagged = false;
     for (const NvtxRegion &r : s.nvtx_regions) {
-        Segment &g = segments[r.segment];
+        Segment &g = segments[{r.input, r.segment}];
         g.device = r.device, g.size = r.segment_size, g.used += r.size, ++g.regions;
         auto &row = by_range[{r.device, r.range}];
         row.first += r.size, ++row.second;
+        tagged = tagged || r.input.has_value();
     }
-    std::vector<std::vector<std::string>> table{{"device", "segment", "size", "used by regions", "regions", "free inside the pool"}};
-    for (const auto &[address, g] : segments)
-        table.push_back({device_label(g.device), hex_u64(address), format_bytes(g.size), format_bytes(g.used), dec(g.regions),
-                         format_bytes(g.size >= g.used ? g.size - g.used : 0)});
-    if (!segments.empty()) lines.table("  ", table, {false, false, true, true, true, true});
+    // The input column (merged_processes[].input) only for a merged snapshot's regions; "?" for a
+    // region whose process is not known.
+    std::vector<std::string> header{"device", "segment", "size", "used by regions", "regions", "free inside the pool"};
+    std::vector<bool> right{false, false, true, true, true, true};
+    if (tagged) {
+        header.insert(header.begin() + 1, std::string(report::member::nvtx_regions::input));
+        right.insert(right.begin() + 1, true);
+    }
+    std::vector<std::vector<std::string>> table{header};
+    for (const auto &[key, g] : segments) {
+        std::vector<std::string> row{device_label(g.device), hex_u64(key.second), format_bytes(g.size), format_bytes(g.used),
+                                     dec(g.regions), format_bytes(g.size >= g.used ? g.size - g.used : 0)};
+        if (tagged) row.insert(row.begin() + 1, key.first ? dec(*key.first) : std::string("?"));
+        table.push_back(std::move(row));
+    }
+    if (!segments.empty()) lines.table("  ", table, right);
     if (!by_range.empty()) {
         std::vector<std::pair<std::pair<int, uint32_t>, std::pair<uint64_t, uint64_t>>> rows(by_range.begin(), by_range.end());
         std::stable_sort(rows.begin(), rows.end(), [](const auto &a, const auto &b) {

@@ -291,6 +291,9 @@ struct NvtxRegion {
     int device = -2;              // the segment's device
     uint32_t range = 0;           // RangeStack::id open on the registering thread; 0: none
     uint32_t thread_id = 0;       // the registering thread
+    // Merged snapshots: the MergedProcess::input of the process that registered it (two ranks of
+    // one program have the same segment addresses); absent in a process's own snapshot.
+    std::optional<uint64_t> input;
     bool operator==(const NvtxRegion &) const = default;
 };
 
@@ -304,6 +307,7 @@ struct NvtxInterval {
     uint32_t start_thread = 0;    // thread id of the start
     uint32_t end_thread = 0;      // thread id of the end; 0 while open
     std::string category;         // as RangeStack::categories; "" for none
+    std::optional<uint64_t> input; // as NvtxRegion::input: the process it is of, merged snapshots only
     bool operator==(const NvtxInterval &) const = default;
 };
 

@@ -159,6 +159,8 @@ inline constexpr Field heap{"heap", Json::hex, kRequired};
 inline constexpr Field device{"device", Json::int64, kRequired};
 inline constexpr Field range{"range", Json::uint64, kRequired};
 inline constexpr Field thread_id{"thread_id", Json::uint64, kRequired};
+// Merged snapshots only: the merged_processes[].input of the process the region is of.
+inline constexpr Field input{"input", Json::uint64, kOptional};
 } // namespace nvtx_regions
 
 // The records of nvtx_intervals: one NVTX start/end range; end_ns and end_thread are left out while
@@ -171,6 +173,8 @@ inline constexpr Field start_ns{"start_ns", Json::uint64, kRequired};
 inline constexpr Field end_ns{"end_ns", Json::uint64, kOptional};
 inline constexpr Field start_thread{"start_thread", Json::uint64, kRequired};
 inline constexpr Field end_thread{"end_thread", Json::uint64, kOptional};
+// Merged snapshots only: the merged_processes[].input of the process the interval is of.
+inline constexpr Field input{"input", Json::uint64, kOptional};
 } // namespace nvtx_intervals
 
 // The records of peaks[].sites and teardowns[].sites: what one stack held.

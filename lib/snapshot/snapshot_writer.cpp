@@ -297,6 +297,7 @@ void write_document(JsonEmitter &out, const Snapshot &s) {
             m.i64(member::nvtx_regions::device, r.device);
             m.u64(member::nvtx_regions::range, r.range);
             m.u64(member::nvtx_regions::thread_id, r.thread_id);
+            if (r.input) m.u64(member::nvtx_regions::input, *r.input);
         });
     if (!s.nvtx_intervals.empty())
         write_array(out, member::top::nvtx_intervals, s.nvtx_intervals, [&](JsonMembers &m, const NvtxInterval &v) {
@@ -307,6 +308,7 @@ void write_document(JsonEmitter &out, const Snapshot &s) {
             if (v.end_ns != 0) m.u64(member::nvtx_intervals::end_ns, v.end_ns);
             m.u64(member::nvtx_intervals::start_thread, v.start_thread);
             if (v.end_ns != 0) m.u64(member::nvtx_intervals::end_thread, v.end_thread);
+            if (v.input) m.u64(member::nvtx_intervals::input, *v.input);
         });
     write_array(out, member::top::modules, s.modules, [&](JsonMembers &m, const Module &mod) {
         m.str(member::modules::path, mod.path);

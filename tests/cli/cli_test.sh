@@ -582,8 +582,8 @@ EOF
     # Peaks per ordinal: C's peak (no ranges) is under range 0; host memory had no range open.
     jq_is "$M" '[.peaks[] | [.device, .peak_bytes, .ranges]]' '[[-1,100,null],[0,19922944,[{"range":1,"bytes":8388608,"count":3},{"range":3,"bytes":6291456,"count":1},{"range":2,"bytes":3145728,"count":2},{"range":0,"bytes":2097152,"count":2}]]]'
     jq_is "$M" '[.peaks[] | select(.ranges) | (.ranges | map(.bytes) | add) == .peak_bytes]' '[true]'
-    jq_is "$M" '[.nvtx_regions[] | [.address, .size, .range]]' '[["0x7f1000000000",262144,1],["0x7f2000300000",524288,3]]'
-    jq_is "$M" '.nvtx_intervals' '[{"domain":"","name":"epoch 1","start_ns":1000,"end_ns":9000,"start_thread":100,"end_thread":101},{"domain":"ml","name":"optimizer","start_ns":2000,"start_thread":200}]'
+    jq_is "$M" '[.nvtx_regions[] | [.address, .size, .range, .input]]' '[["0x7f1000000000",262144,1,0],["0x7f2000300000",524288,3,1]]'
+    jq_is "$M" '.nvtx_intervals' '[{"domain":"","name":"epoch 1","start_ns":1000,"end_ns":9000,"start_thread":100,"end_thread":101,"input":0},{"domain":"ml","name":"optimizer","start_ns":2000,"start_thread":200,"input":1}]'
     jq_is "$M" '.dropped' '{"allocations":0,"stacks":0,"peak_sites":0,"nvtx_range_names":3,"nvtx_intervals":3}'
     # The summary of the merged snapshot, per ordinal.
     run 0 "$VT" summary "$M"; stderr_empty
@@ -665,7 +665,110 @@ merge_nvtx_bad_input)
     bad '.nvtx_regions[0].range = 5' 'nvtx_regions[0].range: 5 is not the id of an entry in nvtx_ranges'
     bad '.nvtx_ranges[1].id = 1' 'nvtx_ranges: id 1 appears more than once'
     bad '.nvtx_ranges[0].id = 0' 'nvtx_ranges[0].id: 0 is reserved for "no range"'
-    bad '.nvtx_ranges[0].names = ["step"]' 'nvtx_ranges[0]: domains has 2 entries and names 1 (one of each per open range)' ;;
+    bad '.nvtx_ranges[0].names = ["step"]' 'nvtx_ranges[0]: domains has 2 entries and names 1 (one of each per open range)'
+    bad '.nvtx_ranges[0].categories = ["phase"]' 'nvtx_ranges[0]: categories has 1 entries and domains 2 (one per open range, or none)' ;;
+merge_nvtx_categories)
+    # P is A with a category on "forward" (step > forward [phase]) and on its interval; B has
+    # step > forward without one: two merged range stacks, each with its own bytes.
+    cd "$VT_WORK" || fail "cd"
+    jq '.nvtx_ranges[0].categories = ["", "phase"] | .nvtx_intervals[0].category = "phase"' \
+        "$VT_CLI_DATA/nvtx_merge_a.json" >p.json
+    run 0 "$VT" merge -o pb.json p.json "$VT_CLI_DATA/nvtx_merge_b.json"; stderr_empty
+    sed -n '/^by NVTX range/,$p' "$out" >got.txt
+    cat >want.txt <<'EOF'
+by NVTX range, all inputs (the push/pop ranges open on the allocating thread, outermost first; at peak: what each held at each input's peak of the device, summed)
+  each rank's GPU
+    live                   allocations  at peak               range
+    4.00 MiB (4194304 B)   1            6.00 MiB (6291456 B)  step > ml:forward
+    3.00 MiB (3145728 B)   1            4.00 MiB (4194304 B)  step > forward
+    1.00 MiB (1048576 B)   1            4.00 MiB (4194304 B)  step > forward [phase]
+    2.00 MiB (2097152 B)   1            3.00 MiB (3145728 B)  loader
+    512.00 KiB (524288 B)  1            1.00 MiB (1048576 B)  (no range)
+EOF
+    same_text want.txt got.txt
+    # categories only on the stack that has one, as the library writes them; intervals keep theirs.
+    jq_is pb.json '.nvtx_ranges' '[{"id":1,"domains":["",""],"names":["step","forward"],"categories":["","phase"]},{"id":2,"domains":[""],"names":["loader"]},{"id":3,"domains":["",""],"names":["step","forward"]},{"id":4,"domains":["","ml"],"names":["step","forward"]}]'
+    jq_is pb.json '[.allocations[] | [.size, .range // 0]]' '[[1048576,1],[2097152,2],[524288,0],[3145728,3],[4194304,4]]'
+    jq_is pb.json '[.peaks[].ranges[] | [.range, .bytes]]' '[[4,6291456],[1,4194304],[3,4194304],[2,3145728],[0,1048576]]'
+    jq_is pb.json '[.nvtx_intervals[] | [.name, .category]]' '[["epoch 1","phase"],["optimizer",null]]'
+    run 0 "$VT" summary pb.json; stderr_empty
+    sed -n '/memory by NVTX range/,/warning: the range table/p' "$out" >got.txt
+    cat >want.txt <<'EOF'
+vramtrace: memory by NVTX range (the push/pop ranges open on the allocating thread, outermost first):
+vramtrace:   cuda:0                          live  allocations   at peak
+vramtrace:     step > ml:forward         4.00 MiB            1  6.00 MiB
+vramtrace:     step > forward            3.00 MiB            1  4.00 MiB
+vramtrace:     step > forward [phase]    1.00 MiB            1  4.00 MiB
+vramtrace:     loader                    2.00 MiB            1  3.00 MiB
+vramtrace:     (no range)              512.00 KiB            1  1.00 MiB
+vramtrace:   warning: the range table was full: 0 range stacks and 3 range names not kept (counted under the (more ...) rows)
+EOF
+    same_text want.txt got.txt
+    # A merge of the merged snapshot keeps them apart too.
+    run 0 "$VT" merge -q -o again.json pb.json; stderr_empty
+    jq_is again.json '.nvtx_ranges' "$(jq -c '.nvtx_ranges' pb.json)"
+    jq_is again.json '[.allocations[] | [.size, .range // 0]]' "$(jq -c '[.allocations[] | [.size, .range // 0]]' pb.json)"
+    # A list of categories that are all "" is no category: one stack with B's step > forward.
+    jq '.nvtx_ranges[0].categories = ["", ""]' "$VT_CLI_DATA/nvtx_merge_a.json" >empty.json
+    run 0 "$VT" merge -q -o eb.json empty.json "$VT_CLI_DATA/nvtx_merge_b.json"; stderr_empty
+    jq_is eb.json '.nvtx_ranges' '[{"id":1,"domains":["",""],"names":["step","forward"]},{"id":2,"domains":[""],"names":["loader"]},{"id":3,"domains":["","ml"],"names":["step","forward"]}]'
+    jq_is eb.json '[.allocations[] | [.size, .range // 0]]' '[[1048576,1],[2097152,2],[524288,0],[3145728,1],[4194304,3]]' ;;
+merge_nvtx_identical_ranks)
+    # Two ranks of one program (A, and A as pid 200, rank 1): the same segment addresses. The
+    # merged snapshot names each region's and interval's process row (input), so the summary keeps
+    # two 1 MiB segments, 768 KiB free in each, and no two segments fold into one.
+    cd "$VT_WORK" || fail "cd"
+    jq '.process.pid = 200 | .process.rank = "1"' "$VT_CLI_DATA/nvtx_merge_a.json" >a1.json
+    run 0 "$VT" merge -q -o m.json "$VT_CLI_DATA/nvtx_merge_a.json" a1.json; stderr_empty
+    jq_is m.json '[.nvtx_regions[] | [.input, .segment, .size]]' '[[0,"0x7f1000000000",262144],[1,"0x7f1000000000",262144]]'
+    jq_is m.json '[.nvtx_intervals[] | [.input, .name]]' '[[0,"epoch 1"],[1,"epoch 1"]]'
+    jq_is m.json '[.merged_processes[] | [.input, .pid, .rank]]' '[[0,100,0],[1,200,1]]'
+    run 0 "$VT" summary m.json; stderr_empty
+    sed -n '/memory inside pools/,/regions by NVTX range/p' "$out" >got.txt
+    cat >want.txt <<'EOF'
+vramtrace: memory inside pools (NVTX memory API: regions inside the allocations that back them):
+vramtrace:   device  input  segment             size  used by regions  regions  free inside the pool
+vramtrace:   cuda:0      0  0x7f1000000000  1.00 MiB       256.00 KiB        1            768.00 KiB
+vramtrace:   cuda:0      1  0x7f1000000000  1.00 MiB       256.00 KiB        1            768.00 KiB
+vramtrace:   device  regions by NVTX range       bytes  regions
+EOF
+    same_text want.txt got.txt
+    stdout_has "vramtrace:   cuda:0  step > forward         512.00 KiB        2"
+    # A process's own snapshot has no input column.
+    run 0 "$VT" summary "$VT_CLI_DATA/nvtx_merge_a.json"; stderr_empty
+    stdout_has "vramtrace:   device  segment             size  used by regions  regions  free inside the pool"
+    stdout_has "vramtrace:   cuda:0  0x7f1000000000  1.00 MiB       256.00 KiB        1            768.00 KiB"
+    # A merge of merged snapshots renumbers the rows: (A, A1) then A1 again is rows 0, 1, 2.
+    run 0 "$VT" merge -q -o mm.json m.json a1.json; stderr_empty
+    jq_is mm.json '[.nvtx_regions[].input]' '[0,1,2]'
+    jq_is mm.json '[.nvtx_intervals[].input]' '[0,1,2]'
+    run 0 "$VT" merge -q -o mm2.json a1.json m.json; stderr_empty
+    jq_is mm2.json '[.nvtx_regions[].input]' '[0,1,2]'
+    jq_is mm2.json '[.merged_processes[] | [.input, .pid]]' '[[0,200],[1,100],[2,200]]'
+    # A merged snapshot written before the tag: its regions' processes are unknown ("?"), still
+    # not folded into the tagged ones.
+    jq 'del(.nvtx_regions[].input) | del(.nvtx_intervals[].input)' m.json >old.json
+    run 0 "$VT" merge -q -o mo.json old.json "$VT_CLI_DATA/nvtx_merge_a.json"; stderr_empty
+    jq_is mo.json '[.nvtx_regions[].input]' '[null,null,2]'
+    run 0 "$VT" summary mo.json; stderr_empty
+    sed -n '/memory inside pools/,/regions by NVTX range/p' "$out" >got.txt
+    cat >want.txt <<'EOF'
+vramtrace: memory inside pools (NVTX memory API: regions inside the allocations that back them):
+vramtrace:   device  input  segment             size  used by regions  regions  free inside the pool
+vramtrace:   cuda:0      ?  0x7f1000000000  1.00 MiB       512.00 KiB        2            512.00 KiB
+vramtrace:   cuda:0      2  0x7f1000000000  1.00 MiB       256.00 KiB        1            768.00 KiB
+vramtrace:   device  regions by NVTX range       bytes  regions
+EOF
+    same_text want.txt got.txt
+    # An input that names no process of the merged input: one line, nothing written.
+    mkdir -p out
+    jq '.nvtx_regions[1].input = 5' m.json >bad.json
+    run 1 "$VT" merge -q -o out/x.json bad.json; stderr_is_one_line
+    stderr_has "vramtrace: error: bad.json: nvtx_regions[1].input: 5 is not the input of an entry in merged_processes"
+    jq '.nvtx_intervals[0].input = 7' m.json >bad.json
+    run 1 "$VT" merge -q -o out/x.json bad.json; stderr_is_one_line
+    stderr_has "vramtrace: error: bad.json: nvtx_intervals[0].input: 7 is not the input of an entry in merged_processes"
+    [ -z "$(listing out)" ] || fail "left behind: $(listing out)" ;;
 scale_bounded_memory)
     # A 32 MB snapshot of 200000 live allocations: diff and merge stream it in a few MiB (keeping
     # the allocations would take more than 20 MiB), and draw progress when stderr is a terminal.

@@ -9,9 +9,9 @@
 //   - one row per process (about 200 bytes plus its command line) and one per device of it;
 //   - one running total per call-site key; per ordinal, one peak entry per merged stack;
 //   - every input's OOM records (at most 16 per process, as the library keeps them) and pools;
-//   - the distinct NVTX range stacks of all inputs (matched by their lists of domains and names),
-//     one total per device role and range stack, and every input's NVTX regions and start/end
-//     intervals (at most 65,536 and 4,096 per process, as the library keeps them).
+//   - the distinct NVTX range stacks of all inputs (matched by their lists of domains, names and
+//     categories), one total per device role and range stack, and every input's NVTX regions and
+//     start/end intervals (at most 65,536 and 4,096 per process, as the library keeps them).
 // The allocations themselves are never held: with an output file they are written, re-numbered,
 // to a spool file beside it (about 200 bytes each, as in the inputs) and copied into the merged
 // snapshot at the end. A file whose allocations come before its stacks (legal JSON, never what
@@ -121,8 +121,8 @@ public:
     Imbalance imbalance() const;
     // The call-site key of a merged stack (0: no stack).
     std::string site_key_of_stack(uint32_t stack) const;
-    // The NVTX range stacks of all inputs, one per distinct list of domains and names (merged id =
-    // index + 1); empty when no input names one.
+    // The NVTX range stacks of all inputs, one per distinct list of domains, names and categories
+    // (merged id = index + 1); empty when no input names one.
     const std::vector<report::RangeStack> &range_stacks() const { return ranges_; }
     // How reports name a merged range stack (report::range_stack_label; 0: "(no range)").
     std::string range_label(uint32_t range) const;
@@ -167,7 +167,8 @@ private:
     // of the call-site key; `frames` its frames, merged.
     uint32_t intern_stack(std::vector<uint32_t> frames, const report::Stack &stack);
     uint32_t no_stack_site();
-    // A range stack, interned by its lists (domains, names); its merged id (never 0).
+    // A range stack, interned by its lists (domains, names, categories; a list of categories that
+    // are all "" counts as none); its merged id (never 0).
     uint32_t intern_range(const report::RangeStack &range);
     void spool_allocation(const report::Allocation &a, uint32_t merged_stack, uint32_t merged_range);
     bool spool_mark(long long *offset);
@@ -225,7 +226,8 @@ private:
     std::vector<report::Pool> pools_;    // every input's
     // NVTX: the merged range stacks (id = index + 1); per device role and merged range stack, the
     // live bytes and allocations and the bytes at the peaks; every input's regions (merged range
-    // ids) and intervals, in input order; the dropped counters, summed.
+    // ids) and intervals, in input order, each with its process row (input); the dropped counters,
+    // summed.
     std::vector<report::RangeStack> ranges_;
     std::unordered_map<std::string, uint32_t> range_index_;
     struct RangeTotals {

@@ -25,9 +25,15 @@ namespace {
 void append_bytes(std::string &key, const void *p, size_t n) { key.append(static_cast<const char *>(p), n); }
 
 // The lists that make a range stack what it is, in the order they enter its key (intern_range):
-// the same lists in two inputs are one merged range stack.
-std::array<const std::vector<std::string> *, 2> range_lists(const report::RangeStack &r) {
-    return {&r.domains, &r.names};
+// the same lists in two inputs are one merged range stack. Two stacks that differ only in a
+// range's category are two stacks, as the library keeps them.
+std::array<const std::vector<std::string> *, 3> range_lists(const report::RangeStack &r) {
+    return {&r.domains, &r.names, &r.categories};
+}
+
+// A list of categories with none set says what no list says (the library leaves it out then).
+bool no_category(const std::vector<std::string> &categories) {
+    return std::all_of(categories.begin(), categories.end(), [](const std::string &c) { return c.empty(); });
 }
 
 } // namespace
@@ -73,7 +79,9 @@ uint32_t Merger::no_stack_site() {
     return it->second;
 }
 
-uint32_t Merger::intern_range(const report::RangeStack &range) {
+uint32_t Merger::intern_range(const report::RangeStack &given) {
+    report::RangeStack range = given;
+    if (no_category(range.categories)) range.categories.clear();
     // Each list as its length, then each string as its length and its bytes: no two different
     // lists make one key.
     std::string key;
@@ -88,7 +96,7 @@ uint32_t Merger::intern_range(const report::RangeStack &range) {
     }
     auto [it, inserted] = range_index_.try_emplace(std::move(key), uint32_t(ranges_.size() + 1));
     if (inserted) {
-        ranges_.push_back(range);
+        ranges_.push_back(std::move(range));
         ranges_.back().id = it->second;
     }
     return it->second;

@@ -11,6 +11,7 @@
 #include <map>
 #include <optional>
 #include <unordered_map>
+#include <unordered_set>
 
 #include <sys/stat.h>
 
@@ -204,6 +205,9 @@ public:
             else if (r.domains.size() != r.names.size())
                 s_.bad_range = where + ": domains has " + std::to_string(r.domains.size()) + " entries and names " +
                                std::to_string(r.names.size()) + " (one of each per open range)";
+            else if (!r.categories.empty() && r.categories.size() != r.domains.size())
+                s_.bad_range = where + ": categories has " + std::to_string(r.categories.size()) + " entries and domains " +
+                               std::to_string(r.domains.size()) + " (one per open range, or none)";
         }
         if (!s_.range_at.emplace(r.id, at).second && s_.bad_range.empty())
             s_.bad_range = std::string(top::nvtx_ranges) + ": id " + std::to_string(r.id) + " appears more than once";
@@ -442,6 +446,22 @@ bool Merger::commit(FileState &state, const std::string &name, std::string *erro
                 return fail(missing_range(idx(top::peaks, i) + idx(".ranges", k), id));
     for (size_t i = 0; i < state.regions.size(); ++i)
         if (!known_range(state.regions[i].range)) return fail(missing_range(idx(top::nvtx_regions, i), state.regions[i].range));
+    // A merged input's regions and intervals name its processes (merged_processes[].input); a plain
+    // input is one process, whatever its records say.
+    if (!state.merged_processes.empty()) {
+        std::unordered_set<uint64_t> inputs;
+        for (const MergedProcess &p : state.merged_processes) inputs.insert(p.input);
+        auto listed = [&](const std::optional<uint64_t> &input) { return !input || inputs.count(*input) != 0; };
+        auto unlisted = [](std::string where, uint64_t input) {
+            return where + ".input: " + std::to_string(input) + " is not the input of an entry in " +
+                   std::string(top::merged_processes);
+        };
+        for (size_t i = 0; i < state.regions.size(); ++i)
+            if (!listed(state.regions[i].input)) return fail(unlisted(idx(top::nvtx_regions, i), *state.regions[i].input));
+        for (size_t i = 0; i < state.intervals.size(); ++i)
+            if (!listed(state.intervals[i].input))
+                return fail(unlisted(idx(top::nvtx_intervals, i), *state.intervals[i].input));
+    }
     {
         const std::pair<const uint32_t, size_t> *first = nullptr;
         for (const auto &ref : state.event_stacks)
@@ -453,8 +473,8 @@ bool Merger::commit(FileState &state, const std::string &name, std::string *erro
     // Rows: the processes a merged input lists, or this process.
     size_t first_row = processes_.size();
     size_t first_device_row = process_devices_.size();
+    std::unordered_map<uint32_t, uint32_t> renumber; // a merged input's process rows -> merged rows
     if (!state.merged_processes.empty()) {
-        std::unordered_map<uint32_t, uint32_t> renumber;
         for (size_t i = 0; i < state.merged_processes.size(); ++i) {
             MergedProcess p = state.merged_processes[i];
             uint32_t row = uint32_t(processes_.size());
@@ -659,11 +679,23 @@ bool Merger::commit(FileState &state, const std::string &name, std::string *erro
             for (const report::RangePeak &rp : p.ranges) by_range[merged_range(rp.range)].peak_bytes += rp.bytes;
         }
     }
+    // Each region and interval names its process row: segments of two ranks of one program have
+    // the same addresses, and their threads the same ids. A merged input that does not say (written
+    // before the tag) leaves it unknown.
+    auto process_row = [&](const std::optional<uint64_t> &local) -> std::optional<uint64_t> {
+        if (state.merged_processes.empty()) return first_row;
+        if (!local) return std::nullopt;
+        return renumber.at(uint32_t(*local));
+    };
     for (report::NvtxRegion &r : state.regions) {
         r.range = merged_range(r.range);
+        r.input = process_row(r.input);
         nvtx_regions_.push_back(std::move(r));
     }
-    for (report::NvtxInterval &v : state.intervals) nvtx_intervals_.push_back(std::move(v));
+    for (report::NvtxInterval &v : state.intervals) {
+        v.input = process_row(v.input);
+        nvtx_intervals_.push_back(std::move(v));
+    }
     dropped_range_stacks_ += state.dropped_range_stacks;
     dropped_range_names_ += state.dropped_range_names;
     dropped_nvtx_regions_ += state.dropped_nvtx_regions;

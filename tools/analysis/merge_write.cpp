@@ -245,13 +245,17 @@ bool Merger::write_snapshot(int fd, const std::vector<std::string> &command_line
                json_key(f::peak_bytes) + u64(o.peak_bytes) + ", " + json_key(f::sites_known) +
                (o.sites_known ? "true" : "false") + ", " + json_key(f::sites) + "[" + list + "]}";
     });
-    // NVTX: the merged range stacks, the regions with merged range ids, the intervals in input order.
+    // NVTX: the merged range stacks, the regions with merged range ids, the intervals in input order;
+    // regions and intervals with the process row they are of (input).
     if (!ranges_.empty())
         write_array(out, top::nvtx_ranges, ranges_, [](const report::RangeStack &r) {
             namespace f = member::nvtx_ranges;
             std::string line = "{" + json_key(f::id) + std::to_string(r.id);
-            for (auto [name, list] : {std::pair{f::domains, &r.domains}, std::pair{f::names, &r.names}})
-                line += ", " + json_key(name) + string_list(*list);
+            // categories only for a stack with one (intern_range leaves the list empty otherwise),
+            // as the library writes it.
+            for (auto [name, list] : {std::pair{f::domains, &r.domains}, std::pair{f::names, &r.names},
+                                      std::pair{f::categories, &r.categories}})
+                if (!list->empty() || !name.optional) line += ", " + json_key(name) + string_list(*list);
             return line + "}";
         });
     if (!nvtx_regions_.empty())
@@ -262,16 +266,20 @@ bool Merger::write_snapshot(int fd, const std::vector<std::string> &command_line
                    json_key(f::segment) + hex(r.segment) + ", " + json_key(f::segment_size) + u64(r.segment_size) + ", " +
                    json_key(f::heap) + hex(r.heap) + ", " + json_key(f::device) + std::to_string(r.device) + ", " +
                    json_key(f::range) + std::to_string(r.range) + ", " + json_key(f::thread_id) +
-                   std::to_string(r.thread_id) + "}";
+                   std::to_string(r.thread_id) + (r.input ? ", " + json_key(f::input) + u64(*r.input) : std::string()) +
+                   "}";
         });
     if (!nvtx_intervals_.empty())
         write_array(out, top::nvtx_intervals, nvtx_intervals_, [](const report::NvtxInterval &v) {
             namespace f = member::nvtx_intervals;
             std::string line = "{" + json_key(f::domain) + json_string(v.domain) + ", " + json_key(f::name) +
-                               json_string(v.name) + ", " + json_key(f::start_ns) + u64(v.start_ns);
+                               json_string(v.name);
+            if (!v.category.empty()) line += ", " + json_key(f::category) + json_string(v.category);
+            line += ", " + json_key(f::start_ns) + u64(v.start_ns);
             if (v.end_ns != 0) line += ", " + json_key(f::end_ns) + u64(v.end_ns);
             line += ", " + json_key(f::start_thread) + std::to_string(v.start_thread);
             if (v.end_ns != 0) line += ", " + json_key(f::end_thread) + std::to_string(v.end_thread);
+            if (v.input) line += ", " + json_key(f::input) + u64(*v.input);
             return line + "}";
         });
     write_array(out, top::modules, modules_, [](const report::Module &m) {

@@ -318,7 +318,7 @@ template <> struct Schema<DevicePeak> {
 };
 template <> struct Schema<NvtxRegion> {
     static constexpr std::string_view where = member::top::nvtx_regions.name;
-    static inline const std::array<Field<NvtxRegion>, 8> fields{{
+    static inline const std::array<Field<NvtxRegion>, 9> fields{{
         {member::nvtx_regions::address, &NvtxRegion::address},
         {member::nvtx_regions::size, &NvtxRegion::size},
         {member::nvtx_regions::segment, &NvtxRegion::segment},
@@ -327,11 +327,12 @@ template <> struct Schema<NvtxRegion> {
         {member::nvtx_regions::device, &NvtxRegion::device},
         {member::nvtx_regions::range, &NvtxRegion::range},
         {member::nvtx_regions::thread_id, &NvtxRegion::thread_id},
+        {member::nvtx_regions::input, &NvtxRegion::input},
     }};
 };
 template <> struct Schema<NvtxInterval> {
     static constexpr std::string_view where = member::top::nvtx_intervals.name;
-    static inline const std::array<Field<NvtxInterval>, 7> fields{{
+    static inline const std::array<Field<NvtxInterval>, 8> fields{{
         {member::nvtx_intervals::domain, &NvtxInterval::domain},
         {member::nvtx_intervals::name, &NvtxInterval::name},
         {member::nvtx_intervals::category, &NvtxInterval::category},
@@ -339,6 +340,7 @@ template <> struct Schema<NvtxInterval> {
         {member::nvtx_intervals::end_ns, &NvtxInterval::end_ns},
         {member::nvtx_intervals::start_thread, &NvtxInterval::start_thread},
         {member::nvtx_intervals::end_thread, &NvtxInterval::end_thread},
+        {member::nvtx_intervals::input, &NvtxInterval::input},
     }};
 };
 template <> struct Schema<RangeStack> {

@@ -380,3 +380,28 @@ TEST_CASE("round trip: NVTX categories on range stacks and intervals; left out w
     CHECK(vramtrace::report::range_stack_label(back, 2) == "loader");
     compare(s, back);
 }
+
+TEST_CASE("round trip: the process rows of NVTX regions and intervals; left out where there are none", "[roundtrip]") {
+    vt_test::TempDir dir;
+    Snapshot s = vt_test::golden_snapshot();
+    s.nvtx_regions.push_back({0x7f1000000000, 4096, 0x7f1000000000, 1048576, 0, 0, 0, 41, uint64_t(1)});
+    s.nvtx_regions.push_back({0x7f1000001000, 4096, 0x7f1000000000, 1048576, 0, 0, 0, 41, std::nullopt});
+    s.nvtx_intervals.push_back({"", "epoch", 1000, 5000, 41, 41, "", uint64_t(3)});
+    s.nvtx_intervals.push_back({"", "step", 2000, 0, 41, 0, "", std::nullopt});
+    write_file(s, dir.file("inputs.json"));
+    std::string text = vt_test::read_file(dir.file("inputs.json"));
+    CHECK(text.find("\"range\": 0, \"thread_id\": 41, \"input\": 1}") != std::string::npos);
+    CHECK(text.find("\"range\": 0, \"thread_id\": 41}") != std::string::npos);
+    CHECK(text.find("\"end_thread\": 41, \"input\": 3}") != std::string::npos);
+    CHECK(text.find("{\"domain\": \"\", \"name\": \"step\", \"start_ns\": 2000, \"start_thread\": 41}") != std::string::npos);
+
+    Snapshot back;
+    std::string error;
+    REQUIRE(vramtrace::cli::read_snapshot_file(dir.file("inputs.json"), &back, &error));
+    REQUIRE(back.nvtx_regions.size() == 2);
+    CHECK(back.nvtx_regions[0].input == std::optional<uint64_t>(1));
+    CHECK(back.nvtx_regions[1].input == std::nullopt);
+    CHECK(back.nvtx_intervals[0].input == std::optional<uint64_t>(3));
+    CHECK(back.nvtx_intervals[1].input == std::nullopt);
+    compare(s, back);
+}
