@@ -382,7 +382,13 @@ merge_directory)
     run 0 "$VT" merge --output "$VT_WORK/ranks/all.json" "$VT_WORK/ranks/"
     stdout_has "merged 3 snapshots: 3 processes on 1 host, 3 devices"
     jq_is "$VT_WORK/ranks/all.json" '[.merged_processes[] | .file]' "[\"$VT_WORK/ranks/rank1.json\",\"$VT_WORK/ranks/rank2.json\",\"$VT_WORK/ranks/rank10.json\"]"
-    jq_is "$VT_WORK/ranks/all.json" '[(.allocations | length), (.allocations | map(.size) | add)]' '[18,15742764]' ;;
+    jq_is "$VT_WORK/ranks/all.json" '[(.allocations | length), (.allocations | map(.size) | add)]' '[18,15742764]'
+    # Without --output, the merged file left in the directory is an input like the others: each
+    # rank's process is then met twice, and merge says so for each.
+    run 0 "$VT" merge "$VT_WORK/ranks"
+    stdout_has "merged 4 snapshots: 6 processes on 1 host"
+    [ "$(grep -c 'is counted twice' "$err")" = 3 ] || fail "expected 3 'counted twice' warnings: $(cat "$err")"
+    stderr_has "vramtrace: warning: $VT_WORK/ranks/rank1.json: process 1001 on host 'nodeA' is counted twice: $VT_WORK/ranks/all.json has the same snapshot of it" ;;
 merge_of_merged)
     # Merging merged snapshots lists the processes they were made of, and gives what merging the
     # originals gives.
@@ -738,17 +744,21 @@ EOF
     run 0 "$VT" summary "$VT_CLI_DATA/nvtx_merge_a.json"; stderr_empty
     stdout_has "vramtrace:   device  segment             size  used by regions  regions  free inside the pool"
     stdout_has "vramtrace:   cuda:0  0x7f1000000000  1.00 MiB       256.00 KiB        1            768.00 KiB"
-    # A merge of merged snapshots renumbers the rows: (A, A1) then A1 again is rows 0, 1, 2.
-    run 0 "$VT" merge -q -o mm.json m.json a1.json; stderr_empty
+    # A merge of merged snapshots renumbers the rows: (A, A1) then A1 again is rows 0, 1, 2; A1
+    # is then counted twice, which merge says in one line.
+    run 0 "$VT" merge -q -o mm.json m.json a1.json; stderr_is_one_line
+    stderr_has "vramtrace: warning: a1.json: process 200 on host 'nodeA' is counted twice: m.json has the same snapshot of it (an input given twice, or a merged snapshot with its own inputs?)"
     jq_is mm.json '[.nvtx_regions[].input]' '[0,1,2]'
     jq_is mm.json '[.nvtx_intervals[].input]' '[0,1,2]'
-    run 0 "$VT" merge -q -o mm2.json a1.json m.json; stderr_empty
+    run 0 "$VT" merge -q -o mm2.json a1.json m.json; stderr_is_one_line
+    stderr_has "vramtrace: warning: m.json: process 200 on host 'nodeA' is counted twice: a1.json has the same snapshot of it"
     jq_is mm2.json '[.nvtx_regions[].input]' '[0,1,2]'
     jq_is mm2.json '[.merged_processes[] | [.input, .pid]]' '[[0,200],[1,100],[2,200]]'
     # A merged snapshot written before the tag: its regions' processes are unknown ("?"), still
     # not folded into the tagged ones.
     jq 'del(.nvtx_regions[].input) | del(.nvtx_intervals[].input)' m.json >old.json
-    run 0 "$VT" merge -q -o mo.json old.json "$VT_CLI_DATA/nvtx_merge_a.json"; stderr_empty
+    run 0 "$VT" merge -q -o mo.json old.json "$VT_CLI_DATA/nvtx_merge_a.json"; stderr_is_one_line
+    stderr_has "nvtx_merge_a.json: process 100 on host 'nodeA' is counted twice: old.json has the same snapshot of it"
     jq_is mo.json '[.nvtx_regions[].input]' '[null,null,2]'
     run 0 "$VT" summary mo.json; stderr_empty
     sed -n '/memory inside pools/,/regions by NVTX range/p' "$out" >got.txt

@@ -104,6 +104,9 @@ public:
 
     size_t files() const { return files_; }
     const std::vector<MergedProcess> &processes() const { return processes_; }
+    // What the inputs read so far gave cause to warn about (one line each): a process met in two
+    // inputs (same host, pid, command line, dump reason, live bytes and count) is counted twice.
+    const std::vector<std::string> &warnings() const { return warnings_; }
     const std::vector<MergedDevice> &process_devices() const { return process_devices_; }
     // Devices matched across inputs, in order of host, then ordinal (then UUID).
     std::vector<MergedDeviceRow> devices() const;
@@ -205,6 +208,11 @@ private:
     std::vector<MergedProcess> processes_;
     std::vector<MergedDevice> process_devices_;
     std::vector<std::string> process_hosts_; // host of each process row (for device matching)
+    // Each process row's identity (host, pid, command line, dump reason, live bytes and count) ->
+    // the file it came from: a process met again means an input was given twice, or a merged
+    // snapshot together with its own inputs, which would count it twice.
+    std::unordered_map<std::string, std::string> process_origin_;
+    std::vector<std::string> warnings_;
     // What made up the peak of each row of process_devices_ (same index): bytes and allocations per
     // call site (index into sites_), ascending site; not known for the rows of a merged input.
     struct RowSite {

@@ -471,6 +471,35 @@ bool Merger::commit(FileState &state, const std::string &name, std::string *erro
     if (spool_failed_) return fail(std::string("cannot write the temporary file: ") + std::strerror(spool_errno_));
 
     // Rows: the processes a merged input lists, or this process.
+    {
+        auto identity = [](const std::string &host, int64_t pid, const std::vector<std::string> &command_line,
+                           const std::string &reason, uint64_t bytes, uint64_t count) {
+            std::string key = host + '\0' + std::to_string(pid) + '\0' + reason + '\0' + std::to_string(bytes) +
+                              '\0' + std::to_string(count);
+            for (const std::string &arg : command_line) key += '\0' + arg;
+            return key;
+        };
+        std::vector<std::pair<std::string, const MergedProcess *>> keys;
+        MergedProcess self;
+        if (state.merged_processes.empty()) {
+            self.pid = state.process.pid;
+            self.host = state.process.host;
+            keys.emplace_back(identity(state.process.host, state.process.pid, state.process.command_line,
+                                       state.process.reason, state.live_bytes, state.live_count),
+                              &self);
+        } else {
+            for (const MergedProcess &p : state.merged_processes)
+                keys.emplace_back(identity(p.host, p.pid, p.command_line, p.reason, p.live_bytes, p.live_allocations), &p);
+        }
+        for (const auto &[key, p] : keys) {
+            auto [seen, fresh] = process_origin_.emplace(key, name);
+            if (!fresh)
+                warnings_.push_back(name + ": process " + std::to_string(p->pid) + " on host '" + p->host +
+                                    "' is counted twice: " + seen->second +
+                                    " has the same snapshot of it (an input given twice, or a merged snapshot "
+                                    "with its own inputs?)");
+        }
+    }
     size_t first_row = processes_.size();
     size_t first_device_row = process_devices_.size();
     std::unordered_map<uint32_t, uint32_t> renumber; // a merged input's process rows -> merged rows

@@ -263,6 +263,7 @@ int merge_main(int argc, char **argv) {
         }
     }
     progress.done();
+    for (const std::string &w : merger.warnings()) log_warning(w);
 
     if (!output.empty()) {
         std::vector<std::string> command_line{"vramtrace"};
