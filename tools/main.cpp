@@ -37,6 +37,8 @@ constexpr const char *kUsage =
     "                          open it with xdg-open when there is a display)\n"
     "  help [COMMAND]          show this help, or a command's\n"
     "\n"
+    "A SNAPSHOT (or BASE, NEW, FILES) of '-' is read from standard input.\n"
+    "\n"
     "options:\n"
     "  -h, --help              show this help\n"
     "  -V, --version           show the version\n"

@@ -60,7 +60,8 @@ const char *const kMergeHelp =
     "  --no-lines          call-site keys without line numbers (see 'vramtrace diff --help')\n"
     "  -h, --help          show this help\n"
     "\n"
-    "A progress line is drawn on stderr while reading when stderr is a terminal.\n"
+    "A progress line is drawn on stderr while reading when stderr is a terminal. A file '-' is\n"
+    "read from standard input.\n"
     "\n"
     "Exit status: 0 success, 1 an input is missing, unreadable or not a valid snapshot, or the\n"
     "output could not be written (nothing is written then), 2 usage error.\n";
