@@ -52,7 +52,12 @@ help_command)
     run 0 "$VT" run --help; stdout_has "usage: vramtrace run"
     run 0 "$VT" help summary; stdout_has "usage: vramtrace summary"
     run 0 "$VT" summary --help; stdout_has "usage: vramtrace summary"
-    run 2 "$VT" help frobnicate; stderr_is_one_line; stderr_has "vramtrace: error: unknown command 'frobnicate'" ;;
+    run 2 "$VT" help frobnicate; stderr_is_one_line; stderr_has "vramtrace: error: unknown command 'frobnicate'"
+    # Every help text is wrapped at 100 columns.
+    for c in "" run summary diff merge export top view; do
+        run 0 "$VT" help $c
+        long=$(awk 'length > 100' "$out"); [ -z "$long" ] || fail "help $c: a line over 100 columns: $long"
+    done ;;
 unknown_command)
     run 2 "$VT" frobnicate; stdout_empty; stderr_is_one_line
     stderr_has "vramtrace: error: unknown command 'frobnicate' (see 'vramtrace --help')" ;;
