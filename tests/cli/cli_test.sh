@@ -1135,9 +1135,16 @@ EOF
 export_no_history)
     jq 'del(.events, .event_history)' "$VT_CLI_DATA/export_input.json" >"$VT_WORK/nohist.json"
     run 0 "$VT" export -f chrome "$VT_WORK/nohist.json"; stderr_is_one_line
-    stderr_has "vramtrace: warning: $VT_WORK/nohist.json: the snapshot has no event history"
+    stderr_has "vramtrace: warning: $VT_WORK/nohist.json: the snapshot has no event history (VRAMTRACE_EVENTS=0, or an older vramtrace): the trace"
     jq_is "$out" '[.traceEvents[] | select(.name == "tracked bytes cuda:0") | .args.bytes]' "[0,1048576]"
     jq_is "$out" '.otherData.history' '"none: only allocations live at the dump"'
+    # A merged snapshot has none on purpose (process.reason "merge"): the warnings say so.
+    run 0 "$VT" merge -q -o "$VT_WORK/merged.json" "$VT_CLI_DATA/export_input.json"
+    jq_is "$VT_WORK/merged.json" '[.process.reason, has("events")]' '["merge",false]'
+    run 0 "$VT" export -f chrome "$VT_WORK/merged.json"; stderr_is_one_line
+    stderr_has "vramtrace: warning: $VT_WORK/merged.json: the snapshot has no event history (a merged snapshot: merge leaves out the processes' histories): the trace shows only the allocations live at the dump, at the times they were made"
+    run 0 "$VT" export -f pickle -o "$VT_WORK/merged.pickle" "$VT_WORK/merged.json"
+    stderr_has "vramtrace: warning: $VT_WORK/merged.json: the snapshot has no event history (a merged snapshot: merge leaves out the processes' histories): device_traces are empty"
     # Schema 1 files of before the event history and peaks: every format that can, works.
     f=$VT_CLI_DATA/schema-v1.json
     for fmt in chrome folded pprof pickle html; do run 0 "$VT" export -f $fmt -o "$VT_WORK/o.$fmt" "$f"; done
