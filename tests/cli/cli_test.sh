@@ -52,7 +52,12 @@ help_command)
     run 0 "$VT" run --help; stdout_has "usage: vramtrace run"
     run 0 "$VT" help summary; stdout_has "usage: vramtrace summary"
     run 0 "$VT" summary --help; stdout_has "usage: vramtrace summary"
-    run 2 "$VT" help frobnicate; stderr_is_one_line; stderr_has "vramtrace: error: unknown command 'frobnicate'" ;;
+    run 2 "$VT" help frobnicate; stderr_is_one_line; stderr_has "vramtrace: error: unknown command 'frobnicate'"
+    # Every help text is wrapped at 100 columns.
+    for c in "" run summary diff merge export top view; do
+        run 0 "$VT" help $c
+        long=$(awk 'length > 100' "$out"); [ -z "$long" ] || fail "help $c: a line over 100 columns: $long"
+    done ;;
 unknown_command)
     run 2 "$VT" frobnicate; stdout_empty; stderr_is_one_line
     stderr_has "vramtrace: error: unknown command 'frobnicate' (see 'vramtrace --help')" ;;
@@ -1140,9 +1145,16 @@ EOF
 export_no_history)
     jq 'del(.events, .event_history)' "$VT_CLI_DATA/export_input.json" >"$VT_WORK/nohist.json"
     run 0 "$VT" export -f chrome "$VT_WORK/nohist.json"; stderr_is_one_line
-    stderr_has "vramtrace: warning: $VT_WORK/nohist.json: the snapshot has no event history"
+    stderr_has "vramtrace: warning: $VT_WORK/nohist.json: the snapshot has no event history (VRAMTRACE_EVENTS=0, or an older vramtrace): the trace"
     jq_is "$out" '[.traceEvents[] | select(.name == "tracked bytes cuda:0") | .args.bytes]' "[0,1048576]"
     jq_is "$out" '.otherData.history' '"none: only allocations live at the dump"'
+    # A merged snapshot has none on purpose (process.reason "merge"): the warnings say so.
+    run 0 "$VT" merge -q -o "$VT_WORK/merged.json" "$VT_CLI_DATA/export_input.json"
+    jq_is "$VT_WORK/merged.json" '[.process.reason, has("events")]' '["merge",false]'
+    run 0 "$VT" export -f chrome "$VT_WORK/merged.json"; stderr_is_one_line
+    stderr_has "vramtrace: warning: $VT_WORK/merged.json: the snapshot has no event history (a merged snapshot: merge leaves out the processes' histories): the trace shows only the allocations live at the dump, at the times they were made"
+    run 0 "$VT" export -f pickle -o "$VT_WORK/merged.pickle" "$VT_WORK/merged.json"
+    stderr_has "vramtrace: warning: $VT_WORK/merged.json: the snapshot has no event history (a merged snapshot: merge leaves out the processes' histories): device_traces are empty"
     # Schema 1 files of before the event history and peaks: every format that can, works.
     f=$VT_CLI_DATA/schema-v1.json
     for fmt in chrome folded pprof pickle html; do run 0 "$VT" export -f $fmt -o "$VT_WORK/o.$fmt" "$f"; done
@@ -1193,6 +1205,62 @@ preload_export)
         "$VT_WORK/s.pickle" "$(dirname "$0")" >"$out" 2>"$err" || fail "the pickle does not load"
     [ "$(cat "$out")" -eq "$segments" ] || fail "expected $segments segments"
     for fmt in pprof html; do run 0 "$VT" export -f $fmt -o "$VT_WORK/o.$fmt" "$VT_WORK/run.json"; done ;;
+read_stdin)
+    # '-' is standard input for every command that reads snapshots: a file redirected in and a
+    # pipe give exactly what the file named gives.
+    f=$VT_DATA/summary_input.json
+    "$VT" summary - <"$f" >"$out" 2>"$err" || fail "summary - <file"
+    same_text "$out" "$VT_DATA/summary_golden.txt"; stderr_empty
+    cat "$f" | "$VT" summary - >"$out" 2>"$err" || fail "cat file | summary -"
+    same_text "$out" "$VT_DATA/summary_golden.txt"; stderr_empty
+    run 0 "$VT" export -f folded "$f"; cp "$out" "$VT_WORK/folded"
+    cat "$f" | "$VT" export -f folded - >"$out" 2>"$err" || fail "cat file | export -f folded -"
+    same_text "$out" "$VT_WORK/folded"; stderr_empty
+    "$VT" diff - "$f" <"$f" >"$out" 2>"$err" || fail "diff - FILE <FILE"
+    [ "$(head -n 2 "$out")" = "base  -: pid 4242 on node17, exit, ./train --epochs 3 --name my run
+new   $f: pid 4242 on node17, exit, ./train --epochs 3 --name my run" ] || fail "diff's file lines"
+    stdout_has "call sites: 0 changed (0 grew, 0 shrank, 0 new, 0 gone), 6 unchanged"
+    "$VT" merge -q -o "$VT_WORK/piped.json" - <"$f" >"$out" 2>"$err" || fail "merge -o M - <FILE"
+    run 0 "$VT" merge -q -o "$VT_WORK/named.json" "$f"
+    jq_is "$VT_WORK/piped.json" '[.merged_processes[].file]' '["-"]'
+    for m in piped named; do
+        jq -S 'del(.process.command_line) | .merged_processes[].file = ""' "$VT_WORK/$m.json" >"$VT_WORK/$m.cmp" ||
+            fail "jq cannot read $m.json"
+    done
+    same_text "$VT_WORK/piped.cmp" "$VT_WORK/named.cmp"
+    # Nothing on standard input, and standard input closed: one line each.
+    : | "$VT" summary - >"$out" 2>"$err"; [ $? -eq 1 ] || fail "an empty pipe: status"
+    stdout_empty; stderr_is_one_line
+    stderr_has "vramtrace: error: -: empty file (no JSON document), not a vramtrace snapshot"
+    "$VT" export -f folded - >"$out" 2>"$err" <&-; [ $? -eq 1 ] || fail "stdin closed: status"
+    stdout_empty; stderr_is_one_line
+    stderr_has "vramtrace: error: -: cannot open standard input: No such file or directory"
+    # A terminal is refused at once rather than waited on.
+    if command -v script >/dev/null; then
+        script -qec "$VT summary -" "$VT_WORK/typescript" >"$out" 2>&1; status=$?
+        [ "$status" -eq 1 ] || fail "summary - on a terminal: status $status"
+        stdout_has "vramtrace: error: -: standard input is a terminal: pipe a snapshot in or name a file"
+    fi ;;
+preload_run_output_stdout)
+    # run --output -: the snapshot is the program's standard output, piped into a reading command.
+    # The program reports its sites into a file, leaving stdout to the snapshot: the folded stacks
+    # then hold exactly the bytes it says each site left live.
+    { "$VT" run --no-summary --output - -- "$VT_DIFF_PROG" base "$VT_WORK/sites" </dev/null 2>"$VT_WORK/run.err"
+      echo $? >"$VT_WORK/run.status"; } | "$VT" export -f folded - >"$out" 2>"$err" || fail "export -f folded -"
+    [ "$(cat "$VT_WORK/run.status")" -eq 0 ] || fail "run: status $(cat "$VT_WORK/run.status")"
+    [ ! -s "$VT_WORK/run.err" ] || fail "run wrote on stderr: $(cat "$VT_WORK/run.err")"
+    stderr_empty
+    awk '$1 == "site" { print $2, $4 }' "$VT_WORK/sites" | sort >"$VT_WORK/expected"
+    [ "$(wc -l <"$VT_WORK/expected")" -eq 4 ] || fail "the program should report 4 sites"
+    awk '{ n = split($1, f, ";"); b[f[n]] += $NF } END { for (k in b) print k, b[k] }' "$out" | sort >"$VT_WORK/got"
+    same_text "$VT_WORK/expected" "$VT_WORK/got"
+    # A program that writes to stdout spoils it: its buffered output is flushed at exit, after the
+    # snapshot (which is what run --help and the README say).
+    { "$VT" run --no-summary --output - -- "$VT_DIFF_PROG" base </dev/null 2>"$VT_WORK/run.err"; } |
+        "$VT" summary - >"$out" 2>"$err"; [ $? -eq 1 ] || fail "summary of a spoilt snapshot: status"
+    stdout_empty; stderr_is_one_line
+    stderr_has "vramtrace: error: -: malformed JSON (parse error at line "
+    stderr_has "<U+000A>}<U+000A>s'; expected end of input)" ;;
 summary_framework_rules)
     # A checkpoint recorded on the H200 (PyTorch, caching allocator): call sites past PyTorch's
     # internals with their via; a user's rules file ahead of the shipped ones; a broken one said

@@ -4,6 +4,8 @@
 // site, grow_site, allocate one more block. Each run prints, from its own bookkeeping, one line per
 // site that holds memory at exit:
 //     site <function> <file>:<line> <live bytes> <live allocations>
+// on stdout, or into the file named by a second argument (`vt_diff_prog base SITES`), which leaves
+// stdout to the snapshot of `vramtrace run --output -` (case preload_run_output_stdout).
 // The functions are extern "C" so that their names are the symbol names, and each records the line
 // of its allocating call on that very line.
 #include <cuda_runtime_api.h>
@@ -90,9 +92,14 @@ NOINLINE void scratch_site(size_t n) {
 } // extern "C"
 
 int main(int argc, char **argv) {
-    bool grow = argc == 2 && std::strcmp(argv[1], "new") == 0;
-    if (argc != 2 || (!grow && std::strcmp(argv[1], "base") != 0)) {
-        std::fprintf(stderr, "usage: vt_diff_prog base|new\n");
+    bool grow = argc >= 2 && std::strcmp(argv[1], "new") == 0;
+    if (argc < 2 || argc > 3 || (!grow && std::strcmp(argv[1], "base") != 0)) {
+        std::fprintf(stderr, "usage: vt_diff_prog base|new [SITES_FILE]\n");
+        return 2;
+    }
+    FILE *report = argc == 3 ? std::fopen(argv[2], "w") : stdout;
+    if (report == nullptr) {
+        std::fprintf(stderr, "vt_diff_prog: cannot write %s\n", argv[2]);
         return 2;
     }
     weights_site(4u << 20);
@@ -103,7 +110,8 @@ int main(int argc, char **argv) {
     pinned_site(64u << 10);
     for (int i = 0; i < 3; ++i) scratch_site(size_t(i + 1) << 20);
     for (int i = 0; i < site_count; ++i)
-        std::printf("site %s %s:%d %llu %llu\n", sites[i].function, base_name(__FILE__), sites[i].line, sites[i].bytes,
-                    sites[i].count);
+        std::fprintf(report, "site %s %s:%d %llu %llu\n", sites[i].function, base_name(__FILE__), sites[i].line,
+                     sites[i].bytes, sites[i].count);
+    if (report != stdout && std::fclose(report) != 0) return 2;
     return 0; // everything above is left live: the snapshot at exit lists it
 }

@@ -45,7 +45,8 @@ const char *const kExportHelp =
     "                        call site and the two timelines aligned\n"
     "  -h, --help            show this help\n"
     "\n"
-    "Notes (no event history, records left out) go to stderr as warnings.\n"
+    "SNAPSHOT '-' is read from standard input. Notes (no event history, records left out) go to\n"
+    "stderr as warnings.\n"
     "Exit status: 0 success, 1 the file is missing, unreadable or not a valid snapshot, it lacks what\n"
     "the options need, or the output could not be written, 2 usage error.\n";
 

@@ -29,6 +29,7 @@ const char *const kViewHelp =
     "Writes the interactive HTML report of SNAPSHOT (the same page as 'vramtrace export --format\n"
     "html') to a new file vramtrace-view-XXXXXX.html in $TMPDIR (else /tmp) and prints its path.\n"
     "When there is a display (DISPLAY or WAYLAND_DISPLAY set) the file is opened with xdg-open.\n"
+    "SNAPSHOT '-' is read from standard input.\n"
     "\n"
     "options:\n"
     "  --base OLD            a compare page of OLD (the base) and SNAPSHOT\n"

@@ -39,8 +39,8 @@ std::string export_chrome(const report::Snapshot &snapshot, const Options &optio
     std::vector<const report::Event *> events = wanted_events(snapshot, options);
     bool has_history = !snapshot.events.events.empty();
     if (!has_history && notes)
-        notes->push_back("the snapshot has no event history (VRAMTRACE_EVENTS=0, or an older vramtrace): the trace "
-                         "shows only the allocations live at the dump, at the times they were made");
+        notes->push_back("the snapshot has no event history (" + no_history_reason(snapshot) +
+                         "): the trace shows only the allocations live at the dump, at the times they were made");
 
     // Metadata: the process and every thread that appears.
     w.begin_event();

@@ -79,6 +79,11 @@ bool held_kind(std::string_view kind) {
 
 bool device_wanted(const Options &options, int device) { return !options.device || *options.device == device; }
 
+std::string no_history_reason(const report::Snapshot &snapshot) {
+    return snapshot.process.reason == "merge" ? "a merged snapshot: merge leaves out the processes' histories"
+                                              : "VRAMTRACE_EVENTS=0, or an older vramtrace";
+}
+
 void append_json_string(std::string &out, std::string_view text) {
     static constexpr char kHex[] = "0123456789abcdef";
     out += '"';

@@ -42,6 +42,11 @@ bool has_categories(const report::Snapshot &snapshot);
 inline constexpr std::string_view kCategories[] = {"parameter",         "optimizer_state", "activation", "backward",
                                                    "library_workspace", "communication",   "other"};
 
+// Why a snapshot has no event history, for the exporters' notes: a merged snapshot (process.reason
+// "merge") leaves it out on purpose, since its processes' clocks differ (docs/cli.md); any other was
+// written with VRAMTRACE_EVENTS=0 or by a vramtrace that kept none.
+std::string no_history_reason(const report::Snapshot &snapshot);
+
 // Whether memory of this kind counts as held (report::counts_as_held for a kind name).
 bool held_kind(std::string_view kind);
 bool device_wanted(const Options &options, int device);

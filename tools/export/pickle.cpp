@@ -106,8 +106,8 @@ std::string export_pickle(const report::Snapshot &snapshot, const Options &optio
     for (const report::OomEvent &o : snapshot.ooms)
         if (o.device_free_bytes) oom_free[std::make_pair(o.time_ns, o.device)] = *o.device_free_bytes; // the last one
     if (snapshot.events.events.empty() && notes)
-        notes->push_back("the snapshot has no event history (VRAMTRACE_EVENTS=0, or an older vramtrace): "
-                         "device_traces are empty, the viewer shows only the allocations live at the dump");
+        notes->push_back("the snapshot has no event history (" + no_history_reason(snapshot) +
+                         "): device_traces are empty, the viewer shows only the allocations live at the dump");
 
     PickleWriter w;
     w.begin_dict();

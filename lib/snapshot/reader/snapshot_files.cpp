@@ -1,5 +1,5 @@
-// Whole snapshot files: opening an input (regular files, a FIFO read once; other special files
-// refused) and reading one into a report::Snapshot with its references checked.
+// Whole snapshot files: opening an input (regular files, a FIFO read once, "-" for standard input;
+// other special files refused) and reading one into a report::Snapshot with its references checked.
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -24,15 +24,20 @@ std::string errno_text(int err) { return std::strerror(err); }
 } // namespace
 
 bool open_snapshot_input(const std::string &path, int *fd, std::string *error) {
+    // "-" is standard input, opened anew through /proc: a description of its own, so that its
+    // offset and flags stay the caller's and a regular file redirected in can be read twice.
+    const bool standard_input = path == "-";
+    const std::string opened = standard_input ? "/proc/self/fd/0" : path;
     // Without waiting: a FIFO with no writer, a terminal, must not block the type check.
-    int f = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    int f = ::open(opened.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
     if (f < 0) {
         int err = errno;
         struct stat st {};
         if (error)
-            *error = err == ENXIO && ::stat(path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode)
+            *error = err == ENXIO && ::stat(opened.c_str(), &st) == 0 && S_ISSOCK(st.st_mode)
                          ? path + ": is a socket, not a snapshot file (only regular files and FIFOs are read)"
-                         : path + ": cannot open: " + errno_text(err);
+                     : standard_input ? path + ": cannot open standard input: " + errno_text(err)
+                                      : path + ": cannot open: " + errno_text(err);
         return false;
     }
     struct stat st {};
@@ -43,6 +48,7 @@ bool open_snapshot_input(const std::string &path, int *fd, std::string *error) {
     }
     const char *kind = nullptr;
     if (S_ISDIR(st.st_mode)) kind = "is a directory, not a snapshot file";
+    else if (standard_input && ::isatty(f) == 1) kind = "standard input is a terminal: pipe a snapshot in or name a file";
     else if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) kind = "is a device, not a snapshot file (only regular files and FIFOs are read)";
     else if (S_ISSOCK(st.st_mode)) kind = "is a socket, not a snapshot file (only regular files and FIFOs are read)";
     else if (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode)) kind = "is not a regular file or FIFO, not a snapshot file";
@@ -61,8 +67,13 @@ bool open_snapshot_input(const std::string &path, int *fd, std::string *error) {
             int ready = ::poll(&p, 1, noted ? -1 : 200);
             if (ready > 0 || (ready < 0 && errno != EINTR)) break;
             if (ready == 0 && !noted) {
-                std::string note = "vramtrace: note: " + path + " is a FIFO: waiting for a writer (read once, as it comes)\n";
-                std::fputs(note.c_str(), stderr);
+                // A pipe on standard input has had its writer from the start (the command before
+                // it in the pipeline, or the shell's open of a FIFO): it is only slow, which the
+                // user sees.
+                if (!standard_input) {
+                    std::string note = "vramtrace: note: " + path + " is a FIFO: waiting for a writer (read once, as it comes)\n";
+                    std::fputs(note.c_str(), stderr);
+                }
                 noted = true;
             }
         }

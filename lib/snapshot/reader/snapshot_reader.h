@@ -191,7 +191,7 @@ bool read_snapshot_file(const std::string &path, report::Snapshot *out, std::str
 // Opens a snapshot file for reading: *fd on success. A regular file, or a FIFO (read once, as it
 // comes: when nothing can be read yet, a note on stderr says that it waits for a writer); a
 // directory, a device or a socket is refused with one line naming it, without blocking, as is
-// anything that cannot be opened.
+// anything that cannot be opened. "-" is standard input (a terminal there is refused).
 bool open_snapshot_input(const std::string &path, int *fd, std::string *error);
 
 // Stack ids named by records that a sink did not keep, each with the index of the first record

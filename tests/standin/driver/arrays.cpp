@@ -4,6 +4,7 @@
 // not halved), against the context's device. No padding: an interposer's estimate is exact here.
 // A teardown of the creating context ends them; their handles are then handed out again first, for
 // arrays of the same device, size and kind (like the rewound addresses of other memory).
+#include "cupti_hooks.h"
 #include "driver_internal.h"
 
 namespace sd = standin_driver;
@@ -126,6 +127,7 @@ using sd::traced;
 
 // ---- arrays ----
 STANDIN_CU_API CUresult CUDAAPI cuArrayCreate_v2(CUarray* pHandle, const CUDA_ARRAY_DESCRIPTOR* d) {
+  STANDIN_API_CALL(cuArrayCreate_v2, pHandle, d);
   CUresult r = CUDA_ERROR_INVALID_VALUE;
   if (d != nullptr) {
     CUDA_ARRAY3D_DESCRIPTOR d3{d->Width, d->Height, 0, d->Format, d->NumChannels, 0};
@@ -133,29 +135,35 @@ STANDIN_CU_API CUresult CUDAAPI cuArrayCreate_v2(CUarray* pHandle, const CUDA_AR
   } else if (!sd::initialized()) {
     r = CUDA_ERROR_NOT_INITIALIZED;
   }
-  return traced(r, "cuArrayCreate_v2(%zux%zu) array=%p", d ? d->Width : 0, d ? d->Height : 0,
-                r == CUDA_SUCCESS ? static_cast<void*>(*pHandle) : nullptr);
+  return standin_api_call_.done(traced(r, "cuArrayCreate_v2(%zux%zu) array=%p", d ? d->Width : 0, d ? d->Height : 0,
+                                       r == CUDA_SUCCESS ? static_cast<void*>(*pHandle) : nullptr));
 }
 
 STANDIN_CU_API CUresult CUDAAPI cuArray3DCreate_v2(CUarray* pHandle, const CUDA_ARRAY3D_DESCRIPTOR* d) {
+  STANDIN_API_CALL(cuArray3DCreate_v2, pHandle, d);
   CUresult r = sd::create_array(reinterpret_cast<void**>(pHandle), d, 1, false);
-  return traced(r, "cuArray3DCreate_v2(%zux%zux%zu) array=%p", d ? d->Width : 0, d ? d->Height : 0,
-                d ? d->Depth : 0, r == CUDA_SUCCESS ? static_cast<void*>(*pHandle) : nullptr);
+  return standin_api_call_.done(traced(r, "cuArray3DCreate_v2(%zux%zux%zu) array=%p", d ? d->Width : 0,
+                                       d ? d->Height : 0, d ? d->Depth : 0,
+                                       r == CUDA_SUCCESS ? static_cast<void*>(*pHandle) : nullptr));
 }
 
 STANDIN_CU_API CUresult CUDAAPI cuMipmappedArrayCreate(CUmipmappedArray* pHandle, const CUDA_ARRAY3D_DESCRIPTOR* d,
                                                        unsigned int numMipmapLevels) {
+  STANDIN_API_CALL(cuMipmappedArrayCreate, pHandle, d, numMipmapLevels);
   CUresult r = sd::create_array(reinterpret_cast<void**>(pHandle), d, numMipmapLevels, true);
-  return traced(r, "cuMipmappedArrayCreate(levels=%u) array=%p", numMipmapLevels,
-                r == CUDA_SUCCESS ? static_cast<void*>(*pHandle) : nullptr);
+  return standin_api_call_.done(traced(r, "cuMipmappedArrayCreate(levels=%u) array=%p", numMipmapLevels,
+                                       r == CUDA_SUCCESS ? static_cast<void*>(*pHandle) : nullptr));
 }
 
 STANDIN_CU_API CUresult CUDAAPI cuArrayDestroy(CUarray hArray) {
-  return traced(sd::destroy_array(hArray, false), "cuArrayDestroy(%p)", static_cast<void*>(hArray));
+  STANDIN_API_CALL(cuArrayDestroy, hArray);
+  return standin_api_call_.done(
+      traced(sd::destroy_array(hArray, false), "cuArrayDestroy(%p)", static_cast<void*>(hArray)));
 }
 
 STANDIN_CU_API CUresult CUDAAPI cuMipmappedArrayDestroy(CUmipmappedArray hMipmappedArray) {
-  return traced(sd::destroy_array(hMipmappedArray, true), "cuMipmappedArrayDestroy(%p)",
-                static_cast<void*>(hMipmappedArray));
+  STANDIN_API_CALL(cuMipmappedArrayDestroy, hMipmappedArray);
+  return standin_api_call_.done(traced(sd::destroy_array(hMipmappedArray, true), "cuMipmappedArrayDestroy(%p)",
+                                       static_cast<void*>(hMipmappedArray)));
 }
 

@@ -190,9 +190,10 @@ STANDIN_CU_API CUresult CUDAAPI cuCtxDestroy_v2(CUcontext ctx) {
 }
 
 STANDIN_CU_API CUresult CUDAAPI cuCtxDestroy(CUcontext ctx) {
+  STANDIN_API_CALL(cuCtxDestroy, ctx);
   std::size_t ended = 0;
   CUresult r = sd::destroy_context(ctx, &ended);
-  return traced(r, "cuCtxDestroy(%p) ended=%zu", static_cast<void*>(ctx), ended);
+  return standin_api_call_.done(traced(r, "cuCtxDestroy(%p) ended=%zu", static_cast<void*>(ctx), ended));
 }
 
 // ---- the context stack ----
@@ -244,9 +245,10 @@ STANDIN_CU_API CUresult CUDAAPI cuDevicePrimaryCtxRelease_v2(CUdevice dev) {
 }
 
 STANDIN_CU_API CUresult CUDAAPI cuDevicePrimaryCtxRelease(CUdevice dev) {
+  STANDIN_API_CALL(cuDevicePrimaryCtxRelease, dev);
   std::size_t ended = 0;
   CUresult r = sd::primary_release(dev, &ended);
-  return traced(r, "cuDevicePrimaryCtxRelease(dev=%d) ended=%zu", dev, ended);
+  return standin_api_call_.done(traced(r, "cuDevicePrimaryCtxRelease(dev=%d) ended=%zu", dev, ended));
 }
 
 STANDIN_CU_API CUresult CUDAAPI cuDevicePrimaryCtxReset_v2(CUdevice dev) {
@@ -257,9 +259,10 @@ STANDIN_CU_API CUresult CUDAAPI cuDevicePrimaryCtxReset_v2(CUdevice dev) {
 }
 
 STANDIN_CU_API CUresult CUDAAPI cuDevicePrimaryCtxReset(CUdevice dev) {
+  STANDIN_API_CALL(cuDevicePrimaryCtxReset, dev);
   std::size_t ended = 0;
   CUresult r = sd::primary_reset(dev, &ended);
-  return traced(r, "cuDevicePrimaryCtxReset(dev=%d) ended=%zu", dev, ended);
+  return standin_api_call_.done(traced(r, "cuDevicePrimaryCtxReset(dev=%d) ended=%zu", dev, ended));
 }
 
 STANDIN_CU_API CUresult CUDAAPI cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int* flags, int* active) {

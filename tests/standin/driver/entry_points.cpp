@@ -402,6 +402,7 @@ STANDIN_CU_API CUresult CUDAAPI cuMemAlloc_v2(CUdeviceptr* dptr, size_t bytesize
 
 // Legacy (CUDA 2.0) ABI: 32-bit CUdeviceptr_v1 and size; served from memory mapped below 2 GiB.
 STANDIN_CU_API CUresult CUDAAPI cuMemAlloc(CUdeviceptr_v1* dptr, unsigned int bytesize) {
+  STANDIN_API_CALL(cuMemAlloc, dptr, bytesize);
   CUdeviceptr wide = 0;
   CUresult r = sd::device_alloc(sd::MemKind::device_low32, dptr == nullptr ? nullptr : &wide, bytesize);
   if (r == CUDA_SUCCESS) {
@@ -412,7 +413,7 @@ STANDIN_CU_API CUresult CUDAAPI cuMemAlloc(CUdeviceptr_v1* dptr, unsigned int by
       *dptr = static_cast<CUdeviceptr_v1>(wide);
     }
   }
-  return traced(r, "cuMemAlloc(bytesize=%u) ptr=%#x", bytesize, r == CUDA_SUCCESS ? *dptr : 0U);
+  return standin_api_call_.done(traced(r, "cuMemAlloc(bytesize=%u) ptr=%#x", bytesize, r == CUDA_SUCCESS ? *dptr : 0U));
 }
 
 STANDIN_CU_API CUresult CUDAAPI cuMemFree_v2(CUdeviceptr dptr) {
@@ -427,13 +428,14 @@ STANDIN_CU_API CUresult CUDAAPI cuMemFree_v2(CUdeviceptr dptr) {
 }
 
 STANDIN_CU_API CUresult CUDAAPI cuMemFree(CUdeviceptr_v1 dptr) {
+  STANDIN_API_CALL(cuMemFree, dptr);
   CUresult r = CUDA_SUCCESS;
   if (!sd::initialized()) {
     r = CUDA_ERROR_NOT_INITIALIZED;
   } else if (dptr != 0) {
     r = sd::release(static_cast<std::uintptr_t>(dptr), sd::kDeviceKinds);
   }
-  return traced(r, "cuMemFree(%#x)", dptr);
+  return standin_api_call_.done(traced(r, "cuMemFree(%#x)", dptr));
 }
 
 STANDIN_CU_API CUresult CUDAAPI cuMemAllocAsync(CUdeviceptr* dptr, size_t bytesize, CUstream hStream) {
@@ -463,14 +465,15 @@ STANDIN_CU_API CUresult CUDAAPI cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream h
 }
 
 STANDIN_CU_API CUresult CUDAAPI cuMemAllocManaged(CUdeviceptr* dptr, size_t bytesize, unsigned int flags) {
+  STANDIN_API_CALL(cuMemAllocManaged, dptr, bytesize, flags);
   CUresult r = CUDA_SUCCESS;
   if (sd::initialized() && flags != CU_MEM_ATTACH_GLOBAL && flags != CU_MEM_ATTACH_HOST) {
     r = CUDA_ERROR_INVALID_VALUE;
   } else {
     r = sd::device_alloc(sd::MemKind::managed, dptr, bytesize);
   }
-  return traced(r, "cuMemAllocManaged(bytesize=%zu, flags=%u) ptr=%#llx", bytesize, flags,
-                r == CUDA_SUCCESS ? *dptr : 0ULL);
+  return standin_api_call_.done(traced(r, "cuMemAllocManaged(bytesize=%zu, flags=%u) ptr=%#llx", bytesize, flags,
+                                       r == CUDA_SUCCESS ? *dptr : 0ULL));
 }
 
 // ---- page-locked host memory (does not count against any device) ----
@@ -483,8 +486,10 @@ STANDIN_CU_API CUresult CUDAAPI cuMemAllocHost_v2(void** pp, size_t bytesize) {
 }
 
 STANDIN_CU_API CUresult CUDAAPI cuMemAllocHost(void** pp, unsigned int bytesize) {
+  STANDIN_API_CALL(cuMemAllocHost, pp, bytesize);
   CUresult r = sd::host_alloc(pp, bytesize);
-  return traced(r, "cuMemAllocHost(bytesize=%u) ptr=%p", bytesize, r == CUDA_SUCCESS ? *pp : nullptr);
+  return standin_api_call_.done(
+      traced(r, "cuMemAllocHost(bytesize=%u) ptr=%p", bytesize, r == CUDA_SUCCESS ? *pp : nullptr));
 }
 
 STANDIN_CU_API CUresult CUDAAPI cuMemHostAlloc(void** pp, size_t bytesize, unsigned int Flags) {

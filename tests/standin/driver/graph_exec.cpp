@@ -200,18 +200,22 @@ STANDIN_CU_API CUresult CUDAAPI cuGraphInstantiate(CUgraphExec* phGraphExec, CUg
 
 STANDIN_CU_API CUresult CUDAAPI cuGraphInstantiateWithParams(CUgraphExec* phGraphExec, CUgraph hGraph,
                                                              CUDA_GRAPH_INSTANTIATE_PARAMS* instantiateParams) {
+  STANDIN_API_CALL(cuGraphInstantiateWithParams, phGraphExec, hGraph, instantiateParams);
   CUresult r = sd::instantiate_with_params(phGraphExec, hGraph, instantiateParams);
-  return traced(r, "cuGraphInstantiateWithParams(%p, flags=%llu) exec=%p", static_cast<void*>(hGraph),
-                instantiateParams != nullptr ? static_cast<unsigned long long>(instantiateParams->flags) : 0ULL,
-                r == CUDA_SUCCESS ? static_cast<void*>(*phGraphExec) : nullptr);
+  return standin_api_call_.done(
+      traced(r, "cuGraphInstantiateWithParams(%p, flags=%llu) exec=%p", static_cast<void*>(hGraph),
+             instantiateParams != nullptr ? static_cast<unsigned long long>(instantiateParams->flags) : 0ULL,
+             r == CUDA_SUCCESS ? static_cast<void*>(*phGraphExec) : nullptr));
 }
 
 STANDIN_CU_API CUresult CUDAAPI cuGraphInstantiateWithParams_ptsz(CUgraphExec* phGraphExec, CUgraph hGraph,
                                                                   CUDA_GRAPH_INSTANTIATE_PARAMS* instantiateParams) {
+  STANDIN_API_CALL(cuGraphInstantiateWithParams_ptsz, phGraphExec, hGraph, instantiateParams);
   CUresult r = sd::instantiate_with_params(phGraphExec, hGraph, instantiateParams);
-  return traced(r, "cuGraphInstantiateWithParams_ptsz(%p, flags=%llu) exec=%p", static_cast<void*>(hGraph),
-                instantiateParams != nullptr ? static_cast<unsigned long long>(instantiateParams->flags) : 0ULL,
-                r == CUDA_SUCCESS ? static_cast<void*>(*phGraphExec) : nullptr);
+  return standin_api_call_.done(
+      traced(r, "cuGraphInstantiateWithParams_ptsz(%p, flags=%llu) exec=%p", static_cast<void*>(hGraph),
+             instantiateParams != nullptr ? static_cast<unsigned long long>(instantiateParams->flags) : 0ULL,
+             r == CUDA_SUCCESS ? static_cast<void*>(*phGraphExec) : nullptr));
 }
 
 // ---- upload, launch, destroy ----

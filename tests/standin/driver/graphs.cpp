@@ -270,8 +270,9 @@ CUresult capture_info(CUstream s, CUstreamCaptureStatus* status, cuuint64_t* id,
 }  // namespace
 
 STANDIN_CU_API CUresult CUDAAPI cuStreamBeginCapture_v2(CUstream hStream, CUstreamCaptureMode mode) {
-  return traced(begin_capture(hStream, mode), "cuStreamBeginCapture_v2(%p, mode=%d)", static_cast<void*>(hStream),
-                static_cast<int>(mode));
+  STANDIN_API_CALL(cuStreamBeginCapture_v2, hStream, mode);
+  return standin_api_call_.done(traced(begin_capture(hStream, mode), "cuStreamBeginCapture_v2(%p, mode=%d)",
+                                       static_cast<void*>(hStream), static_cast<int>(mode)));
 }
 
 namespace {
@@ -296,15 +297,17 @@ CUresult end_capture(CUstream hStream, CUgraph* phGraph) {
 }  // namespace
 
 STANDIN_CU_API CUresult CUDAAPI cuStreamEndCapture(CUstream hStream, CUgraph* phGraph) {
+  STANDIN_API_CALL(cuStreamEndCapture, hStream, phGraph);
   CUresult r = end_capture(hStream, phGraph);
-  return traced(r, "cuStreamEndCapture(%p) graph=%p", static_cast<void*>(hStream),
-                r == CUDA_SUCCESS ? static_cast<void*>(*phGraph) : nullptr);
+  return standin_api_call_.done(traced(r, "cuStreamEndCapture(%p) graph=%p", static_cast<void*>(hStream),
+                                       r == CUDA_SUCCESS ? static_cast<void*>(*phGraph) : nullptr));
 }
 
 STANDIN_CU_API CUresult CUDAAPI cuStreamEndCapture_ptsz(CUstream hStream, CUgraph* phGraph) {
+  STANDIN_API_CALL(cuStreamEndCapture_ptsz, hStream, phGraph);
   CUresult r = end_capture(hStream, phGraph);
-  return traced(r, "cuStreamEndCapture_ptsz(%p) graph=%p", static_cast<void*>(hStream),
-                r == CUDA_SUCCESS ? static_cast<void*>(*phGraph) : nullptr);
+  return standin_api_call_.done(traced(r, "cuStreamEndCapture_ptsz(%p) graph=%p", static_cast<void*>(hStream),
+                                       r == CUDA_SUCCESS ? static_cast<void*>(*phGraph) : nullptr));
 }
 
 STANDIN_CU_API CUresult CUDAAPI cuStreamIsCapturing(CUstream hStream, CUstreamCaptureStatus* captureStatus) {
@@ -320,18 +323,21 @@ STANDIN_CU_API CUresult CUDAAPI cuStreamIsCapturing_ptsz(CUstream hStream, CUstr
 // The per-thread-stream variants of capture (what cuGetProcAddress returns with flags 2) and the
 // CUDA 10.0 ABIs (no mode: global; capture info without graph and dependencies).
 STANDIN_CU_API CUresult CUDAAPI cuStreamBeginCapture_v2_ptsz(CUstream hStream, CUstreamCaptureMode mode) {
-  return traced(begin_capture(hStream, mode), "cuStreamBeginCapture_v2_ptsz(%p, mode=%d)",
-                static_cast<void*>(hStream), static_cast<int>(mode));
+  STANDIN_API_CALL(cuStreamBeginCapture_v2_ptsz, hStream, mode);
+  return standin_api_call_.done(traced(begin_capture(hStream, mode), "cuStreamBeginCapture_v2_ptsz(%p, mode=%d)",
+                                       static_cast<void*>(hStream), static_cast<int>(mode)));
 }
 
 STANDIN_CU_API CUresult CUDAAPI cuStreamBeginCapture(CUstream hStream) {
-  return traced(begin_capture(hStream, CU_STREAM_CAPTURE_MODE_GLOBAL), "cuStreamBeginCapture(%p)",
-                static_cast<void*>(hStream));
+  STANDIN_API_CALL(cuStreamBeginCapture, hStream);
+  return standin_api_call_.done(traced(begin_capture(hStream, CU_STREAM_CAPTURE_MODE_GLOBAL),
+                                       "cuStreamBeginCapture(%p)", static_cast<void*>(hStream)));
 }
 
 STANDIN_CU_API CUresult CUDAAPI cuStreamBeginCapture_ptsz(CUstream hStream) {
-  return traced(begin_capture(hStream, CU_STREAM_CAPTURE_MODE_GLOBAL), "cuStreamBeginCapture_ptsz(%p)",
-                static_cast<void*>(hStream));
+  STANDIN_API_CALL(cuStreamBeginCapture_ptsz, hStream);
+  return standin_api_call_.done(traced(begin_capture(hStream, CU_STREAM_CAPTURE_MODE_GLOBAL),
+                                       "cuStreamBeginCapture_ptsz(%p)", static_cast<void*>(hStream)));
 }
 
 STANDIN_CU_API CUresult CUDAAPI cuStreamGetCaptureInfo(CUstream hStream, CUstreamCaptureStatus* captureStatus_out,

@@ -1,14 +1,15 @@
 // The stand-in driver's other allocation families: pitched allocations, stream-ordered memory
 // pools, host memory registration, IPC handles and cuMemGetAddressRange. CUDA 13.0 ABIs from the
 // real cuda.h; like entry_points.cpp, no function here calls another exported entry point.
-#include "driver_internal.h"
-
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+
+#include "cupti_hooks.h"
+#include "driver_internal.h"
 
 namespace sd = standin_driver;
 
@@ -265,6 +266,7 @@ using sd::traced;
 
 STANDIN_CU_API CUresult CUDAAPI cuMemAllocPitch_v2(CUdeviceptr* dptr, size_t* pPitch, size_t WidthInBytes,
                                                    size_t Height, unsigned int ElementSizeBytes) {
+  STANDIN_API_CALL(cuMemAllocPitch_v2, dptr, pPitch, WidthInBytes, Height, ElementSizeBytes);
   CUresult r = CUDA_SUCCESS;
   std::uintptr_t address = 0;
   std::size_t pitch = 0;
@@ -277,13 +279,15 @@ STANDIN_CU_API CUresult CUDAAPI cuMemAllocPitch_v2(CUdeviceptr* dptr, size_t* pP
     *dptr = static_cast<CUdeviceptr>(address);
     *pPitch = pitch;
   }
-  return traced(r, "cuMemAllocPitch_v2(width=%zu, height=%zu, elem=%u) ptr=%#llx pitch=%zu", WidthInBytes,
-                Height, ElementSizeBytes, r == CUDA_SUCCESS ? *dptr : 0ULL, pitch);
+  return standin_api_call_.done(traced(r, "cuMemAllocPitch_v2(width=%zu, height=%zu, elem=%u) ptr=%#llx pitch=%zu",
+                                       WidthInBytes, Height, ElementSizeBytes, r == CUDA_SUCCESS ? *dptr : 0ULL,
+                                       pitch));
 }
 
 // Legacy (CUDA 2.0) ABI: 32-bit pointer, pitch and sizes; memory mapped below 2 GiB.
 STANDIN_CU_API CUresult CUDAAPI cuMemAllocPitch(CUdeviceptr_v1* dptr, unsigned int* pPitch, unsigned int WidthInBytes,
                                                 unsigned int Height, unsigned int ElementSizeBytes) {
+  STANDIN_API_CALL(cuMemAllocPitch, dptr, pPitch, WidthInBytes, Height, ElementSizeBytes);
   CUresult r = CUDA_SUCCESS;
   std::uintptr_t address = 0;
   std::size_t pitch = 0;
@@ -300,8 +304,8 @@ STANDIN_CU_API CUresult CUDAAPI cuMemAllocPitch(CUdeviceptr_v1* dptr, unsigned i
     *dptr = static_cast<CUdeviceptr_v1>(address);
     *pPitch = static_cast<unsigned int>(pitch);
   }
-  return traced(r, "cuMemAllocPitch(width=%u, height=%u, elem=%u) ptr=%#x pitch=%zu", WidthInBytes, Height,
-                ElementSizeBytes, r == CUDA_SUCCESS ? *dptr : 0U, pitch);
+  return standin_api_call_.done(traced(r, "cuMemAllocPitch(width=%u, height=%u, elem=%u) ptr=%#x pitch=%zu",
+                                       WidthInBytes, Height, ElementSizeBytes, r == CUDA_SUCCESS ? *dptr : 0U, pitch));
 }
 
 // ---- stream-ordered memory pools ----
@@ -322,6 +326,7 @@ STANDIN_CU_API CUresult CUDAAPI cuDeviceGetDefaultMemPool(CUmemoryPool* pool_out
 }
 
 STANDIN_CU_API CUresult CUDAAPI cuMemPoolCreate(CUmemoryPool* pool, const CUmemPoolProps* poolProps) {
+  STANDIN_API_CALL(cuMemPoolCreate, pool, poolProps);
   CUresult r = CUDA_SUCCESS;
   if (!sd::initialized()) {
     r = CUDA_ERROR_NOT_INITIALIZED;
@@ -342,13 +347,15 @@ STANDIN_CU_API CUresult CUDAAPI cuMemPoolCreate(CUmemoryPool* pool, const CUmemP
     st.pools.insert(p);
     *pool = reinterpret_cast<CUmemoryPool>(p);
   }
-  return traced(r, "cuMemPoolCreate(dev=%d) pool=%p", poolProps != nullptr ? poolProps->location.id : -1,
-                r == CUDA_SUCCESS ? static_cast<void*>(*pool) : nullptr);
+  return standin_api_call_.done(traced(r, "cuMemPoolCreate(dev=%d) pool=%p",
+                                       poolProps != nullptr ? poolProps->location.id : -1,
+                                       r == CUDA_SUCCESS ? static_cast<void*>(*pool) : nullptr));
 }
 
 // A pool with live allocations is destroyed at once as a handle; its allocations stay valid and
 // it is deleted when the last one is freed (the real driver's documented behaviour).
 STANDIN_CU_API CUresult CUDAAPI cuMemPoolDestroy(CUmemoryPool pool) {
+  STANDIN_API_CALL(cuMemPoolDestroy, pool);
   CUresult r = CUDA_SUCCESS;
   sd::Pool* dead = nullptr;
   if (!sd::initialized()) {
@@ -369,7 +376,7 @@ STANDIN_CU_API CUresult CUDAAPI cuMemPoolDestroy(CUmemoryPool pool) {
     dead->magic = 0;
     delete dead;
   }
-  return traced(r, "cuMemPoolDestroy(%p)", static_cast<void*>(pool));
+  return standin_api_call_.done(traced(r, "cuMemPoolDestroy(%p)", static_cast<void*>(pool)));
 }
 
 // Nothing is cached in a pool after a free (reserved follows used), so there is nothing to trim.
@@ -418,31 +425,39 @@ STANDIN_CU_API CUresult CUDAAPI cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPo
 
 STANDIN_CU_API CUresult CUDAAPI cuMemAllocFromPoolAsync(CUdeviceptr* dptr, size_t bytesize, CUmemoryPool pool,
                                                         CUstream hStream) {
+  STANDIN_API_CALL(cuMemAllocFromPoolAsync, dptr, bytesize, pool, hStream);
   CUresult r = sd::pool_alloc(dptr, bytesize, pool, hStream);
-  return traced(r, "cuMemAllocFromPoolAsync(bytesize=%zu, pool=%p, stream=%p) ptr=%#llx", bytesize,
-                static_cast<void*>(pool), static_cast<void*>(hStream), r == CUDA_SUCCESS ? *dptr : 0ULL);
+  return standin_api_call_.done(traced(r, "cuMemAllocFromPoolAsync(bytesize=%zu, pool=%p, stream=%p) ptr=%#llx",
+                                       bytesize, static_cast<void*>(pool), static_cast<void*>(hStream),
+                                       r == CUDA_SUCCESS ? *dptr : 0ULL));
 }
 
 STANDIN_CU_API CUresult CUDAAPI cuMemAllocFromPoolAsync_ptsz(CUdeviceptr* dptr, size_t bytesize, CUmemoryPool pool,
                                                              CUstream hStream) {
+  STANDIN_API_CALL(cuMemAllocFromPoolAsync_ptsz, dptr, bytesize, pool, hStream);
   CUresult r = sd::pool_alloc(dptr, bytesize, pool, hStream);
-  return traced(r, "cuMemAllocFromPoolAsync_ptsz(bytesize=%zu, pool=%p, stream=%p) ptr=%#llx", bytesize,
-                static_cast<void*>(pool), static_cast<void*>(hStream), r == CUDA_SUCCESS ? *dptr : 0ULL);
+  return standin_api_call_.done(traced(r, "cuMemAllocFromPoolAsync_ptsz(bytesize=%zu, pool=%p, stream=%p) ptr=%#llx",
+                                       bytesize, static_cast<void*>(pool), static_cast<void*>(hStream),
+                                       r == CUDA_SUCCESS ? *dptr : 0ULL));
 }
 
 // ---- host memory registration ----
 
 STANDIN_CU_API CUresult CUDAAPI cuMemHostRegister_v2(void* p, size_t bytesize, unsigned int Flags) {
-  return traced(sd::host_register(p, bytesize, Flags), "cuMemHostRegister_v2(%p, %zu, flags=%u)", p, bytesize,
-                Flags);
+  STANDIN_API_CALL(cuMemHostRegister_v2, p, bytesize, Flags);
+  return standin_api_call_.done(
+      traced(sd::host_register(p, bytesize, Flags), "cuMemHostRegister_v2(%p, %zu, flags=%u)", p, bytesize, Flags));
 }
 
 // Legacy (CUDA 4.0) entry point: same ABI.
 STANDIN_CU_API CUresult CUDAAPI cuMemHostRegister(void* p, size_t bytesize, unsigned int Flags) {
-  return traced(sd::host_register(p, bytesize, Flags), "cuMemHostRegister(%p, %zu, flags=%u)", p, bytesize, Flags);
+  STANDIN_API_CALL(cuMemHostRegister, p, bytesize, Flags);
+  return standin_api_call_.done(
+      traced(sd::host_register(p, bytesize, Flags), "cuMemHostRegister(%p, %zu, flags=%u)", p, bytesize, Flags));
 }
 
 STANDIN_CU_API CUresult CUDAAPI cuMemHostUnregister(void* p) {
+  STANDIN_API_CALL(cuMemHostUnregister, p);
   CUresult r = CUDA_SUCCESS;
   if (!sd::initialized()) {
     r = CUDA_ERROR_NOT_INITIALIZED;
@@ -458,7 +473,7 @@ STANDIN_CU_API CUresult CUDAAPI cuMemHostUnregister(void* p) {
       st.allocations.erase(it);
     }
   }
-  return traced(r, "cuMemHostUnregister(%p)", p);
+  return standin_api_call_.done(traced(r, "cuMemHostUnregister(%p)", p));
 }
 
 // ---- IPC ----
@@ -468,18 +483,23 @@ STANDIN_CU_API CUresult CUDAAPI cuIpcGetMemHandle(CUipcMemHandle* pHandle, CUdev
 }
 
 STANDIN_CU_API CUresult CUDAAPI cuIpcOpenMemHandle_v2(CUdeviceptr* pdptr, CUipcMemHandle handle, unsigned int Flags) {
+  STANDIN_API_CALL(cuIpcOpenMemHandle_v2, pdptr, handle, Flags);
   CUresult r = sd::ipc_open(pdptr, handle, Flags);
-  return traced(r, "cuIpcOpenMemHandle_v2(flags=%u) ptr=%#llx", Flags, r == CUDA_SUCCESS ? *pdptr : 0ULL);
+  return standin_api_call_.done(
+      traced(r, "cuIpcOpenMemHandle_v2(flags=%u) ptr=%#llx", Flags, r == CUDA_SUCCESS ? *pdptr : 0ULL));
 }
 
 // Legacy (CUDA 4.1) entry point: same ABI.
 STANDIN_CU_API CUresult CUDAAPI cuIpcOpenMemHandle(CUdeviceptr* pdptr, CUipcMemHandle handle, unsigned int Flags) {
+  STANDIN_API_CALL(cuIpcOpenMemHandle, pdptr, handle, Flags);
   CUresult r = sd::ipc_open(pdptr, handle, Flags);
-  return traced(r, "cuIpcOpenMemHandle(flags=%u) ptr=%#llx", Flags, r == CUDA_SUCCESS ? *pdptr : 0ULL);
+  return standin_api_call_.done(
+      traced(r, "cuIpcOpenMemHandle(flags=%u) ptr=%#llx", Flags, r == CUDA_SUCCESS ? *pdptr : 0ULL));
 }
 
 STANDIN_CU_API CUresult CUDAAPI cuIpcCloseMemHandle(CUdeviceptr dptr) {
-  return traced(sd::ipc_close(dptr), "cuIpcCloseMemHandle(%#llx)", dptr);
+  STANDIN_API_CALL(cuIpcCloseMemHandle, dptr);
+  return standin_api_call_.done(traced(sd::ipc_close(dptr), "cuIpcCloseMemHandle(%#llx)", dptr));
 }
 
 // ---- address ranges ----

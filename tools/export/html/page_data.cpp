@@ -268,9 +268,9 @@ std::string page_data_json(const report::Snapshot &snapshot, const Options &opti
     std::vector<std::string> page_notes;
     if (!from_events) {
         page_notes.push_back(snapshot.events.capacity == 0 && snapshot.events.recorded == 0
-                                 ? "The snapshot has no event history (VRAMTRACE_EVENTS=0, or an older vramtrace): "
-                                   "the timeline shows only the allocations live at the dump, from the times they "
-                                   "were made; memory freed before the dump is not shown."
+                                 ? "The snapshot has no event history (" + no_history_reason(snapshot) +
+                                       "): the timeline shows only the allocations live at the dump, from the "
+                                       "times they were made; memory freed before the dump is not shown."
                                  : "The event history holds no allocation or free: the timeline shows only the "
                                    "allocations live at the dump.");
         if (notes) notes->push_back("the snapshot has no event history: the timeline shows only the allocations live at the dump");
