@@ -264,7 +264,12 @@ int merge_main(int argc, char **argv) {
         }
     }
     progress.done();
-    for (const std::string &w : merger.warnings()) log_warning(w);
+    // A few lines say what repeats; many identical inputs (a test's copies of one file) need no more.
+    constexpr size_t kWarningsShown = 3;
+    const std::vector<std::string> &warnings = merger.warnings();
+    for (size_t i = 0; i < warnings.size() && i < kWarningsShown; ++i) log_warning(warnings[i]);
+    if (warnings.size() > kWarningsShown)
+        log_warning("and " + std::to_string(warnings.size() - kWarningsShown) + " more processes counted twice");
 
     if (!output.empty()) {
         std::vector<std::string> command_line{"vramtrace"};
