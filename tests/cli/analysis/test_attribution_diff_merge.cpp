@@ -17,6 +17,7 @@
 #include "analysis/merge_core.h"
 #include "input/offline_symbolize.h"
 #include "report/summary_format.h"
+#include "merge_test_io.h"
 #include "report_test_data.h"
 #include "snapshot/reader/snapshot_reader.h"
 #include "snapshot/snapshot_writer.h"
@@ -360,15 +361,10 @@ TEST_CASE("merge: stacks keep via and category, the summary of the merge sums ca
     CHECK(text.find("  24.00 MiB (25165824 B)  3            2 of 2  " + kOptimizer + "\n") != std::string::npos);
     CHECK(text.find("  5.00 MiB (5242880 B)    3            2 of 2  " + kForward + "\n") != std::string::npos);
 
-    std::string path = dir.file("merged.json");
-    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    REQUIRE(fd >= 0);
-    REQUIRE(merger.write_snapshot(fd, {"vramtrace", "merge"}, "9.9.9", &error));
-    ::close(fd);
-    std::fclose(spool);
     // As written (the rules not applied again): each stack's via and category.
-    Snapshot merged;
-    REQUIRE(read_snapshot_file(path, &merged, &error));
+    std::string path = dir.file("merged.json");
+    Snapshot merged = written_and_read(merger, path, {"vramtrace", "merge"});
+    std::fclose(spool);
     REQUIRE(merged.stacks.size() == 4); // one per distinct frame sequence: the two runs' stacks agree
     std::multiset<std::string> written;
     for (const Stack &st : merged.stacks) {

@@ -14,6 +14,7 @@
 #include "common/text_table.h"
 #include "input/offline_symbolize.h"
 #include "input/summary_input.h"
+#include "merge_test_io.h"
 #include "report_test_data.h"
 #include "snapshot/snapshot_writer.h"
 #include "report/summary_format.h"
@@ -407,13 +408,8 @@ TEST_CASE("merge: processes, devices and call sites of several snapshots", "[mer
 
     // Written out and read back: a valid snapshot with both processes' allocations and the rows.
     std::string path = dir.file("merged.json");
-    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    REQUIRE(fd >= 0);
-    REQUIRE(merger.write_snapshot(fd, {"vramtrace", "merge", "a.json", "b.json"}, "9.9.9", &error));
-    ::close(fd);
+    Snapshot merged = written_and_read(merger, path, {"vramtrace", "merge", "a.json", "b.json"});
     std::fclose(spool);
-    Snapshot merged;
-    REQUIRE(read_snapshot_file(path, &merged, &error));
     CHECK(merged.process.reason == "merge");
     CHECK(merged.process.pid == 0);
     CHECK(merged.process.host.empty());
@@ -701,13 +697,8 @@ TEST_CASE("merge: peaks, OOM records, pools, ranks and inlined frames are kept",
 
     vt_test::TempDir dir;
     std::string path = dir.file("merged.json");
-    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    REQUIRE(fd >= 0);
-    REQUIRE(merger.write_snapshot(fd, {"vramtrace", "merge"}, "9.9.9", &error));
-    ::close(fd);
+    Snapshot m = written_and_read(merger, path, {"vramtrace", "merge"});
     std::fclose(spool);
-    Snapshot m;
-    REQUIRE(read_snapshot_file(path, &m, &error));
     CHECK(m.oom_count == 4);
     REQUIRE(m.stacks.size() == 2);
     // Merged stack ids in order of first use: make_buffer's (1, the allocation), then main's (2).
@@ -787,13 +778,8 @@ TEST_CASE("merge: a range stack is one per list of domains and names, however th
     CHECK(merger.range_stacks() == std::vector<RangeStack>{{1, {"", ""}, {"a", "bc"}}, {2, {"", ""}, {"ab", "c"}}});
     vt_test::TempDir dir;
     std::string path = dir.file("merged.json");
-    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    REQUIRE(fd >= 0);
-    REQUIRE(merger.write_snapshot(fd, {"vramtrace", "merge"}, "9.9.9", &error));
-    ::close(fd);
+    Snapshot m = written_and_read(merger, path, {"vramtrace", "merge"});
     std::fclose(spool);
-    Snapshot m;
-    REQUIRE(read_snapshot_file(path, &m, &error));
     CHECK(m.range_stacks == merger.range_stacks());
     REQUIRE(m.allocations.size() == 2);
     CHECK(m.allocations[0].range == 1);
@@ -902,12 +888,7 @@ TEST_CASE("merge: each process's graph memory adds up in its device's row", "[me
     REQUIRE(merger.add_stream(sb, "b.json", &error));
     vt_test::TempDir dir;
     std::string path = dir.file("merged.json");
-    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    REQUIRE(fd >= 0);
-    REQUIRE(merger.write_snapshot(fd, {"vramtrace", "merge"}, "9.9.9", &error));
-    ::close(fd);
-    Snapshot m;
-    REQUIRE(read_snapshot_file(path, &m, &error));
+    Snapshot m = written_and_read(merger, path, {"vramtrace", "merge"});
     REQUIRE(m.devices.size() == 1);
     CHECK(m.devices[0].graph_reserved_bytes == std::optional<uint64_t>(35651584));
     CHECK(m.devices[0].graph_used_bytes == std::optional<uint64_t>(6291456));
