@@ -7,7 +7,7 @@
 //   standin_prog_trigger_watch prometheus FILE   (%p in FILE: this process's pid)
 //       device 0: 6 MiB (hold_a) + 3 MiB (hold_b), frees hold_b; device 1: 1 MiB (hold_e);
 //       so device 0 has current 6 MiB, peak 9 MiB. Waits (up to 10 s) until FILE shows
-//       device 1, then prints the file between "--- begin" / "--- end" and "mode <octal>".
+//       device 1's 1 MiB, then prints the file between "--- begin" / "--- end" and "mode <octal>".
 //   standin_prog_trigger_watch serve DIR   (tests/cli/prometheus_e2e.sh)
 //       device 0: 6 MiB (hold_a), 4 MiB (hold_c), 1 MiB (hold_d); device 1: 1 MiB (hold_e) and
 //       1 MiB from the default pool (hold_from_pool: 2 MiB reserved); prints
@@ -103,7 +103,11 @@ int main(int argc, char** argv) {
     std::string text;
     for (int i = 0; i < 1000; ++i) {
       text = read_file(path.c_str());
-      if (text.find("vramtrace_device_current_bytes{device=\"1\"") != std::string::npos) break;
+      // Device 1's row with hold_e's bytes: a reading taken while hold_e's cudaMalloc ran can
+      // already list the device (its context is current) with 0 bytes.
+      size_t row = text.find("vramtrace_device_current_bytes{device=\"1\"");
+      size_t end = row == std::string::npos ? row : text.find('}', row);
+      if (end != std::string::npos && text.compare(end, 10, "} 1048576\n") == 0) break;
       sleep_ms(10);
     }
     struct stat st;
