@@ -13,7 +13,8 @@ namespace vramtrace::asym {
 
 extern std::atomic<bool> g_light_writers;
 
-// Registers the process once (the first call makes one membarrier syscall); true when writers may
+// Registers the process once (the first call makes one membarrier syscall; in a process that
+// already runs many threads the kernel may take milliseconds over it, once); true when writers may
 // use the light fence. Called before any writer runs (the tracker's construction).
 bool enable();
 
