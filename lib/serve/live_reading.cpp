@@ -20,6 +20,7 @@
 #include "python/python_frame_table.h"
 #include "python/python_runtime.h"
 #include "snapshot/json_emitter.h"
+#include "snapshot/snapshot_layout.h"
 #include "symbolize/module_map.h"
 
 namespace vramtrace::serve {
@@ -393,28 +394,20 @@ bool write_reading(Tracker &t, int fd, const ReadingOptions &options) {
     j.ch(']');
     j.ch(','); j.key("pools"); j.ch('[');
     for (size_t i = 0; i < s.pools.size(); ++i) {
-        const report::Pool &pool = s.pools[i];
         if (i) j.ch(',');
         j.ch('{');
-        j.key("handle"); j.hex(pool.handle);
-        j.ch(','); j.key("device"); j.i64(pool.device);
-        j.ch(','); j.key("is_default"); j.boolean(pool.is_default);
-        j.ch(','); j.key("reserved_bytes"); j.u64(pool.reserved_bytes);
-        j.ch(','); j.key("used_bytes"); j.u64(pool.used_bytes);
+        report::JsonMembers m(j, ",");
+        report::write_pool_members(m, s.pools[i]);
         j.ch('}');
     }
     j.ch(']');
     j.ch(','); j.key("oom_count"); j.u64(s.oom_count);
     j.ch(','); j.key("ooms"); j.ch('[');
     for (size_t i = 0; i < s.ooms.size(); ++i) {
-        const report::OomEvent &o = s.ooms[i];
         if (i) j.ch(',');
         j.ch('{');
-        j.key("time_ns"); j.u64(o.time_ns);
-        j.ch(','); j.key("device"); j.i64(o.device);
-        j.ch(','); j.key("requested_bytes"); j.u64(o.requested_bytes);
-        j.ch(','); j.key("api"); j.str(o.api);
-        j.ch(','); j.key("stack"); j.u64(o.stack);
+        report::JsonMembers m(j, ",");
+        report::write_oom_members(m, s.ooms[i]);
         j.ch('}');
     }
     j.ch(']');

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string_view>
 
 #include "snapshot/json_emitter.h"
@@ -31,6 +32,10 @@ public:
     void hex(std::string_view name, uint64_t v) { key(name).hex(v); }
     void str(std::string_view name, std::string_view v) { key(name).str(v); }
     void boolean(std::string_view name, bool v) { key(name).boolean(v); }
+    // An optional number: nothing when absent.
+    void u64_if(std::string_view name, const std::optional<uint64_t> &v) {
+        if (v) u64(name, *v);
+    }
 
 private:
     JsonEmitter &out_;
@@ -81,6 +86,33 @@ template <class Device> void write_device_counters(JsonMembers &m, const Device 
     m.u64(member::devices::free_count, d.free_count);
     m.u64(member::devices::total_allocated_bytes, d.total_allocated_bytes);
     m.u64(member::devices::total_freed_bytes, d.total_freed_bytes);
+}
+
+// The members of one ooms[] record (report::OomEvent): the snapshot writer's and the live
+// reading's.
+template <class Oom> void write_oom_members(JsonMembers &m, const Oom &o) {
+    m.u64(member::ooms::time_ns, o.time_ns);
+    m.i64(member::ooms::device, o.device);
+    m.u64(member::ooms::requested_bytes, o.requested_bytes);
+    m.str(member::ooms::api, o.api);
+    m.hex(member::ooms::stream, o.stream);
+    m.u64(member::ooms::stack, o.stack);
+    m.u64(member::ooms::thread_id, o.thread_id);
+    m.i64(member::ooms::result, o.result);
+    m.u64(member::ooms::tracked_bytes, o.tracked_bytes);
+    m.u64_if(member::ooms::device_free_bytes, o.device_free_bytes);
+    m.u64_if(member::ooms::device_total_bytes, o.device_total_bytes);
+}
+
+// The members of one pools[] record (report::Pool): the snapshot writer's and the live reading's.
+template <class Pool> void write_pool_members(JsonMembers &m, const Pool &p) {
+    m.hex(member::pools::handle, p.handle);
+    m.i64(member::pools::device, p.device);
+    m.boolean(member::pools::is_default, p.is_default);
+    m.u64(member::pools::reserved_bytes, p.reserved_bytes);
+    m.u64(member::pools::used_bytes, p.used_bytes);
+    m.u64(member::pools::reserved_high_bytes, p.reserved_high_bytes);
+    m.u64(member::pools::used_high_bytes, p.used_high_bytes);
 }
 
 } // namespace vramtrace::report

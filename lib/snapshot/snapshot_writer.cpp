@@ -102,11 +102,6 @@ void write_process(JsonEmitter &out, const ProcessInfo &p) {
     out.raw("\n  },\n");
 }
 
-// An optional number: nothing when absent.
-void optional_u64(JsonMembers &m, std::string_view name, const std::optional<uint64_t> &v) {
-    if (v) m.u64(name, *v);
-}
-
 void write_event(JsonMembers &m, const Event &e) {
     m.str(member::events::type, e.type);
     m.u64(member::events::time_ns, e.time_ns);
@@ -183,12 +178,12 @@ void write_document(JsonEmitter &out, const Snapshot &s) {
         write_device_counters(m, d);
         if (!d.uuid.empty()) m.str(member::devices::uuid, d.uuid);
         if (!d.pci_bus_id.empty()) m.str(member::devices::pci_bus_id, d.pci_bus_id);
-        optional_u64(m, member::devices::total_memory_bytes, d.total_memory_bytes);
-        optional_u64(m, member::devices::process_used_bytes, d.process_used_bytes);
-        optional_u64(m, member::devices::graph_reserved_bytes, d.graph_reserved_bytes);
-        optional_u64(m, member::devices::graph_used_bytes, d.graph_used_bytes);
-        optional_u64(m, member::devices::graph_reserved_high_bytes, d.graph_reserved_high_bytes);
-        optional_u64(m, member::devices::graph_used_high_bytes, d.graph_used_high_bytes);
+        m.u64_if(member::devices::total_memory_bytes, d.total_memory_bytes);
+        m.u64_if(member::devices::process_used_bytes, d.process_used_bytes);
+        m.u64_if(member::devices::graph_reserved_bytes, d.graph_reserved_bytes);
+        m.u64_if(member::devices::graph_used_bytes, d.graph_used_bytes);
+        m.u64_if(member::devices::graph_reserved_high_bytes, d.graph_reserved_high_bytes);
+        m.u64_if(member::devices::graph_used_high_bytes, d.graph_used_high_bytes);
     });
     out.raw("  ");
     out.key(member::top::dropped), out.ch('{');
@@ -224,28 +219,8 @@ void write_document(JsonEmitter &out, const Snapshot &s) {
         }
         o.ch(']');
     });
-    write_array(out, member::top::ooms, s.ooms, [&](JsonMembers &m, const OomEvent &o) {
-        m.u64(member::ooms::time_ns, o.time_ns);
-        m.i64(member::ooms::device, o.device);
-        m.u64(member::ooms::requested_bytes, o.requested_bytes);
-        m.str(member::ooms::api, o.api);
-        m.hex(member::ooms::stream, o.stream);
-        m.u64(member::ooms::stack, o.stack);
-        m.u64(member::ooms::thread_id, o.thread_id);
-        m.i64(member::ooms::result, o.result);
-        m.u64(member::ooms::tracked_bytes, o.tracked_bytes);
-        optional_u64(m, member::ooms::device_free_bytes, o.device_free_bytes);
-        optional_u64(m, member::ooms::device_total_bytes, o.device_total_bytes);
-    });
-    write_array(out, member::top::pools, s.pools, [&](JsonMembers &m, const Pool &p) {
-        m.hex(member::pools::handle, p.handle);
-        m.i64(member::pools::device, p.device);
-        m.boolean(member::pools::is_default, p.is_default);
-        m.u64(member::pools::reserved_bytes, p.reserved_bytes);
-        m.u64(member::pools::used_bytes, p.used_bytes);
-        m.u64(member::pools::reserved_high_bytes, p.reserved_high_bytes);
-        m.u64(member::pools::used_high_bytes, p.used_high_bytes);
-    });
+    write_array(out, member::top::ooms, s.ooms, [&](JsonMembers &m, const OomEvent &o) { write_oom_members(m, o); });
+    write_array(out, member::top::pools, s.pools, [&](JsonMembers &m, const Pool &p) { write_pool_members(m, p); });
     if (!s.teardowns.empty() || s.teardown_count != 0) {
         out.raw("  ");
         out.key(member::top::teardown_count), out.u64(s.teardown_count), out.raw(",\n");
