@@ -75,17 +75,35 @@ private:
     bool active_ = false, was_pending_ = false, got_epipe_ = false;
 };
 
+// `[A, B, ...]` on one line; write_value(JsonEmitter &, const T &) writes one value.
+template <class T, class WriteValue>
+void write_inline_values(JsonEmitter &out, const std::vector<T> &items, WriteValue &&write_value) {
+    out.ch('[');
+    for (size_t i = 0; i < items.size(); ++i) {
+        if (i) out.raw(", ");
+        write_value(out, items[i]);
+    }
+    out.ch(']');
+}
+
+// `[{...}, {...}]` on one line; write_record(JsonMembers &, const T &) writes one record's members.
+template <class T, class WriteRecord>
+void write_inline_records(JsonEmitter &out, const std::vector<T> &items, WriteRecord &&write_record) {
+    write_inline_values(out, items, [&](JsonEmitter &o, const T &item) {
+        o.ch('{');
+        JsonMembers m(o, ", ");
+        write_record(m, item);
+        o.ch('}');
+    });
+}
+
 void write_process(JsonEmitter &out, const ProcessInfo &p) {
     out.raw("  "), out.key(member::top::process), out.raw("{\n    ");
     JsonMembers m(out, ",\n    ");
     m.i64(member::process::pid, p.pid);
     m.i64(member::process::ppid, p.ppid);
-    m.key(member::process::command_line).ch('[');
-    for (size_t i = 0; i < p.command_line.size(); ++i) {
-        if (i) out.raw(", ");
-        out.str(p.command_line[i]);
-    }
-    out.ch(']');
+    write_inline_values(m.key(member::process::command_line), p.command_line,
+                        [](JsonEmitter &o, const std::string &arg) { o.str(arg); });
     m.str(member::process::executable, p.executable);
     m.str(member::process::host, p.host);
     m.u64(member::process::start_time_ns, p.start_time_ns);
@@ -124,17 +142,11 @@ void write_event(JsonMembers &m, const Event &e) {
 
 // `[{"stack": S, "bytes": B, "count": N}, ...]` (peaks[].sites and teardowns[].sites).
 void write_sites(JsonEmitter &out, const std::vector<PeakSite> &sites) {
-    out.ch('[');
-    for (size_t i = 0; i < sites.size(); ++i) {
-        if (i) out.raw(", ");
-        out.ch('{');
-        JsonMembers m(out, ", ");
-        m.u64(member::sites::stack, sites[i].stack);
-        m.u64(member::sites::bytes, sites[i].bytes);
-        m.u64(member::sites::count, sites[i].count);
-        out.ch('}');
-    }
-    out.ch(']');
+    write_inline_records(out, sites, [](JsonMembers &m, const PeakSite &site) {
+        m.u64(member::sites::stack, site.stack);
+        m.u64(member::sites::bytes, site.bytes);
+        m.u64(member::sites::count, site.count);
+    });
 }
 
 // A top-level array of one record per item; write_record(JsonMembers &, const T &) writes one.
@@ -147,7 +159,7 @@ void write_array(JsonEmitter &out, std::string_view name, const std::vector<T> &
     list.close(last);
 }
 
-void write_frame(JsonEmitter &out, JsonMembers &m, const Frame &f) {
+void write_frame(JsonMembers &m, const Frame &f) {
     m.hex(member::frames::address, f.address);
     m.i64(member::frames::module, f.module);
     m.hex(member::frames::module_offset, f.module_offset);
@@ -156,17 +168,11 @@ void write_frame(JsonEmitter &out, JsonMembers &m, const Frame &f) {
     m.u64(member::frames::line, f.line);
     if (f.python) m.boolean(member::frames::python, true);
     if (f.inlined.empty()) return;
-    m.key(member::frames::inlined).ch('[');
-    for (size_t i = 0; i < f.inlined.size(); ++i) {
-        if (i) out.raw(", ");
-        out.ch('{');
-        JsonMembers in(out, ", ");
-        in.str(member::inlined::function, f.inlined[i].function);
-        in.str(member::inlined::file, f.inlined[i].file);
-        in.u64(member::inlined::line, f.inlined[i].line);
-        out.ch('}');
-    }
-    out.ch(']');
+    write_inline_records(m.key(member::frames::inlined), f.inlined, [](JsonMembers &in, const auto &call) {
+        in.str(member::inlined::function, call.function);
+        in.str(member::inlined::file, call.file);
+        in.u64(member::inlined::line, call.line);
+    });
 }
 
 void write_document(JsonEmitter &out, const Snapshot &s) {
@@ -206,18 +212,11 @@ void write_document(JsonEmitter &out, const Snapshot &s) {
         m.u64(member::peaks::time_ns, p.time_ns);
         write_sites(m.key(member::peaks::sites), p.sites);
         if (p.ranges.empty()) return;
-        JsonEmitter &o = m.key(member::peaks::ranges);
-        o.ch('[');
-        for (size_t i = 0; i < p.ranges.size(); ++i) {
-            if (i) o.raw(", ");
-            o.ch('{');
-            JsonMembers r(o, ", ");
-            r.u64(member::ranges::range, p.ranges[i].range);
-            r.u64(member::ranges::bytes, p.ranges[i].bytes);
-            r.u64(member::ranges::count, p.ranges[i].count);
-            o.ch('}');
-        }
-        o.ch(']');
+        write_inline_records(m.key(member::peaks::ranges), p.ranges, [](JsonMembers &r, const RangePeak &rp) {
+            r.u64(member::ranges::range, rp.range);
+            r.u64(member::ranges::bytes, rp.bytes);
+            r.u64(member::ranges::count, rp.count);
+        });
     });
     write_array(out, member::top::ooms, s.ooms, [&](JsonMembers &m, const OomEvent &o) { write_oom_members(m, o); });
     write_array(out, member::top::pools, s.pools, [&](JsonMembers &m, const Pool &p) { write_pool_members(m, p); });
@@ -253,13 +252,7 @@ void write_document(JsonEmitter &out, const Snapshot &s) {
                                        std::pair{member::nvtx_ranges::names, &r.names},
                                        std::pair{member::nvtx_ranges::categories, &r.categories}}) {
                 if (list->empty() && field.optional) continue;
-                JsonEmitter &o = m.key(field);
-                o.ch('[');
-                for (size_t i = 0; i < list->size(); ++i) {
-                    if (i) o.raw(", ");
-                    o.str((*list)[i]);
-                }
-                o.ch(']');
+                write_inline_values(m.key(field), *list, [](JsonEmitter &o, const std::string &v) { o.str(v); });
             }
         });
     if (!s.nvtx_regions.empty())
@@ -290,15 +283,10 @@ void write_document(JsonEmitter &out, const Snapshot &s) {
         m.hex(member::modules::base, mod.base);
         m.str(member::modules::build_id, mod.build_id);
     });
-    write_array(out, member::top::frames, s.frames, [&](JsonMembers &m, const Frame &f) { write_frame(out, m, f); });
+    write_array(out, member::top::frames, s.frames, [&](JsonMembers &m, const Frame &f) { write_frame(m, f); });
     write_array(out, member::top::stacks, s.stacks, [&](JsonMembers &m, const Stack &st) {
         m.u64(member::stacks::id, st.id);
-        m.key(member::stacks::frames).ch('[');
-        for (size_t i = 0; i < st.frames.size(); ++i) {
-            if (i) out.raw(", ");
-            out.u64(st.frames[i]);
-        }
-        out.ch(']');
+        write_inline_values(m.key(member::stacks::frames), st.frames, [](JsonEmitter &o, auto frame) { o.u64(frame); });
         m.i64(member::stacks::call_site, st.call_site);
         if (st.via >= 0) m.i64(member::stacks::via, st.via);
         if (!st.category.empty()) m.str(member::stacks::category, st.category);
