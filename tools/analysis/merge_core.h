@@ -187,6 +187,8 @@ private:
     bool read_file(FileState &state, const std::string &path, Progress *progress, EventCheck *events,
                    std::string *error);
     bool commit(FileState &state, const std::string &name, std::string *error);
+    // Remembers the input's processes; one seen before (same identity) gets a warning.
+    void note_repeated_processes(const FileState &state, const std::string &name);
 
     SiteKeyOptions keys_;
     std::FILE *spool_;

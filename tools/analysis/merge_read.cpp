@@ -3,6 +3,7 @@
 // stacks its allocations name interned (merge_intern.cpp), then adding the file to the merge
 // (commit). merge_core.h says what is kept in memory.
 #include "analysis/merge_core.h"
+#include "analysis/merge_file_state.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -25,8 +26,8 @@ namespace vramtrace::cli {
 namespace {
 
 namespace top = report::member::top;
-
-std::string idx(std::string_view array, size_t i) { return std::string(array) + "[" + std::to_string(i) + "]"; }
+using merge_detail::idx;
+using merge_detail::missing_range;
 
 // process.rank as a number (-1: none, or not a number).
 int64_t rank_number(const std::string &rank) {
@@ -39,11 +40,6 @@ int64_t rank_number(const std::string &rank) {
     return value;
 }
 
-// "WHERE.range: ID is not the id of an entry in nvtx_ranges".
-std::string missing_range(const std::string &where, uint32_t id) {
-    return where + ".range: " + std::to_string(id) + " is not the id of an entry in " + std::string(top::nvtx_ranges);
-}
-
 // "NAME: cannot use the temporary file: WHY" (from errno), and false.
 bool temporary_file_error(const std::string &name, std::string *error) {
     int err = errno;
@@ -52,88 +48,6 @@ bool temporary_file_error(const std::string &name, std::string *error) {
 }
 
 } // namespace
-
-// What is known of the input being read.
-struct Merger::FileState {
-    size_t file_number = 0;
-    report::ProcessInfo process;
-    bool have_process = false;
-    std::vector<report::DeviceTotals> devices;
-    uint64_t dropped_allocations = 0, dropped_stacks = 0;
-    std::vector<report::Module> modules;
-    std::vector<report::Frame> frames;
-    std::vector<report::Stack> stacks;
-    std::unordered_map<uint32_t, size_t> stack_at; // id -> index into stacks
-    std::string duplicate_stack;                   // the first "stacks: id N appears more than once"
-    std::vector<MergedProcess> merged_processes;
-    std::vector<MergedDevice> merged_devices;
-    std::optional<uint64_t> oom_count;
-    uint64_t dropped_peak_sites = 0;
-    std::vector<report::DevicePeak> peaks;
-    std::vector<report::OomEvent> ooms;
-    std::vector<report::Pool> pools;
-    StackReferences event_stacks; // stacks named by events (checked, the events are not kept)
-    size_t event_index = 0;
-    // NVTX: the range stacks, the first problem of nvtx_ranges (an id 0 or repeated, lists of
-    // different lengths), the regions and intervals, and the dropped counters.
-    std::vector<report::RangeStack> ranges;
-    std::unordered_map<uint32_t, size_t> range_at; // id -> index into ranges
-    std::string bad_range;
-    std::vector<report::NvtxRegion> regions;
-    std::vector<report::NvtxInterval> intervals;
-    uint64_t dropped_range_stacks = 0, dropped_range_names = 0;
-    uint64_t dropped_nvtx_regions = 0, nvtx_regions_outside = 0, nvtx_unregisters_unknown = 0;
-    uint64_t dropped_nvtx_intervals = 0;
-
-    // Merged indices, filled as allocations need them (0 = not yet; else index + 1).
-    std::vector<uint32_t> module_merged, frame_merged, stack_merged;
-    std::vector<uint32_t> range_merged; // 0 = not yet (a merged range id is never 0)
-
-    bool frozen = false;        // the first allocation came: metadata is taken as complete
-    bool frozen_invalid = false; // ... and did not check out
-    bool late_metadata = false; // modules, frames or stacks came after an allocation
-    size_t allocation_index = 0;
-    bool dangling = false;      // an allocation named a stack id not (yet) seen
-    size_t dangling_index = 0;
-    uint32_t dangling_id = 0;
-    bool dangling_range = false; // an allocation named a range id not (yet) seen
-    size_t dangling_range_index = 0;
-    uint32_t dangling_range_id = 0;
-    long long spool_start = 0;
-    uint64_t spool_count_start = 0;
-    std::unordered_map<uint32_t, std::pair<uint64_t, uint64_t>> per_stack; // merged stack id -> bytes, count
-    uint64_t live_bytes = 0, live_count = 0;
-    // Live bytes and allocations per (device, merged range id), and the entry the last allocation
-    // went to (one input's allocations mostly share device and range stack: no lookup for them).
-    std::map<std::pair<int, uint32_t>, std::pair<uint64_t, uint64_t>> per_range;
-    std::pair<uint64_t, uint64_t> *last_range = nullptr;
-    std::pair<int, uint32_t> last_range_key{0, 0};
-
-    void reset_allocations() {
-        allocation_index = 0;
-        dangling = false;
-        dangling_range = false;
-        per_stack.clear();
-        per_range.clear();
-        last_range = nullptr;
-        live_bytes = live_count = 0;
-    }
-
-    // The cross references read_snapshot_file checks, on what was read so far; "" when they hold.
-    std::string check() const {
-        for (size_t i = 0; i < frames.size(); ++i)
-            if (std::string p = references::frame_module(i, frames[i].module, modules.size()); !p.empty()) return p;
-        for (size_t i = 0; i < stacks.size(); ++i) {
-            const report::Stack &st = stacks[i];
-            if (std::string p = references::stack_id(i, st.id); !p.empty()) return p;
-            for (size_t k = 0; k < st.frames.size(); ++k)
-                if (std::string p = references::stack_frame(i, k, st.frames[k], frames.size()); !p.empty()) return p;
-            if (std::string p = references::stack_indices(i, st); !p.empty()) return p;
-        }
-        if (!duplicate_stack.empty()) return duplicate_stack;
-        return bad_range;
-    }
-};
 
 // The sink of one pass over one input. The first pass takes everything; a second pass (only for a
 // file whose allocations came before its stacks) takes only the allocations.
@@ -422,84 +336,11 @@ bool Merger::commit(FileState &state, const std::string &name, std::string *erro
         return false;
     };
     if (std::string problem = state.check(); !problem.empty()) return fail(problem);
-    if (state.dangling)
-        return fail(references::missing_stack(idx(top::allocations, state.dangling_index), state.dangling_id));
-    if (state.dangling_range)
-        return fail(missing_range(idx(top::allocations, state.dangling_range_index), state.dangling_range_id));
-    // Peaks, OOM records and events name stacks too (0: none), as read_snapshot_file checks.
-    auto local_stack = [&](uint32_t id) -> std::optional<size_t> {
-        auto found = state.stack_at.find(id);
-        return found == state.stack_at.end() ? std::nullopt : std::optional<size_t>(found->second);
-    };
-    auto missing = [](std::string where, uint32_t id) { return references::missing_stack(where, id); };
-    for (size_t i = 0; i < state.peaks.size(); ++i)
-        for (size_t k = 0; k < state.peaks[i].sites.size(); ++k)
-            if (uint32_t id = state.peaks[i].sites[k].stack; id != 0 && !local_stack(id))
-                return fail(missing(idx(top::peaks, i) + idx(".sites", k), id));
-    for (size_t i = 0; i < state.ooms.size(); ++i)
-        if (uint32_t id = state.ooms[i].stack; id != 0 && !local_stack(id)) return fail(missing(idx(top::ooms, i), id));
-    // Peaks and regions name range stacks (0: none).
-    auto known_range = [&](uint32_t id) { return id == 0 || state.range_at.count(id) != 0; };
-    for (size_t i = 0; i < state.peaks.size(); ++i)
-        for (size_t k = 0; k < state.peaks[i].ranges.size(); ++k)
-            if (uint32_t id = state.peaks[i].ranges[k].range; !known_range(id))
-                return fail(missing_range(idx(top::peaks, i) + idx(".ranges", k), id));
-    for (size_t i = 0; i < state.regions.size(); ++i)
-        if (!known_range(state.regions[i].range)) return fail(missing_range(idx(top::nvtx_regions, i), state.regions[i].range));
-    // A merged input's regions and intervals name its processes (merged_processes[].input); a plain
-    // input is one process, whatever its records say.
-    if (!state.merged_processes.empty()) {
-        std::unordered_set<uint64_t> inputs;
-        for (const MergedProcess &p : state.merged_processes) inputs.insert(p.input);
-        auto listed = [&](const std::optional<uint64_t> &input) { return !input || inputs.count(*input) != 0; };
-        auto unlisted = [](std::string where, uint64_t input) {
-            return where + ".input: " + std::to_string(input) + " is not the input of an entry in " +
-                   std::string(top::merged_processes);
-        };
-        for (size_t i = 0; i < state.regions.size(); ++i)
-            if (!listed(state.regions[i].input)) return fail(unlisted(idx(top::nvtx_regions, i), *state.regions[i].input));
-        for (size_t i = 0; i < state.intervals.size(); ++i)
-            if (!listed(state.intervals[i].input))
-                return fail(unlisted(idx(top::nvtx_intervals, i), *state.intervals[i].input));
-    }
-    {
-        const std::pair<const uint32_t, size_t> *first = nullptr;
-        for (const auto &ref : state.event_stacks)
-            if (!local_stack(ref.first) && (!first || ref.second < first->second)) first = &ref;
-        if (first) return fail(missing(idx(top::events, first->second), first->first));
-    }
+    if (std::string problem = state.reference_problem(); !problem.empty()) return fail(problem);
     if (spool_failed_) return fail(std::string("cannot write the temporary file: ") + std::strerror(spool_errno_));
 
     // Rows: the processes a merged input lists, or this process.
-    {
-        auto identity = [](const std::string &host, int64_t pid, const std::vector<std::string> &command_line,
-                           const std::string &reason, uint64_t bytes, uint64_t count) {
-            std::string key = host + '\0' + std::to_string(pid) + '\0' + reason + '\0' + std::to_string(bytes) +
-                              '\0' + std::to_string(count);
-            for (const std::string &arg : command_line) key += '\0' + arg;
-            return key;
-        };
-        std::vector<std::pair<std::string, const MergedProcess *>> keys;
-        MergedProcess self;
-        if (state.merged_processes.empty()) {
-            self.pid = state.process.pid;
-            self.host = state.process.host;
-            keys.emplace_back(identity(state.process.host, state.process.pid, state.process.command_line,
-                                       state.process.reason, state.live_bytes, state.live_count),
-                              &self);
-        } else {
-            for (const MergedProcess &p : state.merged_processes)
-                keys.emplace_back(identity(p.host, p.pid, p.command_line, p.reason, p.live_bytes, p.live_allocations), &p);
-        }
-        for (const auto &[key, p] : keys) {
-            auto [seen, fresh] = process_origin_.emplace(key, name);
-            if (!fresh)
-                warnings_.push_back(name + ": process " + std::to_string(p->pid) + " on host '" + p->host +
-                                    "' is counted twice: " + seen->second +
-                                    " has the same snapshot of it (an input given twice, or a merged snapshot "
-                                    "with its own inputs?)");
-        }
-    }
+    note_repeated_processes(state, name);
     size_t first_row = processes_.size();
     size_t first_device_row = process_devices_.size();
     std::unordered_map<uint32_t, uint32_t> renumber; // a merged input's process rows -> merged rows
@@ -567,7 +408,7 @@ bool Merger::commit(FileState &state, const std::string &name, std::string *erro
             std::map<uint32_t, RowSite> by_site;
             for (const report::PeakSite &site : peak->sites) {
                 uint32_t index = no_stack_site();
-                if (site.stack != 0) index = stacks_[sites_of.stack_of(*local_stack(site.stack)) - 1].site;
+                if (site.stack != 0) index = stacks_[sites_of.stack_of(*state.local_stack(site.stack)) - 1].site;
                 RowSite &r = by_site[index];
                 r.site = index;
                 r.bytes += site.bytes;
@@ -609,7 +450,7 @@ bool Merger::commit(FileState &state, const std::string &name, std::string *erro
 
     // Peaks, OOM records and pools, with the stacks re-numbered.
     MergeFileReader restack(*this, state, false);
-    auto merged_stack = [&](uint32_t id) -> uint32_t { return id == 0 ? 0 : restack.stack_of(*local_stack(id)); };
+    auto merged_stack = [&](uint32_t id) -> uint32_t { return id == 0 ? 0 : restack.stack_of(*state.local_stack(id)); };
     auto merged_range = [&](uint32_t id) -> uint32_t { return id == 0 ? 0 : restack.range_of(state.range_at.at(id)); };
     bool complete = true;
     for (const report::DeviceTotals &t : state.devices) {
