@@ -178,6 +178,11 @@ private:
     bool spool_rewind(long long offset, uint64_t count);
     // Reading one input and adding it to the merge (merge_read.cpp).
     struct FileState;
+    // The merged id of an input's range stack / stack, the merged index of its frame, each at
+    // `local` in that input's own table, interned on first use and remembered in `state`.
+    uint32_t merged_range_of(FileState &state, size_t local);
+    uint32_t merged_stack_of(FileState &state, size_t local);
+    uint32_t merged_frame_of(FileState &state, uint32_t local);
     // A new input's number and where its allocations begin in the spool; false with *error when
     // the spool cannot be used.
     bool start_file(FileState &state, const std::string &name, std::string *error);

@@ -4,6 +4,7 @@
 // merge_read.cpp, the merged snapshot written by merge_write.cpp, the report text made by
 // merge_text.cpp.
 #include "analysis/merge_core.h"
+#include "analysis/merge_file_state.h"
 
 #include <algorithm>
 #include <array>
@@ -254,6 +255,44 @@ std::vector<MergedSiteRow> Merger::sites() const {
         return a.key < b.key;
     });
     return out;
+}
+
+// The merged id of the input's range stack at `local` in its nvtx_ranges (interned on first use).
+uint32_t Merger::merged_range_of(FileState &state, size_t local) {
+    if (state.range_merged.size() < state.ranges.size()) state.range_merged.resize(state.ranges.size(), 0);
+    uint32_t &merged = state.range_merged[local];
+    if (merged == 0) merged = intern_range(state.ranges[local]);
+    return merged;
+}
+
+// The merged id of the input's stack at `local` in its stacks (interned on first use).
+uint32_t Merger::merged_stack_of(FileState &state, size_t local) {
+    if (state.stack_merged.size() < state.stacks.size()) state.stack_merged.resize(state.stacks.size(), 0);
+    if (state.stack_merged[local] != 0) return state.stack_merged[local];
+    const report::Stack &st = state.stacks[local];
+    std::vector<uint32_t> frames;
+    frames.reserve(st.frames.size());
+    for (uint32_t f : st.frames) frames.push_back(merged_frame_of(state, f));
+    uint32_t id = intern_stack(std::move(frames), st);
+    state.stack_merged[local] = id;
+    return id;
+}
+
+// The merged index of the input's frame at `local` in its frames (interned on first use, with its module).
+uint32_t Merger::merged_frame_of(FileState &state, uint32_t local) {
+    if (state.frame_merged.size() < state.frames.size()) state.frame_merged.resize(state.frames.size(), 0);
+    if (state.frame_merged[local] != 0) return state.frame_merged[local] - 1;
+    const report::Frame &f = state.frames[local];
+    int module = -1;
+    if (f.module >= 0) {
+        if (state.module_merged.size() < state.modules.size()) state.module_merged.resize(state.modules.size(), 0);
+        uint32_t &mm = state.module_merged[size_t(f.module)];
+        if (mm == 0) mm = intern_module(state.modules[size_t(f.module)]) + 1;
+        module = int(mm - 1);
+    }
+    uint32_t merged = intern_frame(f, module);
+    state.frame_merged[local] = merged + 1;
+    return merged;
 }
 
 } // namespace vramtrace::cli
