@@ -7,6 +7,8 @@
 #      260 steps, so it shows the recorder's cost beside vramtrace's on the same loop)
 # and prints per-round ratios and, per comparison, the median ratio with its min-max spread.
 # Usage: bench/gpu/torch_pairs.sh LIB [OUT_DIR]     (DEFAULT_ROUNDS: rounds of the second group, default 5)
+# BASE_LIB: another build of the library, run in each round right after LIB's traced process, for
+# the ratio of the two builds on the same loop (LIB / BASE_LIB within the round).
 set -u
 LIB=${1:?usage: torch_pairs.sh LIB [OUT_DIR]}
 OUT=${2:-/tmp/vramtrace-torch-pairs}
@@ -19,7 +21,11 @@ ms() { sed -n 's/.*median_ms=\([0-9.]*\).*/\1/p' | tail -1; }
 for r in $(seq "${ROUNDS:-10}"); do
   a=$(PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync "${T[@]}" 2>/dev/null | ms)
   b=$(PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync LD_PRELOAD="$LIB" "${T[@]}" 2>/dev/null | ms)
-  echo "ROUND $r async_untraced=$a async_traced=$b" | tee -a "$OUT/torch_pairs.txt"
+  base=
+  if [ -n "${BASE_LIB:-}" ]; then
+    base=" async_base=$(PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync LD_PRELOAD="$BASE_LIB" "${T[@]}" 2>/dev/null | ms)"
+  fi
+  echo "ROUND $r async_untraced=$a async_traced=$b$base" | tee -a "$OUT/torch_pairs.txt"
   if [ "$r" -le "${DEFAULT_ROUNDS:-5}" ]; then
     c=$("${T[@]}" 2>/dev/null | ms)
     d=$("${T[@]}" --record python 2>/dev/null | ms)
@@ -41,6 +47,8 @@ def show(name, num, den):
     if r:
         print("%s: median %.3f, min %.3f, max %.3f over %d rounds" % (name, statistics.median(r), min(r), max(r), len(r)))
 show("cudaMallocAsync traced / untraced", "async_traced", "async_untraced")
+show("cudaMallocAsync BASE_LIB traced / untraced", "async_base", "async_untraced")
+show("cudaMallocAsync LIB / BASE_LIB", "async_traced", "async_base")
 show("default allocator, PyTorch recorder / untraced", "default_recorder", "default_untraced")
 show("default allocator, vramtrace / untraced", "default_traced", "default_untraced")
 PY
