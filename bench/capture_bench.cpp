@@ -25,6 +25,7 @@
 extern "C" uint32_t vtb_capture_cached(uintptr_t *out, uint32_t max_depth);
 extern "C" uint32_t vtb_capture_unwinder(uintptr_t *out, uint32_t max_depth);
 extern "C" void vtb_capture_stats(uint64_t *rules_derived, uint64_t *fallbacks);
+extern "C" void vtb_replay_stats(uint64_t *replayed, uint64_t *recorded);
 
 namespace {
 
@@ -274,6 +275,9 @@ int main(int argc, char **argv) {
     benchmark::RunSpecifiedBenchmarks();
     benchmark::Shutdown();
     vtb_capture_stats(&derived, &fallbacks);
-    std::printf("after timing: %lu rules derived, %lu fallbacks\n", (unsigned long)derived, (unsigned long)fallbacks);
+    uint64_t replayed = 0, recorded = 0;
+    vtb_replay_stats(&replayed, &recorded);
+    std::printf("after timing: %lu rules derived, %lu fallbacks; %lu walks recorded, %lu replayed\n",
+                (unsigned long)derived, (unsigned long)fallbacks, (unsigned long)recorded, (unsigned long)replayed);
     return 0;
 }

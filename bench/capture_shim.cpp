@@ -3,6 +3,7 @@
 // Frames inside this library are the "own" frames the capture skips.
 #include <cstdint>
 
+#include "tracking/recent_walks.h"
 #include "tracking/stack_capture.h"
 
 #define VT_BENCH_API extern "C" __attribute__((visibility("default")))
@@ -19,4 +20,10 @@ VT_BENCH_API void vtb_capture_stats(uint64_t *rules_derived, uint64_t *fallbacks
     vramtrace::StackCaptureStats s = vramtrace::stack_capture_stats();
     *rules_derived = s.rules_derived;
     *fallbacks = s.fallbacks;
+}
+
+VT_BENCH_API void vtb_replay_stats(uint64_t *replayed, uint64_t *recorded) {
+    vramtrace::walks::ReplayStats s = vramtrace::walks::replay_stats();
+    *replayed = s.replayed;
+    *recorded = s.recorded;
 }

@@ -12,6 +12,7 @@
 #include "cupti/backend.h"
 #include "interception/self_test.h"
 #include "dump/dumper.h"
+#include "tracking/recent_walks.h"
 #include "tracking/stack_capture.h"
 #include "triggers/crash_handler.h"
 #include "triggers/reporter.h"
@@ -43,9 +44,13 @@ __attribute__((destructor(101))) void vramtrace_library_end() {
     // 0.1): the first thing to look at when tracing costs more than docs/performance.md says.
     if (vramtrace::cuda_seen()) {
         vramtrace::StackCaptureStats st = vramtrace::stack_capture_stats();
-        vramtrace::log_debug("stack capture: %llu unwind rules derived, %llu captures fell back to libunwind's walk",
+        vramtrace::walks::ReplayStats rs = vramtrace::walks::replay_stats();
+        vramtrace::log_debug("stack capture: %llu unwind rules derived, %llu captures fell back to libunwind's walk; "
+                             "%llu walks stored, %llu captures replayed a stored walk",
                              static_cast<unsigned long long>(st.rules_derived),
-                             static_cast<unsigned long long>(st.fallbacks));
+                             static_cast<unsigned long long>(st.fallbacks),
+                             static_cast<unsigned long long>(rs.recorded),
+                             static_cast<unsigned long long>(rs.replayed));
     }
 }
 

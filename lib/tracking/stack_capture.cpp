@@ -1,5 +1,7 @@
 #include "tracking/stack_capture.h"
 
+#include "tracking/recent_walks.h"
+#include "tracking/stack_words.h"
 #include "tracking/unwind_rules.h"
 
 #include <atomic>
@@ -65,14 +67,6 @@ inline Slot &slot_for(uint64_t ip) {
     return g_cache[(ip * 0x9e3779b97f4a7c15ull) >> (64 - kCacheLog2)];
 }
 
-// The aligned word that holds the last byte of the call instruction (ip - 1): inside the page of
-// that byte, so it is mapped whenever ip is a real return address.
-inline uint64_t code_word(uint64_t ip) {
-    uint64_t word;
-    std::memcpy(&word, reinterpret_cast<const void *>((ip - 1) & ~uint64_t{7}), sizeof word);
-    return word;
-}
-
 inline bool cache_find(uint64_t ip, uint64_t *rule) {
     Slot &s = slot_for(ip);
     uint64_t seq = s.seq.load(std::memory_order_acquire);
@@ -98,12 +92,6 @@ void cache_store(uint64_t ip, uint64_t rule) {
     s.code.store(code_word(ip), std::memory_order_relaxed);
     s.rule.store(rule, std::memory_order_relaxed);
     s.seq.store(seq + 2, std::memory_order_release);
-}
-
-inline uint64_t load_word(uint64_t address) {
-    uint64_t v;
-    std::memcpy(&v, reinterpret_cast<const void *>(address), sizeof v);
-    return v;
 }
 
 // libunwind's x86-64 context is the register file in DWARF-ish order (rax, rbx, rcx, rdx, rdi,
@@ -188,17 +176,63 @@ struct WalkState {
     bool leading; // skip our own frames only at the top of the stack
 };
 
+// Writes down a walk's reads into a recent_walks.h entry as it goes (nothing when walk is null). A
+// restored frame pointer is checked on replay only when a later step takes its frame address
+// from it: code built without frame pointers saves RBP as an ordinary register, whose value may
+// differ from call to call on an unchanged stack.
+struct StepLog {
+    walks::Walk *walk;
+    uint64_t sp0;
+    int bp_step = -1;      // the last step that restored the frame pointer; -1: still the starting one
+    uint32_t bp_off = 0;   // where that step read it
+
+    bool fits(uint64_t address) const { return address > sp0 && address - sp0 < (uint64_t{1} << 32); }
+    void step(uint64_t ip, uint64_t code, bool cfa_from_bp, uint64_t ra_at, uint64_t ra, bool bp_loaded,
+              uint64_t bp_at, uint64_t bp) {
+        if (walk == nullptr) return;
+        if (walk->steps >= walks::kMaxSteps || !fits(ra_at) || (bp_loaded && !fits(bp_at))) {
+            walk = nullptr;
+            return;
+        }
+        if (cfa_from_bp) {
+            if (bp_step < 0)
+                walk->bp0_used = true;
+            else
+                walk->step[bp_step].bp_off = bp_off;
+        }
+        walks::Step &s = walk->step[walk->steps];
+        s = walks::Step{ip, code, ra, bp_loaded ? bp : 0, static_cast<uint32_t>(ra_at - sp0), 0};
+        if (bp_loaded) {
+            bp_step = static_cast<int>(walk->steps);
+            bp_off = static_cast<uint32_t>(bp_at - sp0);
+        }
+        ++walk->steps;
+    }
+    void terminal(uint64_t ip) {
+        if (walk == nullptr) return;
+        if (walk->steps >= walks::kMaxSteps) {
+            walk = nullptr;
+            return;
+        }
+        walk->step[walk->steps++] = walks::Step{ip, code_word(ip), 0, 0, 0, 0};
+    }
+};
+
 // Records the new ip as libunwind's walk would after a successful step. False: the walk is over.
-inline bool record(WalkState &w, uintptr_t *out) {
+template <bool kLog> inline bool record(WalkState &w, uintptr_t *out, StepLog &log) {
     if (w.ip == 0) return false;
     if (w.leading && address_in_self(w.ip)) return true;
+    if (kLog && w.leading && log.walk != nullptr) log.walk->first_out = log.walk->steps - 1;
     w.leading = false;
     out[w.depth++] = static_cast<uintptr_t>(w.ip);
     return true;
 }
 
-// Walks from the registers in `context` with cached rules. False when some frame needs libunwind.
-bool walk_cached(const unw_context_t &context, uintptr_t *out, uint32_t max_depth, uint32_t *depth_out) {
+// Walks from the registers in `context` with cached rules, writing its reads into log when kLog.
+// False when some frame needs libunwind.
+template <bool kLog>
+bool walk_cached(const unw_context_t &context, uintptr_t *out, uint32_t max_depth, uint32_t *depth_out,
+                 StepLog &log) {
     const uint64_t *regs = reinterpret_cast<const uint64_t *>(&context);
     WalkState w{regs[kCtxRip], regs[kCtxRsp], regs[kCtxRbp], 0, 0, true};
     MemoEntry *memo = t_memo;
@@ -208,11 +242,13 @@ bool walk_cached(const unw_context_t &context, uintptr_t *out, uint32_t max_dept
         if (m.ip != w.ip || m.code != code_word(w.ip)) break;
         uint64_t cfa = (m.cfa_from_bp ? w.bp : w.sp) + static_cast<int64_t>(m.cfa_off);
         if (bad_cfa(cfa, w.sp)) return false;
-        w.ip = load_word(cfa + m.ra_off);
-        if (m.bp_saved_off != 0) w.bp = load_word(cfa + int64_t{m.bp_saved_off} * 8);
+        const uint64_t ip = w.ip, ra_at = cfa + m.ra_off, bp_at = cfa + int64_t{m.bp_saved_off} * 8;
+        w.ip = load_word(ra_at);
+        if (m.bp_saved_off != 0) w.bp = load_word(bp_at);
+        if (kLog) log.step(ip, m.code, m.cfa_from_bp, ra_at, w.ip, m.bp_saved_off != 0, bp_at, w.bp);
         w.sp = cfa;
         ++w.steps;
-        if (!record(w, out)) {
+        if (!record<kLog>(w, out, log)) {
             *depth_out = w.depth;
             return true;
         }
@@ -226,17 +262,27 @@ bool walk_cached(const unw_context_t &context, uintptr_t *out, uint32_t max_dept
             else
                 memo_fill(memo[w.steps], w.ip, rule);
         }
-        if (rule == kNoFde) break; // libunwind's step ends the walk there too
+        if (rule == kNoFde) { // libunwind's step ends the walk there too
+            if (kLog) log.walk = nullptr; // without having read the code there: such a walk is not replayed
+            break;
+        }
         RuleKind kind = rule_kind(rule);
-        if (kind == kKindEnd) break;
+        if (kind == kKindEnd) {
+            if (kLog) log.terminal(w.ip);
+            break;
+        }
         if (kind != kKindStep) return false;
         uint64_t cfa = (rule_cfa_from_bp(rule) ? w.bp : w.sp) + static_cast<int64_t>(rule_cfa_off(rule));
         if (bad_cfa(cfa, w.sp)) return false;
-        uint64_t ra = load_word(cfa + static_cast<int64_t>(rule_ra_off(rule)));
-        if (rule_bp_saved(rule)) w.bp = load_word(cfa + static_cast<int64_t>(rule_bp_off(rule)));
+        const uint64_t ra_at = cfa + static_cast<int64_t>(rule_ra_off(rule));
+        const uint64_t bp_at = cfa + static_cast<int64_t>(rule_bp_off(rule));
+        uint64_t ra = load_word(ra_at);
+        if (rule_bp_saved(rule)) w.bp = load_word(bp_at);
+        if (kLog && log.walk != nullptr)
+            log.step(w.ip, code_word(w.ip), rule_cfa_from_bp(rule), ra_at, ra, rule_bp_saved(rule), bp_at, w.bp);
         w.sp = cfa;
         w.ip = ra;
-        if (!record(w, out)) {
+        if (!record<kLog>(w, out, log)) {
             ++w.steps;
             break;
         }
@@ -260,6 +306,28 @@ uint32_t walk_unwinder(unw_context_t &context, uintptr_t *out, uint32_t max_dept
     return depth;
 }
 
+// Walks again from the same registers, writing the walk down, and stores it when it gives the same
+// frames (it does: nothing on the stack above this frame has changed since the first walk).
+void record_walk(const unw_context_t &context, walks::LaneWalks &recent, const uintptr_t *frames,
+                 uint32_t depth, uint32_t max_depth) {
+    const uint64_t *regs = reinterpret_cast<const uint64_t *>(&context);
+    walks::Walk &w = recent.scratch();
+    w.sp0 = regs[kCtxRsp];
+    w.bp0 = regs[kCtxRbp];
+    w.epoch = 0;
+    w.max_depth = max_depth;
+    w.steps = w.first_out = w.depth = 0;
+    w.bp0_used = false;
+    StepLog log{&w, w.sp0};
+    uintptr_t again[walks::kMaxDepth];
+    uint32_t depth_again = 0;
+    if (!walk_cached<true>(context, again, max_depth, &depth_again, log) || log.walk == nullptr ||
+        depth_again != depth || std::memcmp(again, frames, depth * sizeof(uintptr_t)) != 0)
+        return;
+    w.depth = depth;
+    recent.store();
+}
+
 } // namespace
 
 // noinline: the context describes this function's own frame, which must stay live while either
@@ -269,8 +337,21 @@ __attribute__((noinline)) uint32_t capture_stack(uintptr_t *out, uint32_t max_de
     unw_context_t context;
     if (unw_getcontext(&context) != 0) return 0;
     if (context_layout_ok(context)) {
+        const uint64_t *regs = reinterpret_cast<const uint64_t *>(&context);
+        const uint64_t ip0 = regs[kCtxRip], sp0 = regs[kCtxRsp], bp0 = regs[kCtxRbp];
         uint32_t depth = 0;
-        if (walk_cached(context, out, max_depth, &depth)) return depth;
+        walks::LaneWalks *recent = max_depth <= walks::kMaxDepth ? walks::LaneWalks::acquire() : nullptr;
+        if (recent != nullptr && recent->replay(ip0, sp0, bp0, max_depth, out, &depth)) {
+            recent->release();
+            return depth;
+        }
+        StepLog none{nullptr, sp0};
+        bool walked = walk_cached<false>(context, out, max_depth, &depth, none);
+        if (recent != nullptr) {
+            if (walked && recent->seen_before(sp0, out, depth)) record_walk(context, *recent, out, depth, max_depth);
+            recent->release();
+        }
+        if (walked) return depth;
         g_fallbacks.fetch_add(1, std::memory_order_relaxed);
     }
     return walk_unwinder(context, out, max_depth);

@@ -1,0 +1,149 @@
+// Each lane's recent stack walks (recent_walks.h).
+#include "tracking/recent_walks.h"
+
+#include <cstddef>
+#include <cstring>
+#include <new>
+
+#include "tracking/raw_memory.h"
+#include "tracking/stack_words.h"
+#include "tracking/thread_lanes.h"
+
+namespace vramtrace::walks {
+
+namespace {
+
+// A lane's table, or kRefused once its mapping failed. Set by the lane's owner only; the lane's
+// hand-over (a release/acquire pair) orders it for the next owner.
+LaneWalks *const kRefused = reinterpret_cast<LaneWalks *>(uintptr_t{1});
+std::atomic<LaneWalks *> g_tables[lanes::kLanes];
+
+// This thread's table and lane (0: not looked up yet), and whether a capture of this thread is
+// using the table: thread-local, so that taking the table touches no line of it.
+struct ThreadWalks {
+    LaneWalks *table;
+    unsigned lane;
+    bool busy;
+};
+thread_local ThreadWalks t_walks __attribute__((tls_model("initial-exec"))) = {nullptr, 0, false};
+
+inline void signal_fence() { std::atomic_signal_fence(std::memory_order_seq_cst); }
+
+} // namespace
+
+LaneWalks *map_lane_walks() {
+    void *m = map_zeroed(sizeof(LaneWalks));
+    if (m == nullptr) return kRefused;
+    LaneWalks *t = new (m) LaneWalks;
+    for (LaneWalks::SetHead &h : t->heads_)
+        for (uint32_t way = 0; way < kWays; ++way) h.order[way] = static_cast<uint8_t>(way);
+    return t;
+}
+
+LaneWalks *LaneWalks::acquire() {
+    if (t_walks.busy) return nullptr;
+    LaneWalks *t = t_walks.table;
+    if (t == nullptr) {
+        unsigned lane = lanes::this_thread_lane();
+        if (lane >= lanes::kLanes) return nullptr;
+        t = g_tables[lane].load(std::memory_order_relaxed);
+        if (t == nullptr) {
+            t = map_lane_walks();
+            g_tables[lane].store(t, std::memory_order_relaxed);
+        }
+        if (t == kRefused) return nullptr;
+        // A new owner: the walks recorded by the lane's earlier threads are of their stacks, not ours.
+        uint32_t e = t->epoch_ + 1;
+        t->epoch_ = e == 0 ? 1 : e;
+        t_walks.table = t;
+        t_walks.lane = lane;
+    } else if (lanes::held_lane() != t_walks.lane) {
+        return nullptr; // the lane was given back (this thread is exiting): the table is not ours now
+    }
+    t_walks.busy = true;
+    signal_fence();
+    return t;
+}
+
+void LaneWalks::release() {
+    signal_fence();
+    t_walks.busy = false;
+}
+
+void LaneWalks::make_most_recent(uint32_t set, uint32_t position) {
+    uint8_t *order = heads_[set].order;
+    uint8_t way = order[position];
+    for (uint32_t j = position; j > 0; --j) order[j] = order[j - 1];
+    order[0] = way;
+}
+
+bool LaneWalks::replay(uint64_t ip0, uint64_t sp0, uint64_t bp0, uint32_t max_depth, uintptr_t *out,
+                       uint32_t *depth) {
+    const uint32_t set = set_of(sp0);
+    const SetHead &head = heads_[set];
+    for (uint32_t position = 0; position < kWays; ++position) {
+        const uint32_t way = head.order[position];
+        if (head.sp0[way] != sp0) continue;
+        const Walk &w = ways_[set][way];
+        if (w.epoch != epoch_ || w.max_depth != max_depth || w.steps == 0 || w.step[0].ip != ip0 ||
+            (w.bp0_used && w.bp0 != bp0))
+            continue;
+        uint32_t k = 0;
+        for (; k < w.steps; ++k) {
+            const Step &s = w.step[k];
+            if (code_word(s.ip) != s.code) break;
+            if (s.ra_off == 0) continue; // terminal: the rule look-up alone
+            if (load_word(sp0 + s.ra_off) != s.ra) break;
+            if (s.bp_off != 0 && load_word(sp0 + s.bp_off) != s.bp) break;
+        }
+        if (k != w.steps) continue;
+        for (uint32_t i = 0; i < w.depth; ++i) out[i] = static_cast<uintptr_t>(w.step[w.first_out + i].ra);
+        *depth = w.depth;
+        if (position != 0) make_most_recent(set, position);
+        replayed.store(replayed.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+        return true;
+    }
+    return false;
+}
+
+bool LaneWalks::seen_before(uint64_t sp0, const uintptr_t *frames, uint32_t depth) {
+    SetHead &head = heads_[set_of(sp0)];
+    // A rotate-xor chain: one cycle per frame (a multiply per frame would cost four).
+    uint64_t h = sp0 ^ depth;
+    for (uint32_t i = 0; i < depth; ++i) h = ((h << 7) | (h >> 57)) ^ frames[i];
+    h *= 0x9e3779b97f4a7c15ull;
+    const uint32_t print = static_cast<uint32_t>(h >> 32) | 1; // 0 marks an empty place
+    bool seen = false;
+    for (uint32_t i = 0; i < kSeen; ++i) seen |= head.seen[i] == print;
+    if (!seen) {
+        head.seen[head.seen_next] = print;
+        head.seen_next = static_cast<uint8_t>((head.seen_next + 1) % kSeen);
+    }
+    return seen;
+}
+
+void LaneWalks::store() {
+    const Walk &walk = scratch_;
+    const uint32_t set = set_of(walk.sp0);
+    SetHead &head = heads_[set];
+    const uint32_t way = head.order[kWays - 1];
+    Walk &victim = ways_[set][way];
+    std::memcpy(static_cast<void *>(&victim), &walk, offsetof(Walk, step) + walk.steps * sizeof(Step));
+    victim.epoch = epoch_;
+    head.sp0[way] = walk.sp0;
+    make_most_recent(set, kWays - 1);
+    recorded.store(recorded.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+}
+
+ReplayStats replay_stats() {
+    ReplayStats s{0, 0};
+    for (auto &slot : g_tables) {
+        LaneWalks *t = slot.load(std::memory_order_relaxed);
+        if (t == nullptr || t == kRefused) continue;
+        s.replayed += t->replayed.load(std::memory_order_relaxed);
+        s.recorded += t->recorded.load(std::memory_order_relaxed);
+    }
+    return s;
+}
+
+} // namespace vramtrace::walks

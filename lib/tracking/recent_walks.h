@@ -1,0 +1,113 @@
+// Each thread's recent complete stack walks, replayed when the stack has not changed.
+//
+// A cached walk (stack_capture.cpp) is deterministic: given the registers it starts from and the
+// words it reads (the code word before each return address, each return-address slot, each saved
+// frame pointer), it always yields the same frames. So a walk is recorded as the list of those reads
+// with the values seen, and a later capture that starts from the same stack pointer replays it:
+// when every word still holds the value recorded, the frames are the recorded ones, exactly what a
+// fresh walk would give. The replay's loads are independent of each other (their addresses are
+// known up front), where a walk chains them frame by frame through the rule cache; a framework
+// that allocates from hundreds of call paths in turn (PyTorch) finds its path here instead of
+// walking through cold cache lines.
+//
+// Checks run from the innermost frame outwards and stop at the first word that differs, so a
+// replay reads only words that the walk itself would read next. Entries belong to one lane
+// (thread_lanes.h): a lane's next owner starts with none, so a replay only reads the stack of the
+// thread that recorded it. The shared lane keeps none. A capture that interrupts another on the
+// same thread (a signal handler that allocates) neither replays nor records.
+//
+// Memory: kSets * kWays = 256 walks of about 1.6 KiB, 410 KiB per lane that captures, mapped at its
+// first capture (raw_memory.h), never freed; a lane whose mapping fails goes without. Pages of
+// ways never used are never touched.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+namespace vramtrace::walks {
+
+constexpr uint32_t kMaxSteps = 40;   // walks of more steps are not recorded
+constexpr uint32_t kMaxDepth = 32;   // captures under a larger limit neither replay nor record
+constexpr uint32_t kSetsLog2 = 6;    // sets, by stack pointer
+constexpr uint32_t kSets = 1u << kSetsLog2;
+constexpr uint32_t kWays = 4;        // walks per set, most recent first
+
+// One step of a walk: the code word checked for `ip`'s rule, then the words read at the offsets
+// (from the starting stack pointer) of the return-address slot and, if the rule restores it, of
+// the saved frame pointer. A terminal step has a rule look-up only (the walk ended there).
+struct Step {
+    uint64_t ip;
+    uint64_t code;
+    uint64_t ra;     // the word read at sp0 + ra_off: the next step's ip
+    uint64_t bp;     // the word read at sp0 + bp_off when bp_off != 0
+    uint32_t ra_off; // 0: terminal step
+    uint32_t bp_off; // 0: the frame pointer is not restored at this step
+};
+
+struct Walk {
+    uint64_t sp0, bp0;
+    uint32_t epoch;      // the lane owner's; 0: empty
+    uint32_t max_depth;  // the limit it was captured under
+    uint32_t steps;
+    uint32_t first_out;  // the first step whose ra is an output frame (earlier ones are our own)
+    uint32_t depth;      // output frames: the ra of steps [first_out, first_out + depth)
+    bool bp0_used;       // some step's frame address came from the starting frame pointer
+    Step step[kMaxSteps];
+};
+
+// The walks of this thread's lane, or nullptr (shared lane, mapping refused, or a capture of this
+// thread already in progress). Holds the lane's table until release().
+class LaneWalks {
+public:
+    static LaneWalks *acquire();
+    void release();
+
+    // The frames of a recorded walk from registers (ip0, sp0, bp0) that still holds: copies them to
+    // out and returns true.
+    bool replay(uint64_t ip0, uint64_t sp0, uint64_t bp0, uint32_t max_depth, uintptr_t *out, uint32_t *depth);
+    // Whether the same frames came from this stack pointer among the set's last kSeen walks that
+    // were not replayed; when not, notes them. A walk is written down and stored only the second
+    // time (walking again, which is cheap right after the first walk), so call paths that take
+    // turns faster than a set can hold them (each evicted before it comes back) pay one cache line
+    // per capture, not the writing of walks that are never replayed.
+    bool seen_before(uint64_t sp0, const uintptr_t *frames, uint32_t depth);
+    // Where the caller writes down a walk as it goes, then store() keeps it in its set in place of
+    // the least recent one.
+    Walk &scratch() { return scratch_; }
+    void store();
+
+    // Written by the owner only; read by replay_stats().
+    std::atomic<uint64_t> replayed{0}, recorded{0};
+
+private:
+    friend LaneWalks *map_lane_walks();
+    uint32_t set_of(uint64_t sp0) const {
+        return static_cast<uint32_t>((sp0 >> 4) * 0x9e3779b97f4a7c15ull >> (64 - kSetsLog2));
+    }
+    void make_most_recent(uint32_t set, uint32_t position);
+    static constexpr uint32_t kSeen = 6;
+
+    // What a look-up of a set reads first, in one cache line: a capture that finds no walk for its
+    // stack pointer touches nothing else of the set.
+    struct alignas(64) SetHead {
+        uint64_t sp0[kWays];     // of each way's walk; 0: empty
+        uint32_t seen[kSeen];    // fingerprints of the set's last walks not replayed; 0: empty
+        uint8_t order[kWays];    // way indices, most recent first
+        uint8_t seen_next;
+    };
+    static_assert(sizeof(SetHead) == 64);
+
+    uint32_t epoch_ = 0;
+    SetHead heads_[kSets] = {};
+    Walk ways_[kSets][kWays];
+    Walk scratch_;
+};
+
+// Counters since start (bench/ and the exit's debug line).
+struct ReplayStats {
+    uint64_t replayed;
+    uint64_t recorded;
+};
+ReplayStats replay_stats();
+
+} // namespace vramtrace::walks
