@@ -194,11 +194,32 @@ template <int Tag> __attribute__((noinline)) void descend_many(int frames, void 
         descend_many<Tag>(frames - 1, fn, ctx);
     asm volatile("" ::: "memory");
 }
+// The same paths, but each reaching the capture at its own stack pointer (a frame of its own size
+// at the bottom), as the call paths of a framework mostly do: each finds its own recent walk.
+template <int Tag> __attribute__((noinline)) void pad_then(void (*fn)(void *), void *ctx) {
+    volatile char pad[16 * (Tag + 1)];
+    pad[0] = 0;
+    fn(ctx);
+    asm volatile("" ::: "memory");
+    (void)pad[0];
+}
+template <int Tag> __attribute__((noinline)) void descend_many_own_sp(int frames, void (*fn)(void *), void *ctx) {
+    if (frames <= 0)
+        pad_then<Tag>(fn, ctx);
+    else
+        descend_many_own_sp<Tag>(frames - 1, fn, ctx);
+    asm volatile("" ::: "memory");
+}
 using DescendFn = void (*)(int, void (*)(void *), void *);
 template <int... Tags> constexpr std::array<DescendFn, sizeof...(Tags)> descend_table(std::integer_sequence<int, Tags...>) {
     return {&descend_many<Tags>...};
 }
 constexpr auto kManyPaths = descend_table(std::make_integer_sequence<int, 16>{});
+template <int... Tags>
+constexpr std::array<DescendFn, sizeof...(Tags)> descend_own_sp_table(std::integer_sequence<int, Tags...>) {
+    return {&descend_many_own_sp<Tags>...};
+}
+constexpr auto kManyPathsOwnSp = descend_own_sp_table(std::make_integer_sequence<int, 16>{});
 
 struct ColdCtx {
     CaptureFn fn;
@@ -214,7 +235,7 @@ void timed_capture(void *p) {
     auto t1 = std::chrono::steady_clock::now();
     c->seconds = std::chrono::duration<double>(t1 - t0).count();
 }
-void BM_CaptureManyPathsCold(benchmark::State &state, CaptureFn fn) {
+template <bool kOwnSp> void BM_CaptureManyPathsCold(benchmark::State &state, CaptureFn fn) {
     const int frames = static_cast<int>(state.range(0));
     std::vector<uint64_t> traffic(2u << 20 >> 3); // 2 MiB: more than this machine's L2 per core
     uintptr_t out[256];
@@ -222,7 +243,7 @@ void BM_CaptureManyPathsCold(benchmark::State &state, CaptureFn fn) {
     unsigned i = 0;
     for (auto _ : state) {
         for (size_t k = 0; k < traffic.size(); k += 8) traffic[k] += k; // a line written each step
-        kManyPaths[i++ % kManyPaths.size()](frames, timed_capture, &c);
+        (kOwnSp ? kManyPathsOwnSp : kManyPaths)[i++ % kManyPaths.size()](frames, timed_capture, &c);
         state.SetIterationTime(c.seconds);
     }
     benchmark::DoNotOptimize(traffic.data());
@@ -268,7 +289,10 @@ int main(int argc, char **argv) {
         ->Args({32, 32})->ArgNames({"frames", "limit"})->ComputeStatistics("min", minimum);
     benchmark::RegisterBenchmark("capture/recursion_only/alternating_paths", BM_CaptureMixed, CaptureFn{nullptr})
         ->Args({32, 32})->ArgNames({"frames", "limit"})->ComputeStatistics("min", minimum);
-    benchmark::RegisterBenchmark("capture/cached/16_paths_cold", BM_CaptureManyPathsCold, vtb_capture_cached)
+    benchmark::RegisterBenchmark("capture/cached/16_paths_cold", BM_CaptureManyPathsCold<false>, vtb_capture_cached)
+        ->Args({32, 32})->ArgNames({"frames", "limit"})->UseManualTime()->ComputeStatistics("min", minimum);
+    benchmark::RegisterBenchmark("capture/cached/16_paths_cold_own_sp", BM_CaptureManyPathsCold<true>,
+                                 vtb_capture_cached)
         ->Args({32, 32})->ArgNames({"frames", "limit"})->UseManualTime()->ComputeStatistics("min", minimum);
     int n = static_cast<int>(args.size());
     benchmark::Initialize(&n, args.data());

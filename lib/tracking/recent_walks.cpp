@@ -85,16 +85,18 @@ bool LaneWalks::replay(uint64_t ip0, uint64_t sp0, uint64_t bp0, uint32_t max_de
         const uint32_t way = head.order[position];
         if (head.sp0[way] != sp0) continue;
         const Walk &w = ways_[set][way];
-        if (w.epoch != epoch_ || w.max_depth != max_depth || w.steps == 0 || w.step[0].ip != ip0 ||
+        if (w.epoch != epoch_ || w.max_depth != max_depth || w.steps == 0 || w.ip0 != ip0 ||
             (w.bp0_used && w.bp0 != bp0))
             continue;
         uint32_t k = 0;
+        uint64_t ip = ip0;
         for (; k < w.steps; ++k) {
             const Step &s = w.step[k];
-            if (code_word(s.ip) != s.code) break;
+            if (code_word(ip) != s.code) break;
             if (s.ra_off == 0) continue; // terminal: the rule look-up alone
             if (load_word(sp0 + s.ra_off) != s.ra) break;
-            if (s.bp_off != 0 && load_word(sp0 + s.bp_off) != s.bp) break;
+            if (s.bp_off != 0 && load_word(sp0 + s.bp_off) != w.bp[k]) break;
+            ip = s.ra;
         }
         if (k != w.steps) continue;
         for (uint32_t i = 0; i < w.depth; ++i) out[i] = static_cast<uintptr_t>(w.step[w.first_out + i].ra);
@@ -129,6 +131,7 @@ void LaneWalks::store() {
     const uint32_t way = head.order[kWays - 1];
     Walk &victim = ways_[set][way];
     std::memcpy(static_cast<void *>(&victim), &walk, offsetof(Walk, step) + walk.steps * sizeof(Step));
+    std::memcpy(victim.bp, walk.bp, walk.steps * sizeof(uint64_t));
     victim.epoch = epoch_;
     head.sp0[way] = walk.sp0;
     make_most_recent(set, kWays - 1);

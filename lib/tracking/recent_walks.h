@@ -16,7 +16,7 @@
 // thread that recorded it. The shared lane keeps none. A capture that interrupts another on the
 // same thread (a signal handler that allocates) neither replays nor records.
 //
-// Memory: kSets * kWays = 256 walks of about 1.6 KiB, 410 KiB per lane that captures, mapped at its
+// Memory: kSets * kWays = 256 walks of about 1.3 KiB, 330 KiB per lane that captures, mapped at its
 // first capture (raw_memory.h), never freed; a lane whose mapping fails goes without. Pages of
 // ways never used are never touched.
 #pragma once
@@ -32,20 +32,20 @@ constexpr uint32_t kSetsLog2 = 6;    // sets, by stack pointer
 constexpr uint32_t kSets = 1u << kSetsLog2;
 constexpr uint32_t kWays = 4;        // walks per set, most recent first
 
-// One step of a walk: the code word checked for `ip`'s rule, then the words read at the offsets
-// (from the starting stack pointer) of the return-address slot and, if the rule restores it, of
-// the saved frame pointer. A terminal step has a rule look-up only (the walk ended there).
+// One step of a walk: the code word checked for its ip's rule (the walk's ip0 at step 0, the
+// previous step's ra after), then the words read at the offsets (from the starting stack pointer)
+// of the return-address slot and, if a later step takes its frame address from it, of the saved
+// frame pointer (its value in Walk::bp). A terminal step has a rule look-up only (the walk ended
+// there). 24 bytes, so that a replay reads few cache lines.
 struct Step {
-    uint64_t ip;
     uint64_t code;
     uint64_t ra;     // the word read at sp0 + ra_off: the next step's ip
-    uint64_t bp;     // the word read at sp0 + bp_off when bp_off != 0
     uint32_t ra_off; // 0: terminal step
-    uint32_t bp_off; // 0: the frame pointer is not restored at this step
+    uint32_t bp_off; // 0: the frame pointer is not checked at this step
 };
 
 struct Walk {
-    uint64_t sp0, bp0;
+    uint64_t ip0, sp0, bp0;
     uint32_t epoch;      // the lane owner's; 0: empty
     uint32_t max_depth;  // the limit it was captured under
     uint32_t steps;
@@ -53,6 +53,7 @@ struct Walk {
     uint32_t depth;      // output frames: the ra of steps [first_out, first_out + depth)
     bool bp0_used;       // some step's frame address came from the starting frame pointer
     Step step[kMaxSteps];
+    uint64_t bp[kMaxSteps]; // bp[k]: the word at sp0 + step[k].bp_off, when that is not 0
 };
 
 // The walks of this thread's lane, or nullptr (shared lane, mapping refused, or a capture of this

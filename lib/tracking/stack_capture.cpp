@@ -187,8 +187,8 @@ struct StepLog {
     uint32_t bp_off = 0;   // where that step read it
 
     bool fits(uint64_t address) const { return address > sp0 && address - sp0 < (uint64_t{1} << 32); }
-    void step(uint64_t ip, uint64_t code, bool cfa_from_bp, uint64_t ra_at, uint64_t ra, bool bp_loaded,
-              uint64_t bp_at, uint64_t bp) {
+    void step(uint64_t code, bool cfa_from_bp, uint64_t ra_at, uint64_t ra, bool bp_loaded, uint64_t bp_at,
+              uint64_t bp) {
         if (walk == nullptr) return;
         if (walk->steps >= walks::kMaxSteps || !fits(ra_at) || (bp_loaded && !fits(bp_at))) {
             walk = nullptr;
@@ -200,13 +200,13 @@ struct StepLog {
             else
                 walk->step[bp_step].bp_off = bp_off;
         }
-        walks::Step &s = walk->step[walk->steps];
-        s = walks::Step{ip, code, ra, bp_loaded ? bp : 0, static_cast<uint32_t>(ra_at - sp0), 0};
+        const uint32_t k = walk->steps++;
+        walk->step[k] = walks::Step{code, ra, static_cast<uint32_t>(ra_at - sp0), 0};
         if (bp_loaded) {
-            bp_step = static_cast<int>(walk->steps);
+            walk->bp[k] = bp;
+            bp_step = static_cast<int>(k);
             bp_off = static_cast<uint32_t>(bp_at - sp0);
         }
-        ++walk->steps;
     }
     void terminal(uint64_t ip) {
         if (walk == nullptr) return;
@@ -214,7 +214,7 @@ struct StepLog {
             walk = nullptr;
             return;
         }
-        walk->step[walk->steps++] = walks::Step{ip, code_word(ip), 0, 0, 0, 0};
+        walk->step[walk->steps++] = walks::Step{code_word(ip), 0, 0, 0};
     }
 };
 
@@ -242,10 +242,10 @@ bool walk_cached(const unw_context_t &context, uintptr_t *out, uint32_t max_dept
         if (m.ip != w.ip || m.code != code_word(w.ip)) break;
         uint64_t cfa = (m.cfa_from_bp ? w.bp : w.sp) + static_cast<int64_t>(m.cfa_off);
         if (bad_cfa(cfa, w.sp)) return false;
-        const uint64_t ip = w.ip, ra_at = cfa + m.ra_off, bp_at = cfa + int64_t{m.bp_saved_off} * 8;
+        const uint64_t ra_at = cfa + m.ra_off, bp_at = cfa + int64_t{m.bp_saved_off} * 8;
         w.ip = load_word(ra_at);
         if (m.bp_saved_off != 0) w.bp = load_word(bp_at);
-        if (kLog) log.step(ip, m.code, m.cfa_from_bp, ra_at, w.ip, m.bp_saved_off != 0, bp_at, w.bp);
+        if (kLog) log.step(m.code, m.cfa_from_bp, ra_at, w.ip, m.bp_saved_off != 0, bp_at, w.bp);
         w.sp = cfa;
         ++w.steps;
         if (!record<kLog>(w, out, log)) {
@@ -279,7 +279,7 @@ bool walk_cached(const unw_context_t &context, uintptr_t *out, uint32_t max_dept
         uint64_t ra = load_word(ra_at);
         if (rule_bp_saved(rule)) w.bp = load_word(bp_at);
         if (kLog && log.walk != nullptr)
-            log.step(w.ip, code_word(w.ip), rule_cfa_from_bp(rule), ra_at, ra, rule_bp_saved(rule), bp_at, w.bp);
+            log.step(code_word(w.ip), rule_cfa_from_bp(rule), ra_at, ra, rule_bp_saved(rule), bp_at, w.bp);
         w.sp = cfa;
         w.ip = ra;
         if (!record<kLog>(w, out, log)) {
@@ -312,6 +312,7 @@ void record_walk(const unw_context_t &context, walks::LaneWalks &recent, const u
                  uint32_t depth, uint32_t max_depth) {
     const uint64_t *regs = reinterpret_cast<const uint64_t *>(&context);
     walks::Walk &w = recent.scratch();
+    w.ip0 = regs[kCtxRip];
     w.sp0 = regs[kCtxRsp];
     w.bp0 = regs[kCtxRbp];
     w.epoch = 0;

@@ -188,7 +188,7 @@ inline uint32_t recent_slot(const uintptr_t *f, uint32_t depth) {
     h = (h ^ f[depth / 4]) * 0xC2B2AE3D27D4EB4Full;
     h = (h ^ f[depth / 2]) * 0x9E3779B97F4A7C15ull;
     h = (h ^ f[depth - 1 - depth / 4]) * 0xC2B2AE3D27D4EB4Full;
-    return static_cast<uint32_t>(h >> 61) % StackDepot::kRecentEntries;
+    return static_cast<uint32_t>(h >> (64 - StackDepot::kRecentEntriesLog2));
 }
 
 inline bool same_frames(const uintptr_t *a, const uintptr_t *b, uint32_t depth) {

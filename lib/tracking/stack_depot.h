@@ -32,7 +32,10 @@ public:
     static uint64_t default_hash(const uintptr_t *frames, uint32_t depth);
 
     static constexpr uint32_t kMaxDepth = 256;
-    static constexpr uint32_t kRecentEntries = 8;
+    // Enough for a framework's call paths in one training step (PyTorch's small loop allocates
+    // from a few hundred): 128 entries of 64 frames, 66 KiB per lane that interns, mapped then.
+    static constexpr uint32_t kRecentEntriesLog2 = 7;
+    static constexpr uint32_t kRecentEntries = 1u << kRecentEntriesLog2;
     static constexpr uint32_t kRecentDepth = 64;
 
     // bucket_bits: 2^n buckets. hash: replaceable so tests can force collisions.
