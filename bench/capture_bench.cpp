@@ -22,10 +22,8 @@
 #include <thread>
 #include <vector>
 
-extern "C" uint32_t vtb_capture_cached(uintptr_t *out, uint32_t max_depth);
-extern "C" uint32_t vtb_capture_unwinder(uintptr_t *out, uint32_t max_depth);
-extern "C" void vtb_capture_stats(uint64_t *rules_derived, uint64_t *fallbacks);
-extern "C" void vtb_replay_stats(uint64_t *replayed, uint64_t *recorded);
+#include "capture_probe.h"
+
 
 namespace {
 
@@ -86,7 +84,7 @@ int check_equal(const char *where) {
                 uint32_t n[3] = {0, 0, 0};
                 // One call instruction for all three, so every frame must be the same. The second
                 // cached walk is served entirely from the cache.
-                CaptureFn fns[3] = {vtb_capture_cached, vtb_capture_unwinder, vtb_capture_cached};
+                CaptureFn fns[3] = {vtp_capture, vtp_capture_unwinder, vtp_capture};
                 uintptr_t *bufs[3] = {a, b, a2};
                 auto fn = [&] {
                     for (int k = 0; k < 3; ++k) n[k] = call_capture(fns[k], bufs[k], limit);
@@ -117,7 +115,7 @@ int g_special_failures = 0;
 void compare_here(const char *where) {
     uintptr_t a[256], b[256], a2[256];
     uint32_t n[3] = {0, 0, 0};
-    CaptureFn fns[3] = {vtb_capture_cached, vtb_capture_unwinder, vtb_capture_cached};
+    CaptureFn fns[3] = {vtp_capture, vtp_capture_unwinder, vtp_capture};
     uintptr_t *bufs[3] = {a, b, a2};
     for (int k = 0; k < 3; ++k) n[k] = call_capture(fns[k], bufs[k], 256);
     if (n[0] != n[1] || n[2] != n[1] || std::memcmp(a, b, n[0] * sizeof(uintptr_t)) != 0 ||
@@ -272,7 +270,7 @@ int main(int argc, char **argv) {
     failures += concurrent.load();
     failures += check_special();
     uint64_t derived = 0, fallbacks = 0;
-    vtb_capture_stats(&derived, &fallbacks);
+    vtp_capture_stats(&derived, &fallbacks);
     std::printf("check: cached walk == libunwind walk: %s (%d mismatches; %lu rules derived, %lu fallbacks)\n",
                 failures ? "FAIL" : "ok", failures, (unsigned long)derived, (unsigned long)fallbacks);
     if (failures || check_only) return failures ? 1 : 0;
@@ -280,27 +278,27 @@ int main(int argc, char **argv) {
     // N frames of recursion, captured at limit N (0: a stack of only the benchmark harness and main,
     // limit 32).
     for (auto [frames, limit] : {std::pair{0, 32}, {16, 16}, {32, 32}, {64, 64}}) {
-        benchmark::RegisterBenchmark("capture/cached", BM_Capture, vtb_capture_cached)
+        benchmark::RegisterBenchmark("capture/cached", BM_Capture, vtp_capture)
             ->Args({frames, limit})->ArgNames({"frames", "limit"})->ComputeStatistics("min", minimum);
-        benchmark::RegisterBenchmark("capture/libunwind", BM_Capture, vtb_capture_unwinder)
+        benchmark::RegisterBenchmark("capture/libunwind", BM_Capture, vtp_capture_unwinder)
             ->Args({frames, limit})->ArgNames({"frames", "limit"})->ComputeStatistics("min", minimum);
     }
-    benchmark::RegisterBenchmark("capture/cached/alternating_paths", BM_CaptureMixed, vtb_capture_cached)
+    benchmark::RegisterBenchmark("capture/cached/alternating_paths", BM_CaptureMixed, vtp_capture)
         ->Args({32, 32})->ArgNames({"frames", "limit"})->ComputeStatistics("min", minimum);
     benchmark::RegisterBenchmark("capture/recursion_only/alternating_paths", BM_CaptureMixed, CaptureFn{nullptr})
         ->Args({32, 32})->ArgNames({"frames", "limit"})->ComputeStatistics("min", minimum);
-    benchmark::RegisterBenchmark("capture/cached/16_paths_cold", BM_CaptureManyPathsCold<false>, vtb_capture_cached)
+    benchmark::RegisterBenchmark("capture/cached/16_paths_cold", BM_CaptureManyPathsCold<false>, vtp_capture)
         ->Args({32, 32})->ArgNames({"frames", "limit"})->UseManualTime()->ComputeStatistics("min", minimum);
     benchmark::RegisterBenchmark("capture/cached/16_paths_cold_own_sp", BM_CaptureManyPathsCold<true>,
-                                 vtb_capture_cached)
+                                 vtp_capture)
         ->Args({32, 32})->ArgNames({"frames", "limit"})->UseManualTime()->ComputeStatistics("min", minimum);
     int n = static_cast<int>(args.size());
     benchmark::Initialize(&n, args.data());
     benchmark::RunSpecifiedBenchmarks();
     benchmark::Shutdown();
-    vtb_capture_stats(&derived, &fallbacks);
+    vtp_capture_stats(&derived, &fallbacks);
     uint64_t replayed = 0, recorded = 0;
-    vtb_replay_stats(&replayed, &recorded);
+    vtp_replay_stats(&recorded, &replayed);
     std::printf("after timing: %lu rules derived, %lu fallbacks; %lu walks recorded, %lu replayed\n",
                 (unsigned long)derived, (unsigned long)fallbacks, (unsigned long)recorded, (unsigned long)replayed);
     return 0;

@@ -4,7 +4,7 @@
 #   bin/      vramtrace, bench_tracking, bench_capture_{fp,nofp}, bench_hook_pair_{fp,nofp},
 #             bench_dump_program, bench_symbolize
 #   lib/      libvramtrace.so (+ this machine's libdw.so.1 beside it, as tests/gpu/prepare_carry.sh
-#             does), Google Benchmark's library, libvt_bench_capture.so
+#             does), Google Benchmark's library, libvt_capture_probe.so
 #   standin/  the stand-in libcuda.so.1 and libcudart.so.13 (the CPU benchmarks run on them there
 #             too, on 16 idle cores)
 # The CUDA program and the PyTorch loop are built / run from source on the GPU machine.
@@ -18,7 +18,7 @@ for b in bench_tracking bench_capture_fp bench_capture_nofp bench_hook_pair_fp b
          bench_dump_program bench_symbolize; do
   cp "$build/bin/$b" .gpu-carry/bin/
 done
-cp "$build/lib/libvramtrace.so" "$build/lib/libvt_bench_capture.so" .gpu-carry/lib/
+cp "$build/lib/libvramtrace.so" "$build/lib/libvt_capture_probe.so" .gpu-carry/lib/
 # Google Benchmark: the build's own copy, or Debian's package (libbenchmark.so.1debian), whichever the
 # benchmarks were linked with; the GPU machine has neither.
 for so in $(ldd "$build/bin/bench_tracking" | awk '/libbenchmark/{print $3}'); do cp -L "$so" .gpu-carry/lib/; done

@@ -10,10 +10,11 @@
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
 
-// Linker-defined bounds of this shared object's image (resolved locally: the version script keeps
-// every non-API symbol local).
-extern "C" const char __ehdr_start;
-extern "C" const char _end;
+// Linker-defined bounds of this shared object's image. Declared hidden so that they bind to this
+// object's own at link time: a program linked with --export-dynamic (sanitizer builds are) exports
+// its own _end, which would otherwise take the place of ours wherever no version script hides it.
+extern "C" const char __ehdr_start __attribute__((visibility("hidden")));
+extern "C" const char _end __attribute__((visibility("hidden")));
 
 namespace vramtrace {
 

@@ -1,6 +1,6 @@
 // Recent walks (lib/tracking/recent_walks.h): a stack captured from the same stack pointer is
 // replayed only while every word the walk read still holds, and a replay gives libunwind's frames.
-// Captures go through tests/unit/tracking/fixtures/capture_fixture.cpp, a shared library of its
+// Captures go through the probe library (tests/support/capture_probe.h), a shared library of its
 // own, so that the frames captured are this program's. Each case runs on a new thread: a thread's
 // first capture starts with no walks of its own, so the counters move by exact amounts.
 #include <catch2/catch.hpp>
@@ -10,9 +10,8 @@
 #include <thread>
 #include <vector>
 
-extern "C" uint32_t vtf_capture(uintptr_t *out, uint32_t max_depth);
-extern "C" uint32_t vtf_capture_unwinder(uintptr_t *out, uint32_t max_depth);
-extern "C" void vtf_replay_stats(uint64_t *stored, uint64_t *replayed);
+#include "capture_probe.h"
+
 
 namespace {
 
@@ -24,7 +23,7 @@ struct Counts {
 };
 Counts counts() {
     Counts c{};
-    vtf_replay_stats(&c.stored, &c.replayed);
+    vtp_replay_stats(&c.stored, &c.replayed);
     return c;
 }
 
@@ -51,7 +50,7 @@ template <int Tag> __attribute__((noinline)) void descend(int frames, uint32_t m
     if (frames > 0) {
         descend<Tag>(frames - 1, max_depth, t);
     } else {
-        const CaptureFn fns[2] = {vtf_capture, vtf_capture_unwinder};
+        const CaptureFn fns[2] = {vtp_capture, vtp_capture_unwinder};
         Frames got[2];
         for (int k = 0; k < 2; ++k) got[k] = call_capture(fns[k], max_depth);
         t->cached = got[0];
