@@ -381,7 +381,9 @@ TEST_CASE("LiveTable: counts and walks stay sound while one thread inserts and a
     while (!started.load(std::memory_order_acquire)) {
     }
     while (!done.load(std::memory_order_acquire)) {
-        if (table.live_count() > 1 + kRing + 2) ++too_many; // a wrap shows as a huge count
+        // A wrap below 0 shows as a count near 2^64. A read that a preemption stretches between
+        // two stripes can count many more inserts than erases, but never more than were made.
+        if (table.live_count() > 1 + items) ++too_many;
         bool seen = false;
         table.for_each([&](const AllocationRecord &r) { seen |= r.address == permanent; });
         if (!seen) ++walks_without_permanent;
