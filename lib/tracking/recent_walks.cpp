@@ -18,15 +18,6 @@ namespace {
 LaneWalks *const kRefused = reinterpret_cast<LaneWalks *>(uintptr_t{1});
 std::atomic<LaneWalks *> g_tables[lanes::kLanes];
 
-// This thread's table and lane (0: not looked up yet), and whether a capture of this thread is
-// using the table: thread-local, so that taking the table touches no line of it.
-struct ThreadWalks {
-    LaneWalks *table;
-    unsigned lane;
-    bool busy;
-};
-thread_local ThreadWalks t_walks __attribute__((tls_model("initial-exec"))) = {nullptr, 0, false};
-
 inline void signal_fence() { std::atomic_signal_fence(std::memory_order_seq_cst); }
 
 } // namespace
@@ -41,33 +32,30 @@ LaneWalks *map_lane_walks() {
 }
 
 LaneWalks *LaneWalks::acquire() {
-    if (t_walks.busy) return nullptr;
-    LaneWalks *t = t_walks.table;
+    // No thread-local state of its own: the library's static TLS block is what a dlopen of it (the
+    // CUPTI injection) must find room for.
+    unsigned lane = lanes::this_thread_lane();
+    if (lane >= lanes::kLanes) return nullptr;
+    LaneWalks *t = g_tables[lane].load(std::memory_order_relaxed);
     if (t == nullptr) {
-        unsigned lane = lanes::this_thread_lane();
-        if (lane >= lanes::kLanes) return nullptr;
-        t = g_tables[lane].load(std::memory_order_relaxed);
-        if (t == nullptr) {
-            t = map_lane_walks();
-            g_tables[lane].store(t, std::memory_order_relaxed);
-        }
-        if (t == kRefused) return nullptr;
-        // A new owner: the walks recorded by the lane's earlier threads are of their stacks, not ours.
-        uint32_t e = t->epoch_ + 1;
-        t->epoch_ = e == 0 ? 1 : e;
-        t_walks.table = t;
-        t_walks.lane = lane;
-    } else if (lanes::held_lane() != t_walks.lane) {
-        return nullptr; // the lane was given back (this thread is exiting): the table is not ours now
+        t = map_lane_walks();
+        g_tables[lane].store(t, std::memory_order_release);
     }
-    t_walks.busy = true;
+    if (t == kRefused || t->busy_) return nullptr;
+    t->busy_ = true;
     signal_fence();
+    // A new owner: the walks recorded by the lane's earlier threads are of their stacks, not ours.
+    const uint32_t serial = lanes::lane_serial(lane);
+    if (t->owner_serial_ != serial) {
+        t->owner_serial_ = serial;
+        t->epoch_ = t->epoch_ + 1 == 0 ? 1 : t->epoch_ + 1;
+    }
     return t;
 }
 
 void LaneWalks::release() {
     signal_fence();
-    t_walks.busy = false;
+    busy_ = false;
 }
 
 void LaneWalks::make_most_recent(uint32_t set, uint32_t position) {
@@ -141,7 +129,7 @@ void LaneWalks::store() {
 ReplayStats replay_stats() {
     ReplayStats s{0, 0};
     for (auto &slot : g_tables) {
-        LaneWalks *t = slot.load(std::memory_order_relaxed);
+        LaneWalks *t = slot.load(std::memory_order_acquire);
         if (t == nullptr || t == kRefused) continue;
         s.replayed += t->replayed.load(std::memory_order_relaxed);
         s.recorded += t->recorded.load(std::memory_order_relaxed);

@@ -16,9 +16,10 @@
 // thread that recorded it. The shared lane keeps none. A capture that interrupts another on the
 // same thread (a signal handler that allocates) neither replays nor records.
 //
-// Memory: kSets * kWays = 256 walks of about 1.3 KiB, 330 KiB per lane that captures, mapped at its
-// first capture (raw_memory.h), never freed; a lane whose mapping fails goes without. Pages of
-// ways never used are never touched.
+// Memory: kSets * kWays = 256 walks of 1.3 KiB, 337 KiB per lane that captures (at most 256 lanes,
+// each reused by the lane's next thread), mapped at its first capture (raw_memory.h), never freed;
+// a lane whose mapping fails goes without. Pages of ways never used are never touched. No
+// thread-local storage.
 #pragma once
 
 #include <atomic>
@@ -99,6 +100,8 @@ private:
     static_assert(sizeof(SetHead) == 64);
 
     uint32_t epoch_ = 0;
+    uint32_t owner_serial_ = 0;   // lanes::lane_serial() of the thread that last took the table
+    volatile bool busy_ = false;  // a capture of the owner is using it (a signal handler's must not)
     SetHead heads_[kSets] = {};
     Walk ways_[kSets][kWays];
     Walk scratch_;

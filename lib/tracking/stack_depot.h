@@ -33,7 +33,8 @@ public:
 
     static constexpr uint32_t kMaxDepth = 256;
     // Enough for a framework's call paths in one training step (PyTorch's small loop allocates
-    // from a few hundred): 128 entries of 64 frames, 66 KiB per lane that interns, mapped then.
+    // from a few hundred): 128 entries of 64 frames, 65 KiB per lane that interns into this depot
+    // (the tracker has two: native stacks and Python frames), mapped then.
     static constexpr uint32_t kRecentEntriesLog2 = 7;
     static constexpr uint32_t kRecentEntries = 1u << kRecentEntriesLog2;
     static constexpr uint32_t kRecentDepth = 64;

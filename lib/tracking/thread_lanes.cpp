@@ -13,6 +13,7 @@ constexpr unsigned kReleased = 2 * kAllLanes + 1;
 thread_local unsigned t_lane __attribute__((tls_model("initial-exec"))) = kNone;
 
 std::atomic<bool> g_taken[kLanes];
+uint32_t g_serial[kLanes]; // written by the lane's owner; hand-over orders it for the next
 std::atomic<unsigned> g_in_use{0};
 
 enum KeyState : int { kKeyNone, kKeyMaking, kKeyReady, kKeyFailed };
@@ -71,6 +72,7 @@ unsigned take_lane() {
             return kSharedLane;
         }
         g_in_use.fetch_add(1, std::memory_order_relaxed);
+        ++g_serial[i];
         return i;
     }
     return kSharedLane;
@@ -93,5 +95,7 @@ unsigned held_lane() {
 }
 
 unsigned lanes_in_use() { return g_in_use.load(std::memory_order_relaxed); }
+
+uint32_t lane_serial(unsigned lane) { return lane < kLanes ? g_serial[lane] : 0; }
 
 } // namespace vramtrace::lanes

@@ -14,6 +14,8 @@
 // written by several threads, so its users guard it with a lock.
 #pragma once
 
+#include <cstdint>
+
 namespace vramtrace::lanes {
 
 constexpr unsigned kLanes = 256;
@@ -29,5 +31,9 @@ unsigned held_lane();
 
 // Lanes taken now (diagnostics and tests).
 unsigned lanes_in_use();
+
+// How many times `lane` (< kLanes) has been taken: a lane's owner tells by it whether state it keeps
+// there was left by an earlier thread. Read by the owner only.
+uint32_t lane_serial(unsigned lane);
 
 } // namespace vramtrace::lanes

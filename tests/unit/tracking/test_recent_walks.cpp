@@ -7,10 +7,13 @@
 
 #include <cstdint>
 #include <cstring>
+#include <pthread.h>
 #include <thread>
 #include <vector>
 
 #include "capture_probe.h"
+#include "tracking/recent_walks.h"
+#include "tracking/stack_words.h"
 
 
 namespace {
@@ -62,6 +65,19 @@ template <int Tag> __attribute__((noinline)) void descend(int frames, uint32_t m
 
 template <class F> void on_new_thread(F &&f) { std::thread(std::forward<F>(f)).join(); }
 
+// Runs f on a new thread whose stack is `stack` (so that two threads in turn have the same stack
+// addresses, as when glibc reuses a freed thread's stack).
+template <class F> bool on_thread_with_stack(std::vector<char> &stack, F &f) {
+    pthread_attr_t attr;
+    if (pthread_attr_init(&attr) != 0) return false;
+    bool ok = pthread_attr_setstack(&attr, stack.data(), stack.size()) == 0;
+    pthread_t th;
+    ok = ok && pthread_create(
+                   &th, &attr, [](void *p) -> void * { (*static_cast<F *>(p))(); return nullptr; }, &f) == 0;
+    pthread_attr_destroy(&attr);
+    return ok && pthread_join(th, nullptr) == 0;
+}
+
 } // namespace
 
 TEST_CASE("recent walks: a stack seen a second time is stored, then replayed with libunwind's frames",
@@ -70,6 +86,7 @@ TEST_CASE("recent walks: a stack seen a second time is stored, then replayed wit
     Taken t[4];
     on_new_thread([&] {
         before = counts();
+#pragma GCC unroll 1
         for (Taken &x : t) descend<0>(40, 32, &x);
         after = counts();
     });
@@ -87,6 +104,7 @@ TEST_CASE("recent walks: another call path from the same stack pointer is walked
     Counts before{}, after{}, last{};
     Taken a[3], b, again;
     on_new_thread([&] {
+#pragma GCC unroll 1
         for (Taken &x : a) descend<0>(40, 32, &x);
         before = counts();
         descend<1>(40, 32, &b);
@@ -108,33 +126,41 @@ TEST_CASE("recent walks: a stack shorter than the limit is replayed to its outer
     Taken t[3];
     on_new_thread([&] {
         before = counts();
+#pragma GCC unroll 1
         for (Taken &x : t) descend<0>(2, 32, &x);
         after = counts();
     });
     CHECK(after.replayed - before.replayed == 1);
     for (const Taken &x : t) {
-        CHECK(x.cached.size() < 32);
+        REQUIRE(x.reference.size() < 32); // the case's premise: the stack ends before the limit
         CHECK(x.cached == x.reference);
     }
 }
 
 TEST_CASE("recent walks: a thread does not replay the walks of the thread that had its lane before",
           "[walks]") {
-    Taken first[3], next;
-    Counts stored{}, before{}, after{};
-    on_new_thread([&] {
-        for (Taken &x : first) descend<0>(40, 32, &x);
-        stored = counts();
-    });
-    // The next thread takes the lane just given back, and glibc may hand it the same stack.
-    on_new_thread([&] {
-        before = counts();
-        descend<0>(40, 32, &next);
-        after = counts();
-    });
-    CHECK(stored.replayed > 0);
-    CHECK(after.replayed == before.replayed);
-    CHECK(next.cached == next.reference);
+    // Two threads in turn on the same stack memory, running the same code: the second takes the
+    // lane the first gave back and reaches the capture at the same stack pointer.
+    std::vector<char> stack(1 << 20);
+    Taken taken[2][3];
+    Counts delta[2] = {};
+    int phase = 0, captures = 3;
+    auto body = [&] {
+        Counts start = counts();
+#pragma GCC unroll 1
+        for (int i = 0; i < captures; ++i) descend<0>(40, 32, &taken[phase][i]);
+        Counts end = counts();
+        delta[phase] = Counts{end.stored - start.stored, end.replayed - start.replayed};
+    };
+    REQUIRE(on_thread_with_stack(stack, body));
+    phase = 1;
+    captures = 1;
+    REQUIRE(on_thread_with_stack(stack, body));
+    CHECK(delta[0].stored == 1);
+    CHECK(delta[0].replayed == 1);
+    REQUIRE(taken[1][0].frame_address == taken[0][0].frame_address); // the same stack pointer
+    CHECK(delta[1].replayed == 0);
+    CHECK(taken[1][0].cached == taken[1][0].reference);
 }
 
 TEST_CASE("recent walks: captures deeper than 32 frames are neither stored nor replayed", "[walks]") {
@@ -142,6 +168,7 @@ TEST_CASE("recent walks: captures deeper than 32 frames are neither stored nor r
     Taken t[3];
     on_new_thread([&] {
         before = counts();
+#pragma GCC unroll 1
         for (Taken &x : t) descend<0>(70, 64, &x);
         after = counts();
     });
@@ -151,4 +178,124 @@ TEST_CASE("recent walks: captures deeper than 32 frames are neither stored nor r
         REQUIRE(x.cached.size() == 64);
         CHECK(x.cached == x.reference);
     }
+}
+
+TEST_CASE("recent walks: a walk stored under one limit is not replayed under another", "[walks]") {
+    Counts before{}, after{};
+    Taken deep[3], shallow;
+    on_new_thread([&] {
+#pragma GCC unroll 1
+        for (Taken &x : deep) descend<0>(40, 32, &x);
+        before = counts();
+        descend<0>(40, 8, &shallow);
+        after = counts();
+    });
+    CHECK(after.replayed == before.replayed);
+    REQUIRE(shallow.reference.size() == 8);
+    CHECK(shallow.cached == shallow.reference);
+}
+
+namespace {
+Counts g_at_exit_before, g_at_exit_after;
+Taken g_at_exit_taken;
+void capture_at_thread_exit(void *) {
+    g_at_exit_before = counts();
+#pragma GCC unroll 1
+    for (int i = 0; i < 4; ++i) descend<0>(4, 32, &g_at_exit_taken);
+    g_at_exit_after = counts();
+}
+} // namespace
+
+TEST_CASE("recent walks: a thread whose lane was given back at exit keeps no walks", "[walks]") {
+    // A key made after the probe's lanes key: its destructor runs after the lane went back, as a
+    // thread_local destructor that frees device memory would.
+    Taken first;
+    descend<0>(4, 32, &first); // the probe makes its lanes key (at a lane's first taking) before ours
+    pthread_key_t key;
+    REQUIRE(pthread_key_create(&key, &capture_at_thread_exit) == 0);
+    on_new_thread([&] {
+        Taken warm;
+        descend<0>(4, 32, &warm); // takes a lane
+        pthread_setspecific(key, &key);
+    });
+    pthread_key_delete(key);
+    CHECK(g_at_exit_after.stored == g_at_exit_before.stored);
+    CHECK(g_at_exit_after.replayed == g_at_exit_before.replayed);
+    CHECK(g_at_exit_taken.cached == g_at_exit_taken.reference);
+}
+
+TEST_CASE("recent walks: a stored walk is refused when any word it read has changed", "[walks]") {
+    using namespace vramtrace;
+    using namespace vramtrace::walks;
+    // A three-step walk written down by hand over a fake stack and fake code: step 0 restores the
+    // frame pointer that step 1 takes its frame address from; step 2 is terminal.
+    alignas(16) static uint64_t stack[64];
+    alignas(8) static unsigned char code[64];
+    for (int i = 0; i < 64; ++i) code[i] = static_cast<unsigned char>(i * 7 + 1);
+    const uint64_t sp0 = reinterpret_cast<uint64_t>(&stack[0]);
+    const uint64_t ip0 = reinterpret_cast<uint64_t>(&code[9]), ip1 = reinterpret_cast<uint64_t>(&code[17]),
+                   ip2 = reinterpret_cast<uint64_t>(&code[25]), bp0 = 0x1234, saved_bp = 0x5678;
+    stack[2] = ip1;
+    stack[3] = saved_bp;
+    stack[6] = ip2;
+    bool refused[10] = {};
+    int changes = 0;
+    bool replayed = false, replayed_again = false, nested_refused = false;
+    uintptr_t frames[2] = {};
+    on_new_thread([&] {
+        LaneWalks *lw = LaneWalks::acquire();
+        if (lw == nullptr) return;
+        Walk &w = lw->scratch();
+        w.ip0 = ip0;
+        w.sp0 = sp0;
+        w.bp0 = bp0;
+        w.epoch = 0;
+        w.max_depth = 32;
+        w.steps = 3;
+        w.first_out = 0;
+        w.depth = 2;
+        w.bp0_used = true;
+        w.step[0] = Step{code_word(ip0), ip1, 16, 24};
+        w.bp[0] = saved_bp;
+        w.step[1] = Step{code_word(ip1), ip2, 48, 0};
+        w.step[2] = Step{code_word(ip2), 0, 0, 0};
+        lw->store();
+        uintptr_t out[32];
+        uint32_t depth = 0;
+        auto replay = [&](uint64_t ip, uint64_t sp, uint64_t bp, uint32_t limit) {
+            return lw->replay(ip, sp, bp, limit, out, &depth);
+        };
+        replayed = replay(ip0, sp0, bp0, 32) && depth == 2;
+        frames[0] = out[0];
+        frames[1] = out[1];
+        int k = 0;
+        for (unsigned char *byte : {&code[8], &code[16], &code[24]}) { // each step's code word
+            *byte ^= 0x80;
+            refused[k++] = !replay(ip0, sp0, bp0, 32);
+            *byte ^= 0x80;
+        }
+        for (uint64_t *word : {&stack[2], &stack[3], &stack[6]}) { // the slots read
+            *word ^= 0x10;
+            refused[k++] = !replay(ip0, sp0, bp0, 32);
+            *word ^= 0x10;
+        }
+        refused[k++] = !replay(ip0, sp0, bp0 + 16, 32);  // the starting frame pointer (used)
+        refused[k++] = !replay(ip0 + 1, sp0, bp0, 32);   // the starting ip (same code word)
+        refused[k++] = !replay(ip0, sp0, bp0, 8);        // another limit
+        refused[k++] = !replay(ip0, sp0 + 16, bp0, 32);  // another stack pointer
+        changes = k;
+        replayed_again = replay(ip0, sp0, bp0, 32);
+        nested_refused = LaneWalks::acquire() == nullptr; // as a signal handler's capture would
+        lw->release();
+    });
+    CHECK(replayed);
+    CHECK(frames[0] == ip1);
+    CHECK(frames[1] == ip2);
+    CHECK(changes == 10);
+    for (int k = 0; k < 10; ++k) {
+        INFO("change " << k);
+        CHECK(refused[k]);
+    }
+    CHECK(replayed_again);
+    CHECK(nested_refused);
 }
