@@ -297,9 +297,9 @@ int main(int argc, char **argv) {
     benchmark::RunSpecifiedBenchmarks();
     benchmark::Shutdown();
     vtp_capture_stats(&derived, &fallbacks);
-    uint64_t replayed = 0, recorded = 0;
-    vtp_replay_stats(&recorded, &replayed);
-    std::printf("after timing: %lu rules derived, %lu fallbacks; %lu walks recorded, %lu replayed\n",
-                (unsigned long)derived, (unsigned long)fallbacks, (unsigned long)recorded, (unsigned long)replayed);
+    uint64_t replayed = 0, stored = 0;
+    vtp_replay_stats(&stored, &replayed);
+    std::printf("after timing: %lu rules derived, %lu fallbacks; %lu walks stored, %lu replayed\n",
+                (unsigned long)derived, (unsigned long)fallbacks, (unsigned long)stored, (unsigned long)replayed);
     return 0;
 }

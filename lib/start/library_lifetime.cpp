@@ -49,7 +49,7 @@ __attribute__((destructor(101))) void vramtrace_library_end() {
                              "%llu walks stored, %llu captures replayed a stored walk",
                              static_cast<unsigned long long>(st.rules_derived),
                              static_cast<unsigned long long>(st.fallbacks),
-                             static_cast<unsigned long long>(rs.recorded),
+                             static_cast<unsigned long long>(rs.stored),
                              static_cast<unsigned long long>(rs.replayed));
     }
 }

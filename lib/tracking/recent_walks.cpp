@@ -112,6 +112,17 @@ bool LaneWalks::seen_before(uint64_t sp0, const uintptr_t *frames, uint32_t dept
     return seen;
 }
 
+Walk &LaneWalks::start_walk(uint64_t ip0, uint64_t sp0, uint64_t bp0, uint32_t max_depth) {
+    Walk &w = scratch_;
+    w.ip0 = ip0;
+    w.sp0 = sp0;
+    w.bp0 = bp0;
+    w.max_depth = max_depth;
+    w.steps = w.first_out = w.depth = 0;
+    w.bp0_used = false;
+    return w;
+}
+
 void LaneWalks::store() {
     const Walk &walk = scratch_;
     const uint32_t set = set_of(walk.sp0);
@@ -123,7 +134,7 @@ void LaneWalks::store() {
     victim.epoch = epoch_;
     head.sp0[way] = walk.sp0;
     make_most_recent(set, kWays - 1);
-    recorded.store(recorded.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    stored.store(stored.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
 }
 
 ReplayStats replay_stats() {
@@ -132,7 +143,7 @@ ReplayStats replay_stats() {
         LaneWalks *t = slot.load(std::memory_order_acquire);
         if (t == nullptr || t == kRefused) continue;
         s.replayed += t->replayed.load(std::memory_order_relaxed);
-        s.recorded += t->recorded.load(std::memory_order_relaxed);
+        s.stored += t->stored.load(std::memory_order_relaxed);
     }
     return s;
 }

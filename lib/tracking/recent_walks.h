@@ -73,13 +73,13 @@ public:
     // turns faster than a set can hold them (each evicted before it comes back) pay one cache line
     // per capture, not the writing of walks that are never replayed.
     bool seen_before(uint64_t sp0, const uintptr_t *frames, uint32_t depth);
-    // Where the caller writes down a walk as it goes, then store() keeps it in its set in place of
-    // the least recent one.
-    Walk &scratch() { return scratch_; }
+    // Where the caller writes down a walk from these registers as it goes (its steps emptied), then
+    // store() keeps it in its set in place of the least recent one.
+    Walk &start_walk(uint64_t ip0, uint64_t sp0, uint64_t bp0, uint32_t max_depth);
     void store();
 
     // Written by the owner only; read by replay_stats().
-    std::atomic<uint64_t> replayed{0}, recorded{0};
+    std::atomic<uint64_t> replayed{0}, stored{0};
 
 private:
     friend LaneWalks *map_lane_walks();
@@ -110,7 +110,7 @@ private:
 // Counters since start (bench/ and the exit's debug line).
 struct ReplayStats {
     uint64_t replayed;
-    uint64_t recorded;
+    uint64_t stored;
 };
 ReplayStats replay_stats();
 

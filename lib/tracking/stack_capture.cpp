@@ -188,10 +188,15 @@ struct StepLog {
     uint32_t bp_off = 0;   // where that step read it
 
     bool fits(uint64_t address) const { return address > sp0 && address - sp0 < (uint64_t{1} << 32); }
+    // Whether the walk has room for one more step; gives the walk up when not.
+    bool room() {
+        if (walk != nullptr && walk->steps >= walks::kMaxSteps) walk = nullptr;
+        return walk != nullptr;
+    }
     void step(uint64_t code, bool cfa_from_bp, uint64_t ra_at, uint64_t ra, bool bp_loaded, uint64_t bp_at,
               uint64_t bp) {
-        if (walk == nullptr) return;
-        if (walk->steps >= walks::kMaxSteps || !fits(ra_at) || (bp_loaded && !fits(bp_at))) {
+        if (!room()) return;
+        if (!fits(ra_at) || (bp_loaded && !fits(bp_at))) {
             walk = nullptr;
             return;
         }
@@ -210,11 +215,7 @@ struct StepLog {
         }
     }
     void terminal(uint64_t ip) {
-        if (walk == nullptr) return;
-        if (walk->steps >= walks::kMaxSteps) {
-            walk = nullptr;
-            return;
-        }
+        if (!room()) return;
         walk->step[walk->steps++] = walks::Step{code_word(ip), 0, 0, 0};
     }
 };
@@ -312,14 +313,7 @@ uint32_t walk_unwinder(unw_context_t &context, uintptr_t *out, uint32_t max_dept
 void record_walk(const unw_context_t &context, walks::LaneWalks &recent, const uintptr_t *frames,
                  uint32_t depth, uint32_t max_depth) {
     const uint64_t *regs = reinterpret_cast<const uint64_t *>(&context);
-    walks::Walk &w = recent.scratch();
-    w.ip0 = regs[kCtxRip];
-    w.sp0 = regs[kCtxRsp];
-    w.bp0 = regs[kCtxRbp];
-    w.epoch = 0;
-    w.max_depth = max_depth;
-    w.steps = w.first_out = w.depth = 0;
-    w.bp0_used = false;
+    walks::Walk &w = recent.start_walk(regs[kCtxRip], regs[kCtxRsp], regs[kCtxRbp], max_depth);
     StepLog log{&w, w.sp0};
     uintptr_t again[walks::kMaxDepth];
     uint32_t depth_again = 0;

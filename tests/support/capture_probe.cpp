@@ -22,6 +22,6 @@ VT_PROBE_API void vtp_capture_stats(uint64_t *rules_derived, uint64_t *fallbacks
 
 VT_PROBE_API void vtp_replay_stats(uint64_t *stored, uint64_t *replayed) {
     vramtrace::walks::ReplayStats s = vramtrace::walks::replay_stats();
-    *stored = s.recorded;
+    *stored = s.stored;
     *replayed = s.replayed;
 }

@@ -245,12 +245,7 @@ TEST_CASE("recent walks: a stored walk is refused when any word it read has chan
     on_new_thread([&] {
         LaneWalks *lw = LaneWalks::acquire();
         if (lw == nullptr) return;
-        Walk &w = lw->scratch();
-        w.ip0 = ip0;
-        w.sp0 = sp0;
-        w.bp0 = bp0;
-        w.epoch = 0;
-        w.max_depth = 32;
+        Walk &w = lw->start_walk(ip0, sp0, bp0, 32);
         w.steps = 3;
         w.first_out = 0;
         w.depth = 2;
