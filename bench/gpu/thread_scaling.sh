@@ -6,6 +6,9 @@
 #   traced by each library given | the same with VRAMTRACE_STACK_DEPTH=0 | with VRAMTRACE_EVENTS=0
 # and, once per round when present, compute-sanitizer --leak-check full on (a).
 # Usage: bench/gpu/thread_scaling.sh OUT_DIR NAME=LIB.so [NAME=LIB.so ...]
+# SHAPES: "THREADS PAIRS FRAMES" shapes separated by '|' (default "16 $PAIRS 24|1 200000 32");
+# PIN_ONE: CPUs (taskset -c list) for every 1-thread process, so that traced and untraced processes
+# run on the same cores (the H200's processes otherwise move by 30% from one to the next).
 # Prints RESULT lines (also in OUT_DIR/scaling.txt); bench/gpu/summarize_scaling.py makes the table.
 set -u
 OUT=${1:?usage: thread_scaling.sh OUT_DIR NAME=LIB.so...}
@@ -24,13 +27,16 @@ nvcc -O2 -std=c++17 "$HERE/alloc_pairs.cu" -o "$WORK/alloc_pairs" -lcuda || { sa
 one() { # TAG THREADS PAIRS FRAMES [ENV...]
   local tag=$1 threads=$2 pairs=$3 frames=$4; shift 4
   local line
-  line=$(env "$@" "$WORK/alloc_pairs" async "$pairs" "$threads" "$frames" 2>>"$OUT/stderr.txt" | grep '^RESULT' | tail -1)
+  local pin=()
+  if [ "$threads" = 1 ] && [ -n "${PIN_ONE:-}" ]; then pin=(taskset -c "$PIN_ONE"); fi
+  line=$(env "$@" "${pin[@]}" "$WORK/alloc_pairs" async "$pairs" "$threads" "$frames" 2>>"$OUT/stderr.txt" | grep '^RESULT' | tail -1)
   say "RESULT bench=scaling variant=$tag ${line#RESULT }"
   rm -f "$WORK"/snap-*.json
 }
 SAN=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null)
 for round in $(seq "${ROUNDS:-10}"); do
-  for shape in "16 $PAIRS 24" "1 200000 32"; do
+  IFS='|' read -r -a shapes <<<"${SHAPES:-16 $PAIRS 24|1 200000 32}"
+  for shape in "${shapes[@]}"; do
     one untraced $shape
     one untraced+query $shape ALLOC_PAIRS_QUERY=stream_device
     for spec in "$@"; do

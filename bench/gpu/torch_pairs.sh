@@ -9,6 +9,8 @@
 # Usage: bench/gpu/torch_pairs.sh LIB [OUT_DIR]     (DEFAULT_ROUNDS: rounds of the second group, default 5)
 # BASE_LIB: another build of the library, run in each round right after LIB's traced process, for
 # the ratio of the two builds on the same loop (LIB / BASE_LIB within the round).
+# PIN_CPUS: CPUs (taskset -c list) for every process of the run. Odd rounds run the untraced
+# process first, even rounds the traced one first, so that a drift along the run cancels out.
 set -u
 LIB=${1:?usage: torch_pairs.sh LIB [OUT_DIR]}
 OUT=${2:-/tmp/vramtrace-torch-pairs}
@@ -16,11 +18,17 @@ mkdir -p "$OUT"
 HERE=$(cd "$(dirname "$0")" && pwd)
 export VRAMTRACE_SUMMARY=0 VRAMTRACE_OUTPUT=/tmp/vt-pairs-%p.json
 T=(python3 "$HERE/train_step.py" --size small --steps "${STEPS:-150}")
+if [ -n "${PIN_CPUS:-}" ]; then T=(taskset -c "$PIN_CPUS" "${T[@]}"); fi
 ms() { sed -n 's/.*median_ms=\([0-9.]*\).*/\1/p' | tail -1; }
 : >"$OUT/torch_pairs.txt"
 for r in $(seq "${ROUNDS:-10}"); do
-  a=$(PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync "${T[@]}" 2>/dev/null | ms)
-  b=$(PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync LD_PRELOAD="$LIB" "${T[@]}" 2>/dev/null | ms)
+  if [ $((r % 2)) = 1 ]; then
+    a=$(PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync "${T[@]}" 2>/dev/null | ms)
+    b=$(PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync LD_PRELOAD="$LIB" "${T[@]}" 2>/dev/null | ms)
+  else
+    b=$(PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync LD_PRELOAD="$LIB" "${T[@]}" 2>/dev/null | ms)
+    a=$(PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync "${T[@]}" 2>/dev/null | ms)
+  fi
   base=
   if [ -n "${BASE_LIB:-}" ]; then
     base=" async_base=$(PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync LD_PRELOAD="$BASE_LIB" "${T[@]}" 2>/dev/null | ms)"

@@ -65,6 +65,7 @@ void load_config() {
     c.follow = parse_bool("VRAMTRACE_FOLLOW", true);
     c.crash_dump = parse_bool("VRAMTRACE_CRASH_DUMP", true);
     c.python = parse_bool("VRAMTRACE_PYTHON", true);
+    c.tsc_clock = parse_bool("VRAMTRACE_TSC", true);
     c.events = parse_uint("VRAMTRACE_EVENTS", 65536, 1u << 28);
     c.backend = parse_backend();
     const char *cupti = getenv("VRAMTRACE_CUPTI_LIBRARY");

@@ -1,5 +1,5 @@
-// Settings read once from the environment at start. Every variable is documented in
-// docs/configuration.md; garbage in any of them gives one warning and the default.
+// Settings read once from the environment at start. Every variable is documented in README.md
+// (the table under "Use"); garbage in any of them gives one warning and the default.
 #pragma once
 
 #include <cstdint>
@@ -17,6 +17,7 @@ struct Config {
     bool follow = true;             // VRAMTRACE_FOLLOW=0: trace this process only, not its children
     bool crash_dump = true;         // VRAMTRACE_CRASH_DUMP=0: no fatal-signal handlers, no crash snapshot
     bool python = true;             // VRAMTRACE_PYTHON=0: no Python frames in stacks (docs/python-frames.md)
+    bool tsc_clock = true;          // VRAMTRACE_TSC=0: every time from the vDSO, no counter line (core/clock.h)
     uint32_t events = 65536;        // VRAMTRACE_EVENTS: events kept in the history ring (96 bytes
                                     // each), 0 = no history; at most 2^28
     const char *output = "vramtrace-%p.json"; // VRAMTRACE_OUTPUT; %p pid, %h host, %% a percent sign

@@ -12,6 +12,7 @@
 #include "vramtrace/vramtrace.h"
 
 #include "core/clock.h"
+#include "core/tsc_clock.h"
 #include "core/config.h"
 #include "core/log.h"
 #include "core/thread_state.h"
@@ -131,6 +132,7 @@ EventRecord event_of(EventType type, const AllocationRecord &r) {
 // runs this before fork() returns, so no hook can run concurrently.
 void after_fork_in_child() {
     t_thread.tid = 0; // the forking thread keeps its TLS but gets a new kernel thread id
+    tsc::reset();     // the child's reporter fits its own line
     g_cuda_seen.store(false, std::memory_order_relaxed);
     int s = g_state.load(std::memory_order_relaxed);
     if (s == kStarting) {

@@ -9,6 +9,7 @@
 
 #include "core/log.h"
 #include "core/tracker.h"
+#include "core/tsc_clock.h"
 #include "cupti/backend.h"
 #include "interception/self_test.h"
 #include "dump/dumper.h"
@@ -51,6 +52,7 @@ __attribute__((destructor(101))) void vramtrace_library_end() {
                              static_cast<unsigned long long>(st.fallbacks),
                              static_cast<unsigned long long>(rs.stored),
                              static_cast<unsigned long long>(rs.replayed));
+        vramtrace::log_debug("clock: %s", vramtrace::tsc::describe());
     }
 }
 

@@ -17,6 +17,7 @@
 #include "core/clock.h"
 #include "core/log.h"
 #include "core/thread_state.h"
+#include "core/tsc_clock.h"
 #include "core/tracker.h"
 #include "device/device_info.h"
 #include "dump/dumper.h"
@@ -123,6 +124,8 @@ void *reporter_main(void *arg) {
     uint64_t next_periodic = cfg.period_ns ? now + cfg.period_ns : UINT64_MAX;
     uint64_t next_prometheus = cfg.prometheus_textfile ? now : UINT64_MAX; // first one at once
     uint64_t next_liveness = now + kLivenessCheckNs;
+    tsc::calibrate();
+    uint64_t next_calibration = now + tsc::kFirstPeriodNs;
     for (;;) {
         if (g_generation.load(std::memory_order_acquire) != generation) return nullptr;
         uint32_t bits = g_pending.exchange(0, std::memory_order_acq_rel);
@@ -147,7 +150,11 @@ void *reporter_main(void *arg) {
             if (last_thread_left()) return nullptr;
             next_liveness = now + kLivenessCheckNs;
         }
-        uint64_t wake_at = next_liveness;
+        if (now >= next_calibration) {
+            tsc::calibrate();
+            next_calibration = monotonic_ns() + tsc::kCalibrationPeriodNs;
+        }
+        uint64_t wake_at = next_liveness < next_calibration ? next_liveness : next_calibration;
         if (!g_exiting.load(std::memory_order_relaxed)) {
             if (next_periodic < wake_at) wake_at = next_periodic;
             if (next_prometheus < wake_at) wake_at = next_prometheus;
