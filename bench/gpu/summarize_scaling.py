@@ -42,7 +42,7 @@ def main():
                 row += f"{statistics.median(ratios):.3f} ({min(ratios):.3f}-{max(ratios):.3f})"
             diffs = [r[v] - r["untraced"] for r in rs if v in r and "untraced" in r]
             if diffs:
-                row += f", +{statistics.median(diffs):.0f} ns"
+                row += f", +{statistics.median(diffs):.0f} ns ({min(diffs):.0f}..{max(diffs):.0f})"
             if args.base:
                 b = [r[v] / r[args.base] for r in rs if v in r and args.base in r]
                 if b:
