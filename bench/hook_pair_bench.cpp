@@ -14,15 +14,11 @@
 #include <cstdlib>
 #include <cuda_runtime_api.h>
 
+#include "descend.h"
+
 namespace {
 
-template <class F> __attribute__((noinline)) void descend(int frames, F &fn) {
-    if (frames <= 0)
-        fn();
-    else
-        descend(frames - 1, fn);
-    asm volatile("" ::: "memory");
-}
+using vtbench::descend;
 
 void BM_MallocFree(benchmark::State &state) {
     const size_t bytes = static_cast<size_t>(state.range(1));

@@ -23,15 +23,11 @@
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 
+#include "../descend.h"
+
 namespace {
 
-template <class F> __attribute__((noinline)) void descend(int frames, F &fn) {
-    if (frames <= 0)
-        fn();
-    else
-        descend(frames - 1, fn);
-    asm volatile("" ::: "memory");
-}
+using vtbench::descend;
 
 void spin(long ns) {
     auto until = std::chrono::steady_clock::now() + std::chrono::nanoseconds(ns);

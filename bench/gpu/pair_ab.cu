@@ -33,6 +33,8 @@
 
 #include <cuda.h>
 
+#include "../descend.h"
+
 namespace {
 
 using AllocFn = CUresult (*)(CUdeviceptr *, size_t, CUstream);
@@ -80,13 +82,7 @@ void *defined_symbol(const Module &m, const char *name) {
     return found;
 }
 
-template <class F> __attribute__((noinline)) void descend(int frames, F &fn) {
-    if (frames <= 0)
-        fn();
-    else
-        descend(frames - 1, fn);
-    asm volatile("" ::: "memory");
-}
+using vtbench::descend;
 
 double median(std::vector<double> v) {
     std::sort(v.begin(), v.end());
