@@ -110,7 +110,14 @@ void start_tracker(Tracker *t) {
 EventRecord event_of(EventType type, const AllocationRecord &r) {
     EventRecord e;
     e.type = type;
-    e.time_ns = type == EventType::Alloc ? r.time_ns : monotonic_ns();
+    // A free on another thread may read the counter a little ahead of its own loads (core/clock.h):
+    // its time is never before the allocation's.
+    if (type == EventType::Alloc) {
+        e.time_ns = r.time_ns;
+    } else {
+        const uint64_t now = monotonic_ns();
+        e.time_ns = now > r.time_ns ? now : r.time_ns;
+    }
     e.address = r.address;
     e.size = r.size;
     e.stack = r.stack_id;

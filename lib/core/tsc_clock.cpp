@@ -1,5 +1,6 @@
 #include "core/tsc_clock.h"
 
+#include <atomic>
 #include <cstdio>
 #include <cstring>
 #include <fcntl.h>
@@ -17,24 +18,30 @@ PublishedLine g_line;
 
 namespace {
 
-enum class State { Unchecked, Refused, Sampling };
+enum State : int { kUnchecked, kRefused, kSampling };
 
-// Touched by the calibrating thread only (describe() reads them at exit, after the reporter).
-State g_state = State::Unchecked;
+// Written by the calibrating thread only. g_why is written before g_state turns kRefused and never
+// after, so describe() (the exiting thread) reads it whole.
+std::atomic<int> g_state{kUnchecked};
+std::atomic<uint64_t> g_drops{0};
 Sample g_previous;
 Line g_current;
-char g_why[96] = "vDSO: not calibrated yet";
+char g_why[96] = "";
 
-void publish(const Line &l) {
-    const uint32_t s = g_line.seq.load(std::memory_order_relaxed);
-    g_line.seq.store(s + 1, std::memory_order_relaxed);
-    std::atomic_thread_fence(std::memory_order_release); // the odd number is seen before the fields
-    g_line.base_tsc.store(l.base_tsc, std::memory_order_relaxed);
-    g_line.base_ns.store(l.base_ns, std::memory_order_relaxed);
-    g_line.max_ticks.store(l.max_ticks, std::memory_order_relaxed);
-    g_line.mult.store(l.mult, std::memory_order_relaxed);
-    g_line.seq.store(s + 2, std::memory_order_release);
-    g_current = l;
+// A sample whose two vDSO readings lie further apart than this (a preemption, a hypervisor's steal)
+// would bend the line: the calibration is skipped.
+constexpr uint64_t kMaxSampleGapNs = 2000;
+
+void write_copy(LineCopy &c, const Line &l) {
+    c.base_tsc.store(l.base_tsc, std::memory_order_relaxed);
+    c.base_ns.store(l.base_ns, std::memory_order_relaxed);
+    c.max_ticks.store(l.max_ticks, std::memory_order_relaxed);
+    c.mult.store(l.mult, std::memory_order_relaxed);
+}
+
+void refuse(const char *why) {
+    snprintf(g_why, sizeof g_why, "vDSO: %s", why);
+    g_state.store(kRefused, std::memory_order_release);
 }
 
 #if defined(__x86_64__)
@@ -45,7 +52,8 @@ bool invariant_tsc() {
     return (d >> 8) & 1; // "TscInvariant": constant rate in every P-, C- and T-state
 }
 
-// The kernel's clocksource: "tsc" means it checked that the counters agree across cores.
+// The kernel's clocksource: "tsc" means it checked that the counters agree across cores. Read at
+// every calibration: the kernel's watchdog may give up on the counter later.
 bool kernel_keeps_time_by_tsc(char *name, size_t capacity) {
     int fd = open("/sys/devices/system/clocksource/clocksource0/current_clocksource", O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
@@ -60,10 +68,9 @@ bool kernel_keeps_time_by_tsc(char *name, size_t capacity) {
     return strcmp(name, "tsc") == 0;
 }
 
-// Read both clocks as close together as this thread can: the counter between two vDSO readings,
-// the closest pair of five.
-Sample take_sample() {
-    Sample best;
+// Both clocks at about the same instant: the counter between two vDSO readings, the closest pair of
+// five. Returns false when even that pair is kMaxSampleGapNs apart.
+bool take_sample(Sample *out) {
     uint64_t best_gap = UINT64_MAX;
     for (int i = 0; i < 5; ++i) {
         const uint64_t before = vdso_monotonic_ns();
@@ -71,102 +78,109 @@ Sample take_sample() {
         const uint64_t after = vdso_monotonic_ns();
         if (after - before < best_gap) {
             best_gap = after - before;
-            best.tsc = t;
-            best.ns = before + (after - before) / 2;
+            out->tsc = t;
+            out->ns = before + (after - before) / 2;
         }
     }
-    return best;
+    return best_gap <= kMaxSampleGapNs;
 }
 
-// ns per read of each clock, the best of five alternated runs of 1,000 reads (a preemption in one run
-// does not decide): a counter that a hypervisor traps is not cheaper.
-bool counter_is_cheaper(uint64_t *counter_ns, uint64_t *vdso_ns) {
-    constexpr int kReads = 1000;
-    volatile uint64_t sink = 0;
-    uint64_t best_counter = UINT64_MAX, best_vdso = UINT64_MAX;
-    for (int run = 0; run < 5; ++run) {
-        const uint64_t t0 = vdso_monotonic_ns();
-        for (int i = 0; i < kReads; ++i) sink = sink + __rdtsc();
-        const uint64_t t1 = vdso_monotonic_ns();
-        for (int i = 0; i < kReads; ++i) sink = sink + vdso_monotonic_ns();
-        const uint64_t t2 = vdso_monotonic_ns();
-        if (t1 - t0 < best_counter) best_counter = t1 - t0;
-        if (t2 - t1 < best_vdso) best_vdso = t2 - t1;
-    }
-    *counter_ns = best_counter / kReads;
-    *vdso_ns = best_vdso / kReads;
-    return best_counter < best_vdso;
+// The value readings of the line in use have reached by now (0 without one).
+uint64_t line_now() {
+    const uint64_t t = __rdtsc();
+    return holds_at(g_current, t) ? ns_at(g_current, t) : 0;
 }
-#endif
 
-bool may_use_counter() {
-    if (!config().tsc_clock) {
-        snprintf(g_why, sizeof g_why, "vDSO: VRAMTRACE_TSC=0");
-        return false;
-    }
-#if defined(__x86_64__)
-    if (!invariant_tsc()) {
-        snprintf(g_why, sizeof g_why, "vDSO: no invariant TSC");
-        return false;
-    }
-    char source[32];
-    if (!kernel_keeps_time_by_tsc(source, sizeof source)) {
-        snprintf(g_why, sizeof g_why, "vDSO: clocksource %s", source);
-        return false;
-    }
-    uint64_t counter_ns = 0, vdso_ns = 0;
-    if (!counter_is_cheaper(&counter_ns, &vdso_ns)) {
-        snprintf(g_why, sizeof g_why, "vDSO: a counter read (%llu ns) is no cheaper than clock_gettime (%llu ns)",
-                 static_cast<unsigned long long>(counter_ns), static_cast<unsigned long long>(vdso_ns));
-        return false;
-    }
-    return true;
-#else
-    snprintf(g_why, sizeof g_why, "vDSO: not x86-64");
-    return false;
-#endif
+// Readings outside any line stay at or above the dropped line's value.
+void drop_line() {
+    const uint64_t reached = line_now();
+    if (reached > g_line.floor_ns.load(std::memory_order_relaxed))
+        g_line.floor_ns.store(reached, std::memory_order_relaxed);
+    publish(Line{});
 }
+#endif
 
 } // namespace
 
+void publish(const Line &l) {
+    // The latch: readers follow the sequence number's low bit to the copy not being written.
+    const uint32_t s = g_line.seq.load(std::memory_order_relaxed);
+    const uint32_t first = (s & 1) ? s + 1 : s + 2; // even: readers on copy 0 while copy 1 is written
+    g_line.seq.store(first - 1, std::memory_order_relaxed); // odd: readers on copy 1
+    std::atomic_thread_fence(std::memory_order_release);
+    write_copy(g_line.copy[0], l);
+    g_line.seq.store(first, std::memory_order_release); // even: readers on copy 0, the new line
+    write_copy(g_line.copy[1], l);
+    g_current = l;
+}
+
 void calibrate() {
 #if defined(__x86_64__)
-    if (g_state == State::Refused) return;
-    if (g_state == State::Unchecked) {
-        if (!may_use_counter()) {
-            g_state = State::Refused;
-            return;
-        }
-        g_state = State::Sampling;
-        g_previous = take_sample();
+    int state = g_state.load(std::memory_order_relaxed);
+    if (state == kRefused) return;
+    if (state == kUnchecked) {
+        if (!config().tsc_clock) return refuse("VRAMTRACE_TSC=0");
+        if (!invariant_tsc()) return refuse("no invariant TSC");
+    }
+    char source[32];
+    if (!kernel_keeps_time_by_tsc(source, sizeof source)) {
+        char why[64];
+        snprintf(why, sizeof why, "clocksource %s", source);
+        if (g_current.mult != 0) drop_line();
+        return refuse(why);
+    }
+    Sample now;
+    if (!take_sample(&now)) return; // the line in use (if any) holds until the next calibration
+    if (state == kUnchecked) {
+        g_previous = now;
+        g_state.store(kSampling, std::memory_order_relaxed);
         return;
     }
-    const Sample now = take_sample();
-    Line next = next_line(g_current, g_previous, now, kLineHoldNs);
-    if (next.mult == 0 && g_current.mult != 0) {
-        // The rate moved (or the samples are out of order): readers go back to the vDSO, and the
-        // next calibration starts a fresh line from this sample.
-        publish(Line{});
-        snprintf(g_why, sizeof g_why, "vDSO: the counter's rate changed; fitting again");
-    } else if (next.mult != 0) {
+    const Line next = next_line(g_current, g_previous, now, __rdtsc(),
+                                g_line.floor_ns.load(std::memory_order_relaxed), kLineHoldNs);
+    if (next.mult != 0) {
         publish(next);
-        snprintf(g_why, sizeof g_why, "tsc line, %.6f ns per tick", static_cast<double>(next.mult) / 4294967296.0);
+    } else if (g_current.mult != 0) {
+        // The rate moved (or the samples are out of order): readers go to the vDSO, no lower than
+        // the line had reached, and the next calibration fits a fresh line from this sample.
+        drop_line();
+        g_drops.fetch_add(1, std::memory_order_relaxed);
     }
     g_previous = now;
 #endif
 }
 
-const char *describe() { return g_why; }
+const char *describe() {
+    if (g_state.load(std::memory_order_acquire) == kRefused) return g_why;
+    static char text[96];
+    Line l;
+    if (read_copy(g_line, &l) && l.mult != 0) {
+        snprintf(text, sizeof text, "tsc line, %.6f ns per tick", static_cast<double>(l.mult) / 4294967296.0);
+    } else if (const uint64_t drops = g_drops.load(std::memory_order_relaxed)) {
+        snprintf(text, sizeof text, "vDSO: the counter's rate moved; line dropped %llu time(s), fitting again",
+                 static_cast<unsigned long long>(drops));
+    } else {
+        snprintf(text, sizeof text, "vDSO: not calibrated yet");
+    }
+    return text;
+}
 
 void reset() {
+#if defined(__x86_64__)
+    const uint64_t reached = line_now();
+    if (reached > g_line.floor_ns.load(std::memory_order_relaxed))
+        g_line.floor_ns.store(reached, std::memory_order_relaxed);
+#endif
     // Also where a fork child starts: the parent's reporter may have been half-way through
-    // publish(), so the sequence number is made even here rather than moved on by two.
-    g_line.mult.store(0, std::memory_order_relaxed);
-    g_line.seq.store((g_line.seq.load(std::memory_order_relaxed) | 1) + 1, std::memory_order_release);
+    // publish(), so both copies are cleared and the sequence number made even here.
+    g_line.seq.store((g_line.seq.load(std::memory_order_relaxed) | 1) + 1, std::memory_order_relaxed);
+    write_copy(g_line.copy[0], Line{});
+    write_copy(g_line.copy[1], Line{});
+    std::atomic_thread_fence(std::memory_order_release);
     g_current = Line{};
-    g_state = State::Unchecked;
     g_previous = Sample{};
-    snprintf(g_why, sizeof g_why, "vDSO: not calibrated yet");
+    g_drops.store(0, std::memory_order_relaxed);
+    g_state.store(kUnchecked, std::memory_order_release);
 }
 
 } // namespace vramtrace::tsc

@@ -3,6 +3,8 @@
 
 #include <cstdint>
 
+#include "core/tsc_line.h"
+
 namespace vramtrace::tsc {
 
 // How often the reporter calls calibrate(), and how long a line holds without a new calibration
@@ -15,15 +17,20 @@ constexpr uint64_t kFirstPeriodNs = 10'000'000ull;
 
 // Called by one thread only (the reporter): at its start, kFirstPeriodNs later, then about every
 // kCalibrationPeriodNs. The first call decides whether the counter may be used: x86-64 with an
-// invariant TSC (CPUID), the kernel's clocksource "tsc" (so the kernel found the counters in step
-// across cores), VRAMTRACE_TSC not 0, and a counter read cheaper than clock_gettime here. From the
-// second call on it publishes a line.
+// invariant TSC (CPUID) and VRAMTRACE_TSC not 0; every call checks that the kernel's clocksource is
+// "tsc" (so the kernel found the counters in step across cores, and has not given up on them since).
+// From the second call on it publishes a line. A calibration whose sample is disturbed is skipped.
 void calibrate();
 
-// For the debug line at exit: "tsc line, 0.357 ns per tick" or why not ("vDSO: clocksource kvm-clock").
+// Makes `l` the line in use (mult 0: none). Calibrating thread only (and tests).
+void publish(const Line &l);
+
+// For the debug line at exit: "tsc line, 0.357143 ns per tick", or why not ("vDSO: clocksource
+// kvm-clock"). Any thread.
 const char *describe();
 
-// Forgets the line (the fork child's tracker starts over; tests).
+// Forgets the line, keeping the floor at what it had reached (the fork child's tracker starts over;
+// tests). Only while no thread calibrates.
 void reset();
 
 } // namespace vramtrace::tsc

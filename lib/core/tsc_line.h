@@ -3,8 +3,9 @@
 //
 //   ns = base_ns + ((tsc - base_tsc) * mult) >> 32        mult: nanoseconds per tick, 32.32 fixed point
 //
-// A line holds for max_ticks after its base; a reader past that (or before the base) takes the
-// vDSO's clock instead, so a line that is no longer moved on cannot drift far from CLOCK_MONOTONIC.
+// A line holds for max_ticks after its base; a reader past that takes the vDSO's clock instead (but
+// never less than the line's last value), so a line that is no longer moved on cannot drift far from
+// CLOCK_MONOTONIC.
 #pragma once
 
 #include <cstdint>
@@ -33,18 +34,21 @@ inline uint64_t ns_at(const Line &l, uint64_t tsc) {
 // A rate that moves by more than this between two calibrations (1/kRateTolerance of itself) means
 // the counter's frequency changed (or a sample was bad): the line is dropped and built afresh.
 constexpr uint64_t kRateTolerance = 100;
-// How fast a line that runs ahead of CLOCK_MONOTONIC may be slowed down (1/kMaxSlowdown of the
-// rate), so that it never steps back.
+// How much a line's slope may differ from the measured rate (1/kMaxSlowdown of it), to catch up
+// with CLOCK_MONOTONIC or to let it catch up, without stepping back.
 constexpr uint64_t kMaxSlowdown = 1000;
 
-// The line to publish at sample `now`, given the previous calibration's sample and the line in use
-// (mult 0: none). The new line starts where the one in use stands at `now` when that is ahead of
-// CLOCK_MONOTONIC (times never step back), else at CLOCK_MONOTONIC (a step forward), and its slope
-// is chosen to meet CLOCK_MONOTONIC one period later (a period: now - previous). It holds for
-// hold_ns. Returns a line with mult 0 when the samples give no usable rate (out of order, or a rate
-// more than 1/kRateTolerance away from the line in use).
-inline Line next_line(const Line &current, Sample previous, Sample now, uint64_t hold_ns) {
-    if (now.tsc <= previous.tsc || now.ns <= previous.ns) return {};
+// The line to publish at counter value at_tsc (read just before publishing, at or after the sample
+// `now`), given the previous calibration's sample, the line in use (mult 0: none) and floor_ns, a
+// time that readings have already reached (a dropped line's last value; 0: none). The new line
+// starts at the highest of: CLOCK_MONOTONIC at at_tsc by the rate just measured, the line in use at
+// at_tsc, and floor_ns, so times never step back; its slope is chosen to meet CLOCK_MONOTONIC one
+// period after the sample (a period: now - previous), within 1/kMaxSlowdown of the rate either way.
+// It holds for hold_ns. Returns a line with mult 0 when the samples give no usable rate (out of
+// order, or more than 1/kRateTolerance away from the line in use).
+inline Line next_line(const Line &current, Sample previous, Sample now, uint64_t at_tsc, uint64_t floor_ns,
+                      uint64_t hold_ns) {
+    if (now.tsc <= previous.tsc || now.ns <= previous.ns || at_tsc < now.tsc) return {};
     using u128 = unsigned __int128;
     const uint64_t period_ticks = now.tsc - previous.tsc;
     const uint64_t period_ns = now.ns - previous.ns;
@@ -55,18 +59,23 @@ inline Line next_line(const Line &current, Sample previous, Sample now, uint64_t
         const uint64_t diff = rate > current.mult ? rate - current.mult : current.mult - rate;
         if (diff > current.mult / kRateTolerance) return {};
     }
-    uint64_t start = now.ns;
-    if (holds_at(current, now.tsc)) {
-        const uint64_t standing = ns_at(current, now.tsc);
+    uint64_t start = now.ns + static_cast<uint64_t>((u128(at_tsc - now.tsc) * rate) >> 32);
+    if (holds_at(current, at_tsc)) {
+        const uint64_t standing = ns_at(current, at_tsc);
         if (standing > start) start = standing;
     }
-    // Where CLOCK_MONOTONIC will be one period from now, at the rate just measured.
-    const uint64_t target = now.ns + period_ns;
-    const uint64_t floor = rate - rate / kMaxSlowdown;
-    uint64_t mult = target > start ? static_cast<uint64_t>((u128(target - start) << 32) / period_ticks) : floor;
-    if (mult < floor) mult = floor;
+    if (floor_ns > start) start = floor_ns;
+    // Where CLOCK_MONOTONIC will be one period after the sample, at the rate just measured.
+    const uint64_t target_tsc = now.tsc + period_ticks, target = now.ns + period_ns;
+    const uint64_t slowest = rate - rate / kMaxSlowdown, fastest = rate + rate / kMaxSlowdown;
+    uint64_t mult = slowest;
+    if (target_tsc > at_tsc && target > start) {
+        const u128 m = (u128(target - start) << 32) / (target_tsc - at_tsc);
+        mult = m > fastest ? fastest : static_cast<uint64_t>(m);
+    }
+    if (mult < slowest) mult = slowest;
     Line l;
-    l.base_tsc = now.tsc;
+    l.base_tsc = at_tsc;
     l.base_ns = start;
     l.mult = mult;
     l.max_ticks = static_cast<uint64_t>((u128(hold_ns) << 32) / rate);

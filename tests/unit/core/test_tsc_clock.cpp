@@ -2,11 +2,13 @@
 // numbers, a long run of calibrations against a drifting clock, and the real clock of this machine.
 #include <catch2/catch.hpp>
 
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <thread>
+#include <x86intrin.h>
 
 #include "core/clock.h"
 #include "core/tsc_clock.h"
@@ -30,7 +32,7 @@ Line line_through(uint64_t tsc, uint64_t ns) { return Line{tsc, ns, kHalf, 4'000
 } // namespace
 
 TEST_CASE("a first line starts at the sample, at the measured rate") {
-    Line l = next_line(Line{}, kPrevious, kNow, kHold);
+    Line l = next_line(Line{}, kPrevious, kNow, kNow.tsc, 0, kHold);
     CHECK(l.base_tsc == kNow.tsc);
     CHECK(l.base_ns == kNow.ns);
     CHECK(l.mult == kHalf);
@@ -40,7 +42,7 @@ TEST_CASE("a first line starts at the sample, at the measured rate") {
 }
 
 TEST_CASE("a line holds from its base for max_ticks, not before and not after") {
-    Line l = next_line(Line{}, kPrevious, kNow, kHold);
+    Line l = next_line(Line{}, kPrevious, kNow, kNow.tsc, 0, kHold);
     CHECK(holds_at(l, kNow.tsc));
     CHECK(holds_at(l, kNow.tsc + 4'000'000'000ull));
     CHECK_FALSE(holds_at(l, kNow.tsc + 4'000'000'001ull));
@@ -52,7 +54,7 @@ TEST_CASE("a line that runs ahead is slowed to meet the clock one period later, 
     // The line in use stands 1,000 ns ahead of CLOCK_MONOTONIC at the new sample.
     Line current = line_through(kNow.tsc - 1'000'000, kNow.ns - 500'000 + 1'000);
     REQUIRE(ns_at(current, kNow.tsc) == kNow.ns + 1'000);
-    Line l = next_line(current, kPrevious, kNow, kHold);
+    Line l = next_line(current, kPrevious, kNow, kNow.tsc, 0, kHold);
     CHECK(l.base_ns == kNow.ns + 1'000);
     // (500,000,000 - 1,000) ns over 1e9 ticks, 32.32: 0.499999 * 2^32 = 2147479353.03
     CHECK(l.mult == 2147479353ull);
@@ -61,27 +63,50 @@ TEST_CASE("a line that runs ahead is slowed to meet the clock one period later, 
 
 TEST_CASE("a line that runs behind steps forward to the clock") {
     Line current = line_through(kNow.tsc - 1'000'000, kNow.ns - 500'000 - 1'000);
-    Line l = next_line(current, kPrevious, kNow, kHold);
+    Line l = next_line(current, kPrevious, kNow, kNow.tsc, 0, kHold);
     CHECK(l.base_ns == kNow.ns);
     CHECK(l.mult == kHalf);
 }
 
 TEST_CASE("a line far ahead is slowed by at most a thousandth of its rate") {
     Line current = line_through(kNow.tsc - 1'000'000, kNow.ns - 500'000 + 10'000'000); // 10 ms ahead
-    Line l = next_line(current, kPrevious, kNow, kHold);
+    Line l = next_line(current, kPrevious, kNow, kNow.tsc, 0, kHold);
     CHECK(l.base_ns == kNow.ns + 10'000'000);
     CHECK(l.mult == kHalf - kHalf / 1000);
 }
 
+TEST_CASE("a line published after its sample starts at the publish counter, at or above the line in use") {
+    // The line in use runs 5 us ahead at the sample, and the reporter publishes 1 ms of ticks later.
+    Line current = line_through(kNow.tsc - 1'000'000, kNow.ns - 500'000 + 5'000);
+    const uint64_t at = kNow.tsc + 2'000'000;
+    Line l = next_line(current, kPrevious, kNow, at, 0, kHold);
+    CHECK(l.base_tsc == at);
+    CHECK(l.base_ns == ns_at(current, at));
+    CHECK(l.base_ns == kNow.ns + 1'005'000);
+    // Slowed to meet CLOCK_MONOTONIC 1e9 ticks after the sample: (500,000,000 - 1,005,000) ns over
+    // 998,000,000 ticks, 32.32: 0.49999499 * 2^32 = 2147462130.6
+    CHECK(l.mult == 2147462130ull);
+    for (uint64_t later : {0ull, 1ull, 1000ull, 998'000'000ull}) CHECK(ns_at(l, at + later) >= ns_at(current, at));
+}
+
+TEST_CASE("a floor lifts the next line: a dropped line's times are not undercut") {
+    const uint64_t floor = kNow.ns + 9'000'000; // the dropped line had reached 9 ms past the sample
+    Line l = next_line(Line{}, kPrevious, kNow, kNow.tsc, floor, kHold);
+    CHECK(l.base_ns == floor);
+    CHECK(l.mult == kHalf - kHalf / 1000); // as slow as allowed, to let CLOCK_MONOTONIC catch up
+    // Without a floor, the same samples start the line at the sample.
+    CHECK(next_line(Line{}, kPrevious, kNow, kNow.tsc, 0, kHold).base_ns == kNow.ns);
+}
+
 TEST_CASE("samples out of order or a rate that moved give no line") {
-    CHECK(next_line(Line{}, kNow, kPrevious, kHold).mult == 0);
-    CHECK(next_line(Line{}, kNow, kNow, kHold).mult == 0);
+    CHECK(next_line(Line{}, kNow, kPrevious, kPrevious.tsc, 0, kHold).mult == 0);
+    CHECK(next_line(Line{}, kNow, kNow, kNow.tsc, 0, kHold).mult == 0);
     // 2% faster than the line in use (the tolerance is 1%).
     Sample faster{kNow.tsc, kPrevious.ns + 510'000'000};
-    CHECK(next_line(line_through(kPrevious.tsc, kPrevious.ns), kPrevious, faster, kHold).mult == 0);
+    CHECK(next_line(line_through(kPrevious.tsc, kPrevious.ns), kPrevious, faster, faster.tsc, 0, kHold).mult == 0);
     // 0.5% is within it.
     Sample close{kNow.tsc, kPrevious.ns + 502'500'000};
-    CHECK(next_line(line_through(kPrevious.tsc, kPrevious.ns), kPrevious, close, kHold).mult != 0);
+    CHECK(next_line(line_through(kPrevious.tsc, kPrevious.ns), kPrevious, close, close.tsc, 0, kHold).mult != 0);
 }
 
 TEST_CASE("calibrations every 500 ms against a drifting, jittery clock: never back, within 5 us") {
@@ -97,7 +122,6 @@ TEST_CASE("calibrations every 500 ms against a drifting, jittery clock: never ba
     Sample previous{tsc, truth(tsc)};
     Line line;
     uint64_t last = 0, worst = 0;
-    unsigned lines = 0;
     for (int k = 1; k <= 200; ++k) {
         // Readings across the period before the calibration, on the line in use.
         for (uint64_t step = 0; step < period; step += period / 97) {
@@ -113,33 +137,39 @@ TEST_CASE("calibrations every 500 ms against a drifting, jittery clock: never ba
         tsc += period;
         const uint64_t jitter = (static_cast<uint64_t>(k) * 2654435761u) % 81;
         Sample now{tsc, truth(tsc) + jitter - 40};
-        Line next = next_line(line, previous, now, kHold);
+        Line next = next_line(line, previous, now, now.tsc, 0, kHold);
         REQUIRE(next.mult != 0);
         if (holds_at(line, tsc)) REQUIRE(next.base_ns >= ns_at(line, tsc));
         line = next;
-        ++lines;
         previous = now;
     }
-    CHECK(lines == 200);
     CHECK(worst < 5'000); // 3.2 us here: the rate moves by ~5 ppm per period
 }
 
-TEST_CASE("this machine's clock: the counter line agrees with clock_gettime") {
+namespace {
+
+// The line this machine fits, or false when it keeps to the vDSO (then checks that it says why).
+bool fit_here() {
+    vramtrace::tsc::g_line.floor_ns.store(0);
     vramtrace::tsc::reset();
+    vramtrace::tsc::g_line.floor_ns.store(0);
     CHECK(std::strcmp(vramtrace::tsc::describe(), "vDSO: not calibrated yet") == 0);
-    CHECK(vramtrace::tsc::g_line.mult.load() == 0);
     vramtrace::tsc::calibrate();
     std::this_thread::sleep_for(std::chrono::milliseconds(30));
     vramtrace::tsc::calibrate();
     const char *how = vramtrace::tsc::describe();
     INFO(how);
-    if (std::strncmp(how, "tsc line", 8) != 0) {
-        // Not an x86-64 machine whose kernel keeps time by the counter: readings are the vDSO's.
-        CHECK(std::strncmp(how, "vDSO: ", 6) == 0);
-        CHECK(vramtrace::tsc::g_line.mult.load() == 0);
-        return;
-    }
-    REQUIRE(vramtrace::tsc::g_line.mult.load() != 0);
+    if (std::strncmp(how, "tsc line, ", 10) == 0) return true;
+    // Not an x86-64 machine whose kernel keeps time by the counter: readings are the vDSO's.
+    CHECK(std::strncmp(how, "vDSO: ", 6) == 0);
+    CHECK(vramtrace::tsc::g_line.copy[0].mult.load() == 0);
+    return false;
+}
+
+} // namespace
+
+TEST_CASE("this machine's clock: the counter line agrees with clock_gettime") {
+    if (!fit_here()) return;
     uint64_t last = 0, worst = 0;
     for (int i = 0; i < 200'000; ++i) {
         const uint64_t before = vramtrace::vdso_monotonic_ns();
@@ -153,6 +183,70 @@ TEST_CASE("this machine's clock: the counter line agrees with clock_gettime") {
     INFO("worst distance outside the two vDSO readings: " << worst << " ns");
     CHECK(worst < 20'000);
     vramtrace::tsc::reset();
-    CHECK(vramtrace::tsc::g_line.mult.load() == 0);
+    CHECK(vramtrace::tsc::g_line.copy[0].mult.load() == 0);
+    CHECK(vramtrace::tsc::g_line.copy[1].mult.load() == 0);
     CHECK(vramtrace::tsc::g_line.seq.load() % 2 == 0);
+    vramtrace::tsc::g_line.floor_ns.store(0);
+}
+
+TEST_CASE("this machine's clock: no reader steps back while the line is refitted every 200 us") {
+    if (!fit_here()) return;
+    std::atomic<bool> stop{false};
+    std::thread writer([&] {
+        while (!stop.load(std::memory_order_relaxed)) {
+            const uint64_t until = vramtrace::vdso_monotonic_ns() + 200'000;
+            while (vramtrace::vdso_monotonic_ns() < until) {
+            }
+            vramtrace::tsc::calibrate();
+        }
+    });
+    std::atomic<uint64_t> steps_back{0}, reads{0};
+    auto reader = [&] {
+        uint64_t last = 0, back = 0, n = 0;
+        const uint64_t end = vramtrace::vdso_monotonic_ns() + 700'000'000ull;
+        while (vramtrace::vdso_monotonic_ns() < end)
+            for (int i = 0; i < 10'000; ++i, ++n) {
+                const uint64_t t = vramtrace::monotonic_ns();
+                back += t < last;
+                last = t;
+            }
+        steps_back += back;
+        reads += n;
+    };
+    std::thread other(reader);
+    reader();
+    other.join();
+    stop = true;
+    writer.join();
+    INFO(reads.load() << " readings; " << vramtrace::tsc::describe());
+    CHECK(reads.load() > 1'000'000);
+    CHECK(steps_back.load() == 0);
+    vramtrace::tsc::reset();
+    vramtrace::tsc::g_line.floor_ns.store(0);
+}
+
+TEST_CASE("this machine's clock: an expired line and a reset line leave no reading below their end") {
+    if (!fit_here()) return;
+    using vramtrace::tsc::publish;
+    // A line 5 ms ahead of CLOCK_MONOTONIC that expired 1,000 ticks after its base, 2,000 ago.
+    Line ahead;
+    ahead.base_tsc = __rdtsc() - 2'000;
+    ahead.base_ns = vramtrace::vdso_monotonic_ns() + 5'000'000;
+    ahead.mult = vramtrace::tsc::g_line.copy[0].mult.load();
+    ahead.max_ticks = 1'000;
+    publish(ahead);
+    const uint64_t end = ns_at(ahead, ahead.base_tsc + ahead.max_ticks);
+    CHECK(vramtrace::monotonic_ns() == end); // the vDSO is 5 ms behind: the line's end stands
+    // The same line, still holding: a reset (a fork child's start) keeps readings at or above it.
+    ahead.max_ticks = 4'000'000'000ull;
+    publish(ahead);
+    const uint64_t before_reset = vramtrace::monotonic_ns();
+    vramtrace::tsc::reset();
+    CHECK(vramtrace::tsc::g_line.floor_ns.load() >= before_reset);
+    CHECK(vramtrace::monotonic_ns() >= before_reset);
+    const uint64_t lifted = vramtrace::monotonic_ns();
+    CHECK(lifted < vramtrace::vdso_monotonic_ns() + 6'000'000);
+    vramtrace::tsc::g_line.floor_ns.store(0);
+    const uint64_t unlifted = vramtrace::monotonic_ns();
+    CHECK(unlifted <= vramtrace::vdso_monotonic_ns());
 }
