@@ -91,21 +91,24 @@ uint64_t line_now() {
     return holds_at(g_current, t) ? ns_at(g_current, t) : 0;
 }
 
-// Readings outside any line stay at or above the dropped line's value.
+#endif
+
+// Readings outside any line stay at or above what the line in use has reached.
 void drop_line() {
+#if defined(__x86_64__)
     const uint64_t reached = line_now();
     if (reached > g_line.floor_ns.load(std::memory_order_relaxed))
         g_line.floor_ns.store(reached, std::memory_order_relaxed);
+#endif
     publish(Line{});
 }
-#endif
 
 } // namespace
 
 void publish(const Line &l) {
     // The latch: readers follow the sequence number's low bit to the copy not being written.
     const uint32_t s = g_line.seq.load(std::memory_order_relaxed);
-    const uint32_t first = (s & 1) ? s + 1 : s + 2; // even: readers on copy 0 while copy 1 is written
+    const uint32_t first = (s & 1) ? s + 1 : s + 2; // the next even number
     g_line.seq.store(first - 1, std::memory_order_relaxed); // odd: readers on copy 1
     std::atomic_thread_fence(std::memory_order_release);
     write_copy(g_line.copy[0], l);
@@ -166,18 +169,9 @@ const char *describe() {
 }
 
 void reset() {
-#if defined(__x86_64__)
-    const uint64_t reached = line_now();
-    if (reached > g_line.floor_ns.load(std::memory_order_relaxed))
-        g_line.floor_ns.store(reached, std::memory_order_relaxed);
-#endif
     // Also where a fork child starts: the parent's reporter may have been half-way through
-    // publish(), so both copies are cleared and the sequence number made even here.
-    g_line.seq.store((g_line.seq.load(std::memory_order_relaxed) | 1) + 1, std::memory_order_relaxed);
-    write_copy(g_line.copy[0], Line{});
-    write_copy(g_line.copy[1], Line{});
-    std::atomic_thread_fence(std::memory_order_release);
-    g_current = Line{};
+    // publish(), leaving the sequence number odd; publish() starts from either parity.
+    drop_line();
     g_previous = Sample{};
     g_drops.store(0, std::memory_order_relaxed);
     g_state.store(kUnchecked, std::memory_order_release);

@@ -150,7 +150,6 @@ namespace {
 
 // The line this machine fits, or false when it keeps to the vDSO (then checks that it says why).
 bool fit_here() {
-    vramtrace::tsc::g_line.floor_ns.store(0);
     vramtrace::tsc::reset();
     vramtrace::tsc::g_line.floor_ns.store(0);
     CHECK(std::strcmp(vramtrace::tsc::describe(), "vDSO: not calibrated yet") == 0);
