@@ -21,7 +21,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <dlfcn.h>
 #include <elf.h>
 #include <fcntl.h>
 #include <link.h>
@@ -34,6 +33,7 @@
 #include <cuda.h>
 
 #include "../descend.h"
+#include "../../include/vramtrace/vramtrace.h"
 
 namespace {
 
@@ -90,19 +90,12 @@ double median(std::vector<double> v) {
 }
 
 long recorded_allocations() {
-    struct Stats {
-        int32_t device;
-        uint32_t reserved;
-        uint64_t current, peak, allocations, frees, total_allocated, total_freed;
-    };
-    using StatsFn = int (*)(Stats *, int);
-    auto fn = reinterpret_cast<StatsFn>(dlsym(RTLD_DEFAULT, "vramtrace_stats"));
-    if (fn == nullptr) return -1;
-    Stats s[16];
-    int n = fn(s, 16);
+    vramtrace_device_stats s[16];
+    const int n = vramtrace_stats(s, 16);
+    if (n < 0) return -1; // the library is not loaded
     long total = 0;
     for (int i = 0; i < n && i < 16; ++i)
-        if (s[i].device >= 0) total += static_cast<long>(s[i].allocations);
+        if (s[i].device >= 0) total += static_cast<long>(s[i].allocation_count);
     return total;
 }
 
