@@ -84,6 +84,8 @@ uint32_t add_python_frames(StackDepot &table, uintptr_t *frames, uint32_t depth,
     return add_frames_of_interpreter(a, table, frames, depth, capacity);
 }
 
+bool frames_possible() { return config().python && api() != nullptr; }
+
 void on_new_stack() {
     if (!config().python || g_state.load(std::memory_order_relaxed) != kAbsent) return;
     uint64_t now = monotonic_ns();

@@ -27,6 +27,10 @@ namespace vramtrace::python {
 // stack is unchanged when no Python frame can be taken.
 uint32_t add_python_frames(StackDepot &table, uintptr_t *frames, uint32_t depth, uint32_t capacity);
 
+// Whether add_python_frames() can change a stack now: Python frames are on and an interpreter has
+// been found (looking for one at the first call, as add_python_frames does).
+bool frames_possible();
+
 // Called when the tracker interns a new stack: while no interpreter has been found, looks again
 // (at most once a second), for a libpython loaded after the start.
 void on_new_stack();

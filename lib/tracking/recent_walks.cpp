@@ -66,7 +66,7 @@ void LaneWalks::make_most_recent(uint32_t set, uint32_t position) {
 }
 
 bool LaneWalks::replay(uint64_t ip0, uint64_t sp0, uint64_t bp0, uint32_t max_depth, uintptr_t *out,
-                       uint32_t *depth) {
+                       uint32_t *depth, const void *owner, bool id_only, WalkToken *token, uint32_t *id) {
     const uint32_t set = set_of(sp0);
     const SetHead &head = heads_[set];
     for (uint32_t position = 0; position < kWays; ++position) {
@@ -87,13 +87,27 @@ bool LaneWalks::replay(uint64_t ip0, uint64_t sp0, uint64_t bp0, uint32_t max_de
             ip = s.ra;
         }
         if (k != w.steps) continue;
-        for (uint32_t i = 0; i < w.depth; ++i) out[i] = static_cast<uintptr_t>(w.step[w.first_out + i].ra);
+        *id = owner != nullptr && w.id_owner == owner ? w.stack_id : 0;
+        if (*id == 0 || !id_only) {
+            const Step *from = &w.step[w.first_out];
+            const uint32_t n = w.depth;
+            for (uint32_t i = 0; i < n; ++i) out[i] = static_cast<uintptr_t>(from[i].ra);
+        }
         *depth = w.depth;
+        *token = WalkToken{set, way, w.serial};
         if (position != 0) make_most_recent(set, position);
         replayed.store(replayed.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
         return true;
     }
     return false;
+}
+
+void LaneWalks::attach_id(const WalkToken &token, const void *owner, uint32_t id) {
+    if (token.serial == 0 || token.set >= kSets || token.way >= kWays) return;
+    Walk &w = ways_[token.set][token.way];
+    if (w.serial != token.serial || w.epoch != epoch_) return;
+    w.id_owner = owner;
+    w.stack_id = id;
 }
 
 bool LaneWalks::seen_before(uint64_t sp0, const uintptr_t *frames, uint32_t depth) {
@@ -118,6 +132,8 @@ Walk &LaneWalks::start_walk(uint64_t ip0, uint64_t sp0, uint64_t bp0, uint32_t m
     w.sp0 = sp0;
     w.bp0 = bp0;
     w.max_depth = max_depth;
+    w.id_owner = nullptr;
+    w.stack_id = 0;
     w.steps = w.first_out = w.depth = 0;
     w.bp0_used = false;
     return w;
@@ -132,6 +148,8 @@ void LaneWalks::store() {
     std::memcpy(static_cast<void *>(&victim), &walk, offsetof(Walk, step) + walk.steps * sizeof(Step));
     std::memcpy(victim.bp, walk.bp, walk.steps * sizeof(uint64_t));
     victim.epoch = epoch_;
+    stores_ = stores_ + 1 == 0 ? 1 : stores_ + 1;
+    victim.serial = stores_;
     head.sp0[way] = walk.sp0;
     make_most_recent(set, kWays - 1);
     stored.store(stored.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);

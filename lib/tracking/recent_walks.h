@@ -47,6 +47,9 @@ struct Step {
 
 struct Walk {
     uint64_t ip0, sp0, bp0;
+    const void *id_owner; // whose id stack_id is (the caller's depot); nullptr: none attached
+    uint32_t stack_id;    // the id the caller interned these frames under (attach_id)
+    uint32_t serial;      // the lane's count of stores when this walk was stored
     uint32_t epoch;      // the lane owner's; 0: empty
     uint32_t max_depth;  // the limit it was captured under
     uint32_t steps;
@@ -55,6 +58,11 @@ struct Walk {
     bool bp0_used;       // some step's frame address came from the starting frame pointer
     Step step[kMaxSteps];
     uint64_t bp[kMaxSteps]; // bp[k]: the word at sp0 + step[k].bp_off, when that is not 0
+};
+
+// Names a walk that replay() served, for attach_id(); serial 0 names none.
+struct WalkToken {
+    uint32_t set = 0, way = 0, serial = 0;
 };
 
 // The walks of this thread's lane, or nullptr (shared lane, mapping refused, or a capture of this
@@ -66,7 +74,13 @@ public:
 
     // The frames of a recorded walk from registers (ip0, sp0, bp0) that still holds: copies them to
     // out and returns true.
-    bool replay(uint64_t ip0, uint64_t sp0, uint64_t bp0, uint32_t max_depth, uintptr_t *out, uint32_t *depth);
+    // *token names the walk, and *id is the id that `owner` attached to it (0: none). With
+    // id_only, a walk that has such an id leaves out unwritten (*depth is still set).
+    bool replay(uint64_t ip0, uint64_t sp0, uint64_t bp0, uint32_t max_depth, uintptr_t *out, uint32_t *depth,
+                const void *owner, bool id_only, WalkToken *token, uint32_t *id);
+    // Attaches `owner`'s id of the frames to the walk `token` names, unless another walk has been
+    // stored in its place since.
+    void attach_id(const WalkToken &token, const void *owner, uint32_t id);
     // Whether the same frames came from this stack pointer among the set's last kSeen walks that
     // were not replayed; when not, notes them. A walk is written down and stored only the second
     // time (walking again, which is cheap right after the first walk), so call paths that take
@@ -100,6 +114,7 @@ private:
     static_assert(sizeof(SetHead) == 64);
 
     uint32_t epoch_ = 0;
+    uint32_t stores_ = 0;         // walks stored by this lane; a stored walk's serial
     uint32_t owner_serial_ = 0;   // lanes::lane_serial() of the thread that last took the table
     volatile bool busy_ = false;  // a capture of the owner is using it (a signal handler's must not)
     SetHead heads_[kSets] = {};

@@ -328,7 +328,7 @@ void record_walk(const unw_context_t &context, walks::LaneWalks &recent, const u
 
 // noinline: the context describes this function's own frame, which must stay live while either
 // walk reads the stack above it.
-__attribute__((noinline)) uint32_t capture_stack(uintptr_t *out, uint32_t max_depth) {
+__attribute__((noinline)) uint32_t capture_stack(uintptr_t *out, uint32_t max_depth, StackMemo *memo) {
     if (max_depth == 0) return 0;
     unw_context_t context;
     if (unw_getcontext(&context) != 0) return 0;
@@ -337,8 +337,18 @@ __attribute__((noinline)) uint32_t capture_stack(uintptr_t *out, uint32_t max_de
         const uint64_t ip0 = regs[kCtxRip], sp0 = regs[kCtxRsp], bp0 = regs[kCtxRbp];
         uint32_t depth = 0;
         walks::LaneWalks *recent = max_depth <= walks::kMaxDepth ? walks::LaneWalks::acquire() : nullptr;
-        if (recent != nullptr && recent->replay(ip0, sp0, bp0, max_depth, out, &depth)) {
+        walks::WalkToken token;
+        uint32_t id = 0;
+        if (recent != nullptr &&
+            recent->replay(ip0, sp0, bp0, max_depth, out, &depth, memo ? memo->owner : nullptr, memo && memo->id_only,
+                           &token, &id)) {
             recent->release();
+            if (memo != nullptr) {
+                memo->id = id;
+                memo->lane_serial = token.serial;
+                memo->set = token.set;
+                memo->way = token.way;
+            }
             return depth;
         }
         StepLog none{nullptr, sp0};
@@ -351,6 +361,16 @@ __attribute__((noinline)) uint32_t capture_stack(uintptr_t *out, uint32_t max_de
         g_fallbacks.fetch_add(1, std::memory_order_relaxed);
     }
     return walk_unwinder(context, out, max_depth);
+}
+
+uint32_t capture_stack(uintptr_t *out, uint32_t max_depth) { return capture_stack(out, max_depth, nullptr); }
+
+void remember_stack_id(const StackMemo &memo, uint32_t id) {
+    if (memo.lane_serial == 0 || memo.owner == nullptr || id == 0) return;
+    walks::LaneWalks *recent = walks::LaneWalks::acquire();
+    if (recent == nullptr) return;
+    recent->attach_id(walks::WalkToken{memo.set, memo.way, memo.lane_serial}, memo.owner, id);
+    recent->release();
 }
 
 __attribute__((noinline)) uint32_t capture_stack_unwinder(uintptr_t *out, uint32_t max_depth) {

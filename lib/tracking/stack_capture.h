@@ -22,6 +22,21 @@ namespace vramtrace {
 // Writes at most max_depth addresses to out; returns how many.
 uint32_t capture_stack(uintptr_t *out, uint32_t max_depth);
 
+// What a capture that a recorded walk served (recent_walks.h) tells its caller: the id that the
+// caller attached to that walk the last time (remember_stack_id), so that the same frames need not
+// be interned again. The walk's frames are exactly what a fresh walk would give, so the id is
+// that of the same stack.
+struct StackMemo {
+    const void *owner = nullptr; // in: whose ids (the caller's depot)
+    bool id_only = false;        // in: when an id is found, the frames are not needed (out unwritten)
+    uint32_t id = 0;             // out: 0 when the capture was walked, or no id is attached
+    uint32_t lane_serial = 0;    // out: which walk served it; 0 when none
+    uint32_t set = 0, way = 0;
+};
+uint32_t capture_stack(uintptr_t *out, uint32_t max_depth, StackMemo *memo);
+// Attaches `id` to the walk that served memo's capture, if this thread's lane still holds it.
+void remember_stack_id(const StackMemo &memo, uint32_t id);
+
 // The same stack by libunwind's own step-by-step walk, without the cache (the fallback of
 // capture_stack, and the reference it is checked against in bench/).
 uint32_t capture_stack_unwinder(uintptr_t *out, uint32_t max_depth);

@@ -224,6 +224,8 @@ TEST_CASE("recent walks: a thread whose lane was given back at exit keeps no wal
     CHECK(g_at_exit_taken.cached == g_at_exit_taken.reference);
 }
 
+const int g_owner = 0, g_other_owner = 0; // two depots, by their addresses
+
 TEST_CASE("recent walks: a stored walk is refused when any word it read has changed", "[walks]") {
     using namespace vramtrace;
     using namespace vramtrace::walks;
@@ -242,6 +244,7 @@ TEST_CASE("recent walks: a stored walk is refused when any word it read has chan
     int changes = 0;
     bool replayed = false, replayed_again = false, nested_refused = false;
     uintptr_t frames[2] = {};
+    uint32_t ids[4] = {1, 1, 1, 1};
     on_new_thread([&] {
         LaneWalks *lw = LaneWalks::acquire();
         if (lw == nullptr) return;
@@ -257,8 +260,10 @@ TEST_CASE("recent walks: a stored walk is refused when any word it read has chan
         lw->store();
         uintptr_t out[32];
         uint32_t depth = 0;
-        auto replay = [&](uint64_t ip, uint64_t sp, uint64_t bp, uint32_t limit) {
-            return lw->replay(ip, sp, bp, limit, out, &depth);
+        WalkToken token;
+        uint32_t id = 0;
+        auto replay = [&](uint64_t ip, uint64_t sp, uint64_t bp, uint32_t limit, const void *whose = &g_owner) {
+            return lw->replay(ip, sp, bp, limit, out, &depth, whose, false, &token, &id);
         };
         replayed = replay(ip0, sp0, bp0, 32) && depth == 2;
         frames[0] = out[0];
@@ -280,6 +285,29 @@ TEST_CASE("recent walks: a stored walk is refused when any word it read has chan
         refused[k++] = !replay(ip0, sp0 + 16, bp0, 32);  // another stack pointer
         changes = k;
         replayed_again = replay(ip0, sp0, bp0, 32);
+        // The caller's id of the frames rides on the walk: for its owner only, and only while the
+        // walk it was attached to is still the one in that place.
+        ids[0] = id; // none attached yet
+        lw->attach_id(token, &g_owner, 77);
+        replay(ip0, sp0, bp0, 32);
+        ids[1] = id;
+        replay(ip0, sp0, bp0, 32, &g_other_owner);
+        ids[2] = id;
+        const WalkToken attached = token;
+        for (uint32_t n = 0; n < kWays; ++n) { // the set's other ways, then this walk's own place
+            Walk &again = lw->start_walk(ip0, sp0, bp0, 32);
+            again.steps = 3;
+            again.depth = 2;
+            again.bp0_used = true;
+            again.step[0] = Step{code_word(ip0), ip1, 16, 24};
+            again.bp[0] = saved_bp;
+            again.step[1] = Step{code_word(ip1), ip2, 48, 0};
+            again.step[2] = Step{code_word(ip2), 0, 0, 0};
+            lw->store();
+        }
+        lw->attach_id(attached, &g_owner, 99); // names a walk no longer there
+        replay(ip0, sp0, bp0, 32);
+        ids[3] = id;
         nested_refused = LaneWalks::acquire() == nullptr; // as a signal handler's capture would
         lw->release();
     });
@@ -292,5 +320,9 @@ TEST_CASE("recent walks: a stored walk is refused when any word it read has chan
         CHECK(refused[k]);
     }
     CHECK(replayed_again);
+    CHECK(ids[0] == 0);
+    CHECK(ids[1] == 77);
+    CHECK(ids[2] == 0);
+    CHECK(ids[3] == 0);
     CHECK(nested_refused);
 }
