@@ -45,29 +45,50 @@ void EventRing::set_label(EventRecord &event, const char *label) {
     memset(event.label + n, 0, sizeof event.label - n);
 }
 
-uint64_t EventRing::take_ticket() {
+void EventRing::publish_lap(uint64_t head) {
+    const uint64_t lap = head / capacity_;
+    uint64_t seen = lap_.load(std::memory_order_relaxed);
+    while (seen < lap && !lap_.compare_exchange_weak(seen, lap, std::memory_order_relaxed)) {
+    }
+}
+
+uint64_t EventRing::take_ticket(uint64_t *index) {
     const unsigned lane = block_ > 1 ? lanes::this_thread_lane() : lanes::kSharedLane;
     if (lane >= lanes::kLanes) {
         shared_pushed_.fetch_add(1, std::memory_order_relaxed);
-        return head_.fetch_add(1, std::memory_order_relaxed);
+        const uint64_t ticket = head_.fetch_add(1, std::memory_order_relaxed);
+        if (block_ > 1) publish_lap(ticket + 1);
+        *index = ticket % capacity_;
+        return ticket;
     }
     Cursor &c = cursors_[lane];
     uint64_t next = c.next.load(std::memory_order_relaxed);
     // A block the ring has come round to would put our events behind newer laps: take a fresh one.
-    if (next == c.end.load(std::memory_order_relaxed) ||
-        head_.load(std::memory_order_relaxed) - next >= capacity_ - block_) {
+    bool fresh = next == c.end.load(std::memory_order_relaxed);
+    if (!fresh && lap_.load(std::memory_order_relaxed) >= c.overtaken_lap.load(std::memory_order_relaxed))
+        fresh = head_.load(std::memory_order_relaxed) - next >= capacity_ - block_;
+    uint64_t slot;
+    if (fresh) {
         next = head_.fetch_add(block_, std::memory_order_relaxed);
+        publish_lap(next + block_);
         c.end.store(next + block_, std::memory_order_relaxed);
+        c.overtaken_lap.store((next + capacity_ - block_) / capacity_, std::memory_order_relaxed);
+        slot = next % capacity_; // one division per block; the slots of its tickets follow
+    } else {
+        slot = c.index.load(std::memory_order_relaxed);
     }
+    const uint64_t following = slot + 1 == capacity_ ? 0 : slot + 1;
     c.next.store(next + 1, std::memory_order_relaxed);
+    c.index.store(following, std::memory_order_relaxed);
     c.pushed.store(c.pushed.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     // The ring is larger than a core's cache, so each slot is a cold line: fetch the block's next
     // slot for writing now, while this thread goes on to the program's next CUDA call.
     if (next + 1 < c.end.load(std::memory_order_relaxed)) {
-        const char *following = reinterpret_cast<const char *>(slots_ + ((next + 1) % capacity_) * kSlotWords);
-        __builtin_prefetch(following, 1, 3);
-        __builtin_prefetch(following + kSlotWords * sizeof(uint64_t) - 1, 1, 3);
+        const char *line = reinterpret_cast<const char *>(slots_ + following * kSlotWords);
+        __builtin_prefetch(line, 1, 3);
+        __builtin_prefetch(line + kSlotWords * sizeof(uint64_t) - 1, 1, 3);
     }
+    *index = slot;
     return next;
 }
 
@@ -79,8 +100,9 @@ uint64_t EventRing::recorded() const {
 
 void EventRing::push(const EventRecord &e) {
     if (capacity_ == 0) return;
-    const uint64_t ticket = take_ticket();
-    std::atomic<uint64_t> *slot = slots_ + (ticket % capacity_) * kSlotWords;
+    uint64_t index = 0;
+    const uint64_t ticket = take_ticket(&index);
+    std::atomic<uint64_t> *slot = slots_ + index * kSlotWords;
     const uint64_t busy = 2 * ticket + 1;
     uint64_t seq = slot[0].load(std::memory_order_relaxed);
     // Claim only a slot that holds a complete, older event; otherwise a writer of another lap is in

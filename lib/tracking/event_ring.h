@@ -11,7 +11,12 @@
 // fetch_add on the shared head and writes its next events into those consecutive slots, so threads
 // neither share the head's cache line per event nor write into each other's slot lines. A block
 // whose slots the ring has come round to (the head moved on by capacity - kBlock) is dropped for a
-// fresh one. Rings smaller than kMinBlockedCapacity, and threads on the shared lane, take one ticket
+// fresh one. The head is read for that check only once the ring has reached the lap in which the
+// block could be overtaken: each take of tickets publishes the head's lap on a line of its own,
+// written once a lap, so the per-event check reads a line that stays in the core's cache. (A take
+// whose lap is published late, its thread preempted in between, can leave a block in use past
+// that point: its next events are then dropped as lost, or kept in slots that readers no longer
+// visit.) Rings smaller than kMinBlockedCapacity, and threads on the shared lane, take one ticket
 // per event. Tickets are then not in time order across threads: for_each walks in ticket order and
 // readers that need time order sort (the snapshot's events are sorted by time). The ring keeps the
 // events of the most recent `capacity` tickets; a ticket of a block that its thread has not filled
@@ -88,13 +93,17 @@ private:
     std::atomic<uint64_t> *slots_ = nullptr; // capacity_ * kSlotWords words
     uint64_t capacity_ = 0;
     uint64_t start_ns_ = 0;
-    uint64_t take_ticket();
-    // A lane's block of tickets [next, end) and the events it pushed; written by the lane's owner.
+    // The next ticket, and in *index its slot.
+    uint64_t take_ticket(uint64_t *index);
+    void publish_lap(uint64_t head);
+    // A lane's block of tickets [next, end), the slot of `next`, the lap from which the block may be
+    // overtaken, and the events it pushed; written by the lane's owner.
     struct alignas(64) Cursor {
-        std::atomic<uint64_t> next{0}, end{0}, pushed{0};
+        std::atomic<uint64_t> next{0}, end{0}, index{0}, overtaken_lap{0}, pushed{0};
     };
 
     alignas(64) std::atomic<uint64_t> head_{0};
+    alignas(64) std::atomic<uint64_t> lap_{0}; // the highest head / capacity published by a take
     std::atomic<uint64_t> lost_{0};
     std::atomic<uint64_t> shared_pushed_{0}; // pushes with one ticket each (shared lane, small rings)
     uint64_t block_ = 1;

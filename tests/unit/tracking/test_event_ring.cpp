@@ -185,7 +185,9 @@ TEST_CASE("event ring: threads write blocks of tickets, and every event pushed i
 TEST_CASE("event ring: a thread's block the ring has come round to is replaced, so its next event is kept", "[events]") {
     // Thread A takes a block and pushes one event; thread B then pushes two laps. A's next ticket in
     // its old block would land in a slot already holding a newer lap (dropped as lost): A must take
-    // a fresh block instead, and its event is read back.
+    // a fresh block instead, and its event is read back. First, a thread C moves the head past the
+    // first lap (`ahead` events), so that A's block is not in lap 0, where every check reads the head.
+    const uint64_t ahead = GENERATE(uint64_t{0}, EventRing::kMinBlockedCapacity + 100);
     EventRing r;
     REQUIRE(r.init(EventRing::kMinBlockedCapacity, 0));
     auto push_one = [&](uint32_t thread, uint64_t i) {
@@ -194,6 +196,9 @@ TEST_CASE("event ring: a thread's block the ring has come round to is replaced, 
         r.push(e);
     };
     std::thread([&] {
+        for (uint64_t i = 0; i < ahead; ++i) push_one(3, i);
+    }).join();
+    std::thread([&] {
         push_one(1, 0);
         std::thread([&] {
             for (uint64_t i = 0; i < 2 * EventRing::kMinBlockedCapacity; ++i) push_one(2, i);
@@ -201,7 +206,7 @@ TEST_CASE("event ring: a thread's block the ring has come round to is replaced, 
         push_one(1, 1);
     }).join();
     CHECK(r.lost() == 0);
-    CHECK(r.recorded() == 2 * EventRing::kMinBlockedCapacity + 2);
+    CHECK(r.recorded() == ahead + 2 * EventRing::kMinBlockedCapacity + 2);
     uint64_t from_a = 0;
     r.for_each([&](const EventRecord &e) { from_a += e.thread_id == 1 && e.size == 3; });
     CHECK(from_a == 1);
