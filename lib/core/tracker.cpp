@@ -199,7 +199,9 @@ void disable_tracking(const char *why) {
 }
 
 void note_cuda_seen() {
-    if (!g_cuda_seen.load(std::memory_order_relaxed)) g_cuda_seen.store(true, std::memory_order_relaxed);
+    if (g_cuda_seen.load(std::memory_order_relaxed) || g_cuda_seen.exchange(true, std::memory_order_relaxed)) return;
+    // The first CUDA call of this process (a forked child's own first one too).
+    if (g_state.load(std::memory_order_acquire) == kReady) reinterpret_cast<Tracker *>(g_storage)->events.make_resident();
 }
 bool cuda_seen() { return g_cuda_seen.load(std::memory_order_relaxed); }
 

@@ -34,6 +34,10 @@ bool EventRing::init(uint64_t capacity, uint64_t start_ns) {
     return true;
 }
 
+void EventRing::make_resident() {
+    if (capacity_ != 0) vramtrace::make_resident(slots_, capacity_ * kSlotWords * sizeof(uint64_t));
+}
+
 void EventRing::set_label(EventRecord &event, const char *label) {
     size_t n = label ? strnlen(label, EventRecord::kLabelMax + 1) : 0;
     if (n > EventRecord::kLabelMax) {

@@ -23,7 +23,8 @@
 // yet holds no event, so while several threads allocate the ring keeps up to kBlock - 1 fewer
 // events per such thread.
 //
-// Memory: one mapping of capacity * 96 bytes (raw_memory.h), never freed.
+// Memory: one mapping of capacity * 96 bytes (raw_memory.h), never freed, resident from the
+// process's first CUDA call (6 MiB for the default 65,536 slots).
 #pragma once
 
 #include <atomic>
@@ -63,6 +64,12 @@ public:
     // cannot be mapped. start_ns: CLOCK_MONOTONIC from which the history is complete until it wraps.
     // Call once, before any push.
     bool init(uint64_t capacity, uint64_t start_ns);
+
+    // Makes the slots resident (raw_memory.h's make_resident): the first lap would otherwise take a
+    // page fault every 42 events on the threads that push, and faults from many threads at once
+    // queue on the process's page tables (docs/performance.md). Called once the process uses CUDA,
+    // so that a process that never does (a forked worker) does not hold the pages.
+    void make_resident();
 
     // Records one event. Never blocks, never calls malloc; safe in a signal handler.
     void push(const EventRecord &event);

@@ -4,12 +4,14 @@
 // mostly untouched tables cost address space but neither commit charge nor resident pages.
 #include "tracking/raw_memory.h"
 
+#include <cerrno>
 #include <sys/mman.h>
 
 namespace vramtrace {
 
 namespace {
 std::atomic<bool> g_fail_mappings{false};
+constexpr size_t kPageBytes = 4096; // the smallest page: a write to each reaches every page
 } // namespace
 
 void set_mapping_failure_for_testing(bool on) { g_fail_mappings.store(on, std::memory_order_relaxed); }
@@ -20,6 +22,20 @@ void *map_zeroed(size_t bytes) {
     void *p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
                      -1, 0);
     return p == MAP_FAILED ? nullptr : p;
+}
+
+void make_resident(void *p, size_t bytes) {
+    if (p == nullptr || bytes == 0) return;
+    const int saved_errno = errno;
+#ifndef MADV_POPULATE_WRITE
+    constexpr int MADV_POPULATE_WRITE = 23; // Linux 5.14 (older headers lack it)
+#endif
+    if (::madvise(p, bytes, MADV_POPULATE_WRITE) != 0) {
+        // The mapping is zero-filled, so writing a zero into each page changes nothing it holds.
+        auto *page = static_cast<volatile unsigned char *>(p);
+        for (size_t off = 0; off < bytes; off += kPageBytes) page[off] = 0;
+    }
+    errno = saved_errno;
 }
 
 void unmap(void *p, size_t bytes) {
