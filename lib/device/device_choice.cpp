@@ -1,7 +1,6 @@
 #include "device/device_choice.h"
 
 #include "device/real_functions.h"
-#include "device/stream_devices.h"
 
 namespace vramtrace {
 
@@ -33,7 +32,7 @@ int stream_alloc_device(uint64_t stream, uint64_t address) {
     // Without a pool argument, a stream-ordered allocation comes from the current pool of the
     // stream's device; the NULL, legacy and per-thread streams are the current context's.
     bool context_stream = stream == 0 || stream == cuda::kStreamLegacy || stream == cuda::kStreamPerThread;
-    int device = context_stream ? current_device_ordinal() : remembered_stream_device(stream, &stream_device_ordinal);
+    int device = context_stream ? current_device_ordinal() : stream_device_ordinal(stream);
     return device != kUnknownDevice ? device : pointer_device_or_current(address);
 }
 

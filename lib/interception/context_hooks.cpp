@@ -6,7 +6,6 @@
 #include <vector>
 
 #include "interception/context_teardown.h"
-#include "device/stream_devices.h"
 #include "interception/hook_scope.h"
 
 namespace vramtrace {
@@ -97,17 +96,6 @@ namespace hooks {
         if (real == nullptr) return cuda::kDriverUnknown;        \
         return body_fn(reach, __VA_ARGS__, [&] { return real call_args; }); \
     }
-// A teardown destroys the context's streams with it (device/stream_devices.h): the real call is
-// bracketed whether or not anything is recorded.
-#define VT_TEARDOWN_HOOK(name, body_fn, params, call_args, ...)  \
-    CUresult name(Reach reach, VT_EXPAND params) {               \
-        auto real = VT_REAL(name);                               \
-        if (real == nullptr) return cuda::kDriverUnknown;        \
-        return body_fn(reach, __VA_ARGS__, [&] {                 \
-            StreamsEnding ending;                                \
-            return real call_args;                               \
-        });                                                      \
-    }
 
 VT_CONTEXT_HOOK(cuCtxCreate_v2, context_created, (CUcontext * pctx, unsigned int flags, CUdevice dev),
                 (pctx, flags, dev), pctx, dev)
@@ -117,13 +105,13 @@ VT_CONTEXT_HOOK(cuCtxCreate_v3, context_created,
 VT_CONTEXT_HOOK(cuCtxCreate_v4, context_created,
                 (CUcontext * pctx, CUctxCreateParams *ctxCreateParams, unsigned int flags, CUdevice dev),
                 (pctx, ctxCreateParams, flags, dev), pctx, dev)
-VT_TEARDOWN_HOOK(cuCtxDestroy_v2, context_destroyed, (CUcontext ctx), (ctx), ApiId::cuCtxDestroy_v2, ctx)
-VT_TEARDOWN_HOOK(cuCtxDestroy, context_destroyed, (CUcontext ctx), (ctx), ApiId::cuCtxDestroy, ctx)
-VT_TEARDOWN_HOOK(cuDevicePrimaryCtxReset_v2, primary_reset, (CUdevice dev), (dev), ApiId::cuDevicePrimaryCtxReset_v2, dev)
-VT_TEARDOWN_HOOK(cuDevicePrimaryCtxReset, primary_reset, (CUdevice dev), (dev), ApiId::cuDevicePrimaryCtxReset, dev)
-VT_TEARDOWN_HOOK(cuDevicePrimaryCtxRelease_v2, primary_released, (CUdevice dev), (dev),
+VT_CONTEXT_HOOK(cuCtxDestroy_v2, context_destroyed, (CUcontext ctx), (ctx), ApiId::cuCtxDestroy_v2, ctx)
+VT_CONTEXT_HOOK(cuCtxDestroy, context_destroyed, (CUcontext ctx), (ctx), ApiId::cuCtxDestroy, ctx)
+VT_CONTEXT_HOOK(cuDevicePrimaryCtxReset_v2, primary_reset, (CUdevice dev), (dev), ApiId::cuDevicePrimaryCtxReset_v2, dev)
+VT_CONTEXT_HOOK(cuDevicePrimaryCtxReset, primary_reset, (CUdevice dev), (dev), ApiId::cuDevicePrimaryCtxReset, dev)
+VT_CONTEXT_HOOK(cuDevicePrimaryCtxRelease_v2, primary_released, (CUdevice dev), (dev),
                 ApiId::cuDevicePrimaryCtxRelease_v2, dev)
-VT_TEARDOWN_HOOK(cuDevicePrimaryCtxRelease, primary_released, (CUdevice dev), (dev), ApiId::cuDevicePrimaryCtxRelease,
+VT_CONTEXT_HOOK(cuDevicePrimaryCtxRelease, primary_released, (CUdevice dev), (dev), ApiId::cuDevicePrimaryCtxRelease,
                 dev)
 
 } // namespace hooks

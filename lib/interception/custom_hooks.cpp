@@ -7,7 +7,6 @@
 
 #include "interception/hook_scope.h"
 #include "device/device_info.h"
-#include "device/stream_devices.h"
 
 // ---- Stream-ordered allocations and stream capture ------------------------------------------------
 // cuMemAllocAsync & co. issued on a stream that is being captured allocate nothing: they add a
@@ -206,15 +205,6 @@ VT_CAPTURE(capture_begun, cuStreamBeginCaptureToGraph_ptsz,
            (hStream, hGraph, dependencies, dependencyData, numDependencies, mode))
 VT_CAPTURE(capture_ended, cuStreamEndCapture, (CUstream hStream, CUgraph *phGraph), (hStream, phGraph))
 VT_CAPTURE(capture_ended, cuStreamEndCapture_ptsz, (CUstream hStream, CUgraph *phGraph), (hStream, phGraph))
-
-// Whether or not anything is recorded now: a destruction that passed unseen would leave a handle's
-// remembered device in place for the next stream that gets the handle.
-template <class Call> CUresult streams_ending(Call &&call) {
-    StreamsEnding ending;
-    return call();
-}
-VT_CAPTURE(streams_ending, cuStreamDestroy_v2, (CUstream hStream), (hStream))
-VT_CAPTURE(streams_ending, cuStreamDestroy, (CUstream hStream), (hStream))
 
 } // namespace hooks
 
