@@ -12,7 +12,7 @@ uint32_t capture_and_intern_stack(Tracker &t) {
     // frames merged in, the stack also depends on the interpreter's frames, so it is interned anew.
     const bool native_only = !python::frames_possible();
     StackMemo memo;
-    memo.owner = &t.depot;
+    memo.owner = t.depot.instance();
     memo.id_only = native_only;
     uint32_t depth = capture_stack(frames, config().stack_depth, &memo);
     if (native_only && memo.id != 0) return memo.id;

@@ -35,7 +35,8 @@ bool EventRing::init(uint64_t capacity, uint64_t start_ns) {
 }
 
 void EventRing::make_resident() {
-    if (capacity_ != 0) vramtrace::make_resident(slots_, capacity_ * kSlotWords * sizeof(uint64_t));
+    const uint64_t bytes = capacity_ * kSlotWords * sizeof(uint64_t);
+    if (capacity_ != 0) vramtrace::make_resident(slots_, bytes < kResidentBytesMax ? bytes : kResidentBytesMax);
 }
 
 void EventRing::set_label(EventRecord &event, const char *label) {

@@ -23,8 +23,8 @@
 // yet holds no event, so while several threads allocate the ring keeps up to kBlock - 1 fewer
 // events per such thread.
 //
-// Memory: one mapping of capacity * 96 bytes (raw_memory.h), never freed, resident from the
-// process's first CUDA call (6 MiB for the default 65,536 slots).
+// Memory: one mapping of capacity * 96 bytes (raw_memory.h), never freed; from the process's first
+// CUDA call its first 64 MiB are resident (all 6 MiB of the default 65,536 slots).
 #pragma once
 
 #include <atomic>
@@ -65,11 +65,13 @@ public:
     // Call once, before any push.
     bool init(uint64_t capacity, uint64_t start_ns);
 
-    // Makes the slots resident (raw_memory.h's make_resident): the first lap would otherwise take a
-    // page fault every 42 events on the threads that push, and faults from many threads at once
-    // queue on the process's page tables (docs/performance.md). Called once the process uses CUDA,
-    // so that a process that never does (a forked worker) does not hold the pages.
+    // Makes the slots resident, up to kResidentBytesMax (raw_memory.h's make_resident): the first
+    // lap would otherwise take a page fault every 42 events on the threads that push, and faults
+    // from many threads at once queue on the process's page tables (docs/performance.md). Called
+    // once the process uses CUDA, so that a process that never does (a forked worker) does not hold
+    // the pages; safe while other threads push. A larger ring's further slots fault in as used.
     void make_resident();
+    static constexpr uint64_t kResidentBytesMax = uint64_t{64} << 20;
 
     // Records one event. Never blocks, never calls malloc; safe in a signal handler.
     void push(const EventRecord &event);

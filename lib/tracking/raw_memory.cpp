@@ -12,6 +12,7 @@ namespace vramtrace {
 namespace {
 std::atomic<bool> g_fail_mappings{false};
 constexpr size_t kPageBytes = 4096; // the smallest page: a write to each reaches every page
+std::atomic<bool> g_populate_fallback{false};
 } // namespace
 
 void set_mapping_failure_for_testing(bool on) { g_fail_mappings.store(on, std::memory_order_relaxed); }
@@ -30,13 +31,18 @@ void make_resident(void *p, size_t bytes) {
 #ifndef MADV_POPULATE_WRITE
     constexpr int MADV_POPULATE_WRITE = 23; // Linux 5.14 (older headers lack it)
 #endif
-    if (::madvise(p, bytes, MADV_POPULATE_WRITE) != 0) {
-        // The mapping is zero-filled, so writing a zero into each page changes nothing it holds.
-        auto *page = static_cast<volatile unsigned char *>(p);
-        for (size_t off = 0; off < bytes; off += kPageBytes) page[off] = 0;
+    if (g_populate_fallback.load(std::memory_order_relaxed) || ::madvise(p, bytes, MADV_POPULATE_WRITE) != 0) {
+        // A kernel before 5.14 (EINVAL): an atomic add of zero to each page's first word makes the
+        // page resident without changing it, even while other threads write the same word.
+        if (g_populate_fallback.load(std::memory_order_relaxed) || errno == EINVAL)
+            for (size_t off = 0; off < bytes; off += kPageBytes)
+                __atomic_fetch_add(reinterpret_cast<uint64_t *>(static_cast<unsigned char *>(p) + off), uint64_t{0},
+                                   __ATOMIC_RELAXED);
     }
     errno = saved_errno;
 }
+
+void set_populate_fallback_for_testing(bool on) { g_populate_fallback.store(on, std::memory_order_relaxed); }
 
 void unmap(void *p, size_t bytes) {
     if (p != nullptr && bytes != 0)

@@ -12,10 +12,13 @@ namespace vramtrace {
 // Zero-filled pages, or nullptr when the kernel refuses. Never freed by the tracker.
 void *map_zeroed(size_t bytes);
 void unmap(void *p, size_t bytes); // only for a mapping that lost a publication race
-// Makes the pages of [p, p + bytes) resident now (MADV_POPULATE_WRITE, or a write to each page on a
-// kernel without it, before 5.14), so that the hot path that fills them takes no page faults.
-// errno is left as it was.
+// Makes the pages of [p, p + bytes) resident now, so that the hot path that fills them takes no page
+// faults: MADV_POPULATE_WRITE, or on a kernel without it (before 5.14) an atomic add of zero to the
+// first word of each page, which leaves what other threads are writing there intact. p must be
+// 8-byte aligned. A mapping the kernel cannot back (ENOMEM) is left as it is. errno is left as it was.
 void make_resident(void *p, size_t bytes);
+// For tests only: while on, make_resident takes the path of a kernel without MADV_POPULATE_WRITE.
+void set_populate_fallback_for_testing(bool on);
 
 // For tests only (unit tests, and VRAMTRACE_TEST_FAIL_MAPPINGS in the library): while on,
 // map_zeroed refuses every request, as when the kernel has no memory left, so that the paths that

@@ -66,7 +66,7 @@ void LaneWalks::make_most_recent(uint32_t set, uint32_t position) {
 }
 
 bool LaneWalks::replay(uint64_t ip0, uint64_t sp0, uint64_t bp0, uint32_t max_depth, uintptr_t *out,
-                       uint32_t *depth, const void *owner, bool id_only, WalkToken *token, uint32_t *id) {
+                       uint32_t *depth, uint64_t owner, bool id_only, WalkToken *token, uint32_t *id) {
     const uint32_t set = set_of(sp0);
     const SetHead &head = heads_[set];
     for (uint32_t position = 0; position < kWays; ++position) {
@@ -87,7 +87,7 @@ bool LaneWalks::replay(uint64_t ip0, uint64_t sp0, uint64_t bp0, uint32_t max_de
             ip = s.ra;
         }
         if (k != w.steps) continue;
-        *id = owner != nullptr && w.id_owner == owner ? w.stack_id : 0;
+        *id = owner != 0 && w.id_owner == owner ? w.stack_id : 0;
         if (*id == 0 || !id_only) {
             const Step *from = &w.step[w.first_out];
             const uint32_t n = w.depth;
@@ -102,7 +102,7 @@ bool LaneWalks::replay(uint64_t ip0, uint64_t sp0, uint64_t bp0, uint32_t max_de
     return false;
 }
 
-void LaneWalks::attach_id(const WalkToken &token, const void *owner, uint32_t id) {
+void LaneWalks::attach_id(const WalkToken &token, uint64_t owner, uint32_t id) {
     if (token.serial == 0 || token.set >= kSets || token.way >= kWays) return;
     Walk &w = ways_[token.set][token.way];
     if (w.serial != token.serial || w.epoch != epoch_) return;
@@ -132,7 +132,7 @@ Walk &LaneWalks::start_walk(uint64_t ip0, uint64_t sp0, uint64_t bp0, uint32_t m
     w.sp0 = sp0;
     w.bp0 = bp0;
     w.max_depth = max_depth;
-    w.id_owner = nullptr;
+    w.id_owner = 0;
     w.stack_id = 0;
     w.steps = w.first_out = w.depth = 0;
     w.bp0_used = false;

@@ -47,7 +47,7 @@ struct Step {
 
 struct Walk {
     uint64_t ip0, sp0, bp0;
-    const void *id_owner; // whose id stack_id is (the caller's depot); nullptr: none attached
+    uint64_t id_owner;    // whose id stack_id is (StackDepot::instance()); 0: none attached
     uint32_t stack_id;    // the id the caller interned these frames under (attach_id)
     uint32_t serial;      // the lane's count of stores when this walk was stored
     uint32_t epoch;      // the lane owner's; 0: empty
@@ -77,10 +77,10 @@ public:
     // *token names the walk, and *id is the id that `owner` attached to it (0: none). With
     // id_only, a walk that has such an id leaves out unwritten (*depth is still set).
     bool replay(uint64_t ip0, uint64_t sp0, uint64_t bp0, uint32_t max_depth, uintptr_t *out, uint32_t *depth,
-                const void *owner, bool id_only, WalkToken *token, uint32_t *id);
+                uint64_t owner, bool id_only, WalkToken *token, uint32_t *id);
     // Attaches `owner`'s id of the frames to the walk `token` names, unless another walk has been
     // stored in its place since.
-    void attach_id(const WalkToken &token, const void *owner, uint32_t id);
+    void attach_id(const WalkToken &token, uint64_t owner, uint32_t id);
     // Whether the same frames came from this stack pointer among the set's last kSeen walks that
     // were not replayed; when not, notes them. A walk is written down and stored only the second
     // time (walking again, which is cheap right after the first walk), so call paths that take

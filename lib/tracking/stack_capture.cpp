@@ -340,7 +340,7 @@ __attribute__((noinline)) uint32_t capture_stack(uintptr_t *out, uint32_t max_de
         walks::WalkToken token;
         uint32_t id = 0;
         if (recent != nullptr &&
-            recent->replay(ip0, sp0, bp0, max_depth, out, &depth, memo ? memo->owner : nullptr, memo && memo->id_only,
+            recent->replay(ip0, sp0, bp0, max_depth, out, &depth, memo ? memo->owner : 0, memo && memo->id_only,
                            &token, &id)) {
             recent->release();
             if (memo != nullptr) {
@@ -366,7 +366,7 @@ __attribute__((noinline)) uint32_t capture_stack(uintptr_t *out, uint32_t max_de
 uint32_t capture_stack(uintptr_t *out, uint32_t max_depth) { return capture_stack(out, max_depth, nullptr); }
 
 void remember_stack_id(const StackMemo &memo, uint32_t id) {
-    if (memo.lane_serial == 0 || memo.owner == nullptr || id == 0) return;
+    if (memo.lane_serial == 0 || memo.owner == 0 || id == 0) return;
     walks::LaneWalks *recent = walks::LaneWalks::acquire();
     if (recent == nullptr) return;
     recent->attach_id(walks::WalkToken{memo.set, memo.way, memo.lane_serial}, memo.owner, id);

@@ -27,7 +27,7 @@ uint32_t capture_stack(uintptr_t *out, uint32_t max_depth);
 // be interned again. The walk's frames are exactly what a fresh walk would give, so the id is
 // that of the same stack.
 struct StackMemo {
-    const void *owner = nullptr; // in: whose ids (the caller's depot)
+    uint64_t owner = 0;          // in: whose ids (the caller's StackDepot::instance())
     bool id_only = false;        // in: when an id is found, the frames are not needed (out unwritten)
     uint32_t id = 0;             // out: 0 when the capture was walked, or no id is attached
     uint32_t lane_serial = 0;    // out: which walk served it; 0 when none

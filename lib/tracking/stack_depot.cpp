@@ -80,9 +80,14 @@ uint64_t StackDepot::default_hash(const uintptr_t *frames, uint32_t depth) {
     return avalanche(h);
 }
 
+namespace {
+std::atomic<uint64_t> g_depots_constructed{0};
+} // namespace
+
 StackDepot::StackDepot(unsigned bucket_bits, HashFn hash)
     : bucket_bits_(bucket_bits > kMaxBucketBits ? kMaxBucketBits : bucket_bits),
-      hash_(hash != nullptr ? hash : &default_hash) {
+      hash_(hash != nullptr ? hash : &default_hash),
+      instance_(g_depots_constructed.fetch_add(1, std::memory_order_relaxed) + 1) {
     const size_t bucket_bytes = (size_t{1} << bucket_bits_) * sizeof(std::atomic<Node *>);
     if (void *m = map_zeroed(bucket_bytes)) {
         buckets_ = new (m) std::atomic<Node *>[size_t{1} << bucket_bits_];

@@ -54,6 +54,9 @@ public:
     StackView get(uint32_t id) const;
 
     uint32_t size() const;      // number of unique stacks interned
+    // Tells this depot from every other constructed in the process, also one constructed later at
+    // the same address (a forked child's fresh tracker): ids are kept elsewhere under it. Never 0.
+    uint64_t instance() const { return instance_; }
     uint64_t dropped() const;   // stacks that could not be stored
     uint64_t mapped_bytes() const;
 
@@ -69,6 +72,7 @@ private:
 
     unsigned bucket_bits_;
     HashFn hash_;
+    uint64_t instance_;
     std::atomic<Node *> *buckets_ = nullptr;      // 2^bucket_bits heads
     static constexpr unsigned kDirChunkLog2 = 16; // ids per directory chunk
     static constexpr unsigned kDirChunks = 1u << 16;

@@ -60,6 +60,25 @@ TEST_CASE("raw_memory: a fresh mapping holds no resident page until make_residen
     CHECK(nonzero == 0);
 }
 
+TEST_CASE("raw_memory: make_resident without MADV_POPULATE_WRITE keeps what the pages hold", "[raw_memory]") {
+    // The path of a kernel before 5.14. The ring may hold events already (marks, other threads):
+    // every page becomes resident and no word changes.
+    constexpr size_t kPages = 256, kBytes = kPages * 4096;
+    auto *p = static_cast<uint64_t *>(vramtrace::map_zeroed(kBytes));
+    REQUIRE(p != nullptr);
+    for (size_t page = 0; page < kPages; page += 2) p[page * 512] = 0x1000 + page; // its first word
+    CHECK(resident_pages(p, kBytes) == kPages / 2);
+    vramtrace::set_populate_fallback_for_testing(true);
+    errno = 1234;
+    vramtrace::make_resident(p, kBytes);
+    vramtrace::set_populate_fallback_for_testing(false);
+    CHECK(errno == 1234);
+    CHECK(resident_pages(p, kBytes) == kPages);
+    size_t changed = 0;
+    for (size_t page = 0; page < kPages; ++page) changed += p[page * 512] != (page % 2 == 0 ? 0x1000 + page : 0);
+    CHECK(changed == 0);
+}
+
 TEST_CASE("BumpArena: aligned, zeroed, non-overlapping blocks", "[raw_memory]") {
     BumpArena arena(64 * 1024);
     CHECK(arena.mapped_bytes() == 0); // maps lazily

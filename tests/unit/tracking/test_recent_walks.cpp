@@ -224,7 +224,7 @@ TEST_CASE("recent walks: a thread whose lane was given back at exit keeps no wal
     CHECK(g_at_exit_taken.cached == g_at_exit_taken.reference);
 }
 
-const int g_owner = 0, g_other_owner = 0; // two depots, by their addresses
+constexpr uint64_t kOwner = 1, kOtherOwner = 2; // two depots' instance()
 
 TEST_CASE("recent walks: a stored walk is refused when any word it read has changed", "[walks]") {
     using namespace vramtrace;
@@ -262,7 +262,7 @@ TEST_CASE("recent walks: a stored walk is refused when any word it read has chan
         uint32_t depth = 0;
         WalkToken token;
         uint32_t id = 0;
-        auto replay = [&](uint64_t ip, uint64_t sp, uint64_t bp, uint32_t limit, const void *whose = &g_owner) {
+        auto replay = [&](uint64_t ip, uint64_t sp, uint64_t bp, uint32_t limit, uint64_t whose = kOwner) {
             return lw->replay(ip, sp, bp, limit, out, &depth, whose, false, &token, &id);
         };
         replayed = replay(ip0, sp0, bp0, 32) && depth == 2;
@@ -288,10 +288,10 @@ TEST_CASE("recent walks: a stored walk is refused when any word it read has chan
         // The caller's id of the frames rides on the walk: for its owner only, and only while the
         // walk it was attached to is still the one in that place.
         ids[0] = id; // none attached yet
-        lw->attach_id(token, &g_owner, 77);
+        lw->attach_id(token, kOwner, 77);
         replay(ip0, sp0, bp0, 32);
         ids[1] = id;
-        replay(ip0, sp0, bp0, 32, &g_other_owner);
+        replay(ip0, sp0, bp0, 32, kOtherOwner);
         ids[2] = id;
         const WalkToken attached = token;
         for (uint32_t n = 0; n < kWays; ++n) { // the set's other ways, then this walk's own place
@@ -305,7 +305,7 @@ TEST_CASE("recent walks: a stored walk is refused when any word it read has chan
             again.step[2] = Step{code_word(ip2), 0, 0, 0};
             lw->store();
         }
-        lw->attach_id(attached, &g_owner, 99); // names a walk no longer there
+        lw->attach_id(attached, kOwner, 99); // names a walk no longer there
         replay(ip0, sp0, bp0, 32);
         ids[3] = id;
         nested_refused = LaneWalks::acquire() == nullptr; // as a signal handler's capture would

@@ -1,6 +1,8 @@
 // StackDepot: interning, ids, round trips, forced collisions, concurrent interning.
 #include <catch2/catch.hpp>
 
+#include <new>
+
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
@@ -327,4 +329,17 @@ TEST_CASE("StackDepot: get() is safe while other threads intern", "[stack_depot]
     reader.join();
     CHECK(bad.load() == 0);
     CHECK(d.size() == stacks.size());
+}
+
+TEST_CASE("StackDepot: a depot constructed again in the same storage is another instance", "[stack_depot]") {
+    // A forked child's tracker is built in the parent's storage: ids that walks keep under the
+    // parent's depot must not be taken for the child's (recent_walks.h, attach_id).
+    alignas(StackDepot) static unsigned char storage[sizeof(StackDepot)];
+    auto *first = new (storage) StackDepot(4);
+    const uint64_t first_instance = first->instance();
+    first->~StackDepot();
+    auto *second = new (storage) StackDepot(4);
+    CHECK(first_instance != 0);
+    CHECK(second->instance() != first_instance);
+    CHECK(StackDepot(4).instance() != second->instance());
 }
