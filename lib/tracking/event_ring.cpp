@@ -72,19 +72,20 @@ uint64_t EventRing::take_ticket(uint64_t *index) {
     bool fresh = next == c.end.load(std::memory_order_relaxed);
     if (!fresh && lap_.load(std::memory_order_relaxed) >= c.overtaken_lap.load(std::memory_order_relaxed))
         fresh = head_.load(std::memory_order_relaxed) - next >= capacity_ - block_;
-    uint64_t slot;
     if (fresh) {
         next = head_.fetch_add(block_, std::memory_order_relaxed);
         publish_lap(next + block_);
+        c.first.store(next, std::memory_order_relaxed);
+        c.first_slot.store(next % capacity_, std::memory_order_relaxed); // one division per block
         c.end.store(next + block_, std::memory_order_relaxed);
         c.overtaken_lap.store((next + capacity_ - block_) / capacity_, std::memory_order_relaxed);
-        slot = next % capacity_; // one division per block; the slots of its tickets follow
-    } else {
-        slot = c.index.load(std::memory_order_relaxed);
     }
+    // A ticket's slot from the block's first, so that no state carried from event to event can
+    // drift from the ticket (a push interrupted by a signal handler's push, say).
+    uint64_t slot = c.first_slot.load(std::memory_order_relaxed) + (next - c.first.load(std::memory_order_relaxed));
+    if (slot >= capacity_) slot -= capacity_;
     const uint64_t following = slot + 1 == capacity_ ? 0 : slot + 1;
     c.next.store(next + 1, std::memory_order_relaxed);
-    c.index.store(following, std::memory_order_relaxed);
     c.pushed.store(c.pushed.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     // The ring is larger than a core's cache, so each slot is a cold line: fetch the block's next
     // slot for writing now, while this thread goes on to the program's next CUDA call.

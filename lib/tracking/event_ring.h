@@ -105,17 +105,20 @@ private:
     // The next ticket, and in *index its slot.
     uint64_t take_ticket(uint64_t *index);
     void publish_lap(uint64_t head);
-    // A lane's block of tickets [next, end), the slot of `next`, the lap from which the block may be
-    // overtaken, and the events it pushed; written by the lane's owner.
+    // A lane's block of tickets [first, end) with its next ticket, the slot of `first` (a ticket's
+    // slot follows from it with no division), the lap from which the block may be overtaken, and the
+    // events it pushed; written by the lane's owner.
     struct alignas(64) Cursor {
-        std::atomic<uint64_t> next{0}, end{0}, index{0}, overtaken_lap{0}, pushed{0};
+        std::atomic<uint64_t> next{0}, first{0}, end{0}, first_slot{0}, overtaken_lap{0}, pushed{0};
     };
 
+    uint64_t block_ = 1;
+    // Each on a line of its own: the head is written at every block take, the lap once a lap (and
+    // read at every event), the counters by shared-lane pushes and drops.
     alignas(64) std::atomic<uint64_t> head_{0};
     alignas(64) std::atomic<uint64_t> lap_{0}; // the highest head / capacity published by a take
-    std::atomic<uint64_t> lost_{0};
+    alignas(64) std::atomic<uint64_t> lost_{0};
     std::atomic<uint64_t> shared_pushed_{0}; // pushes with one ticket each (shared lane, small rings)
-    uint64_t block_ = 1;
     Cursor cursors_[lanes::kLanes];
 };
 

@@ -183,11 +183,14 @@ TEST_CASE("event ring: threads write blocks of tickets, and every event pushed i
 }
 
 TEST_CASE("event ring: a thread's block the ring has come round to is replaced, so its next event is kept", "[events]") {
-    // Thread A takes a block and pushes one event; thread B then pushes two laps. A's next ticket in
-    // its old block would land in a slot already holding a newer lap (dropped as lost): A must take
-    // a fresh block instead, and its event is read back. First, a thread C moves the head past the
-    // first lap (`ahead` events), so that A's block is not in lap 0, where every check reads the head.
+    // Thread A takes a block and pushes one event; thread B then pushes a lap and two blocks more.
+    // A's next ticket in its old block would land in a slot already holding a newer lap (dropped as
+    // lost): A must take a fresh block instead, and its event is read back. First, a thread C moves
+    // the head past the first lap (`ahead` events), so that A's block is not in lap 0, where every
+    // check reads the head; then B's pushes bring the head just into the lap from which A's block
+    // can be overtaken, not beyond it, so a check that waited one lap longer fails here.
     const uint64_t ahead = GENERATE(uint64_t{0}, EventRing::kMinBlockedCapacity + 100);
+    constexpr uint64_t kFromB = EventRing::kMinBlockedCapacity + 2 * EventRing::kBlock;
     EventRing r;
     REQUIRE(r.init(EventRing::kMinBlockedCapacity, 0));
     auto push_one = [&](uint32_t thread, uint64_t i) {
@@ -201,12 +204,12 @@ TEST_CASE("event ring: a thread's block the ring has come round to is replaced, 
     std::thread([&] {
         push_one(1, 0);
         std::thread([&] {
-            for (uint64_t i = 0; i < 2 * EventRing::kMinBlockedCapacity; ++i) push_one(2, i);
+            for (uint64_t i = 0; i < kFromB; ++i) push_one(2, i);
         }).join();
         push_one(1, 1);
     }).join();
     CHECK(r.lost() == 0);
-    CHECK(r.recorded() == ahead + 2 * EventRing::kMinBlockedCapacity + 2);
+    CHECK(r.recorded() == ahead + kFromB + 2);
     uint64_t from_a = 0;
     r.for_each([&](const EventRecord &e) { from_a += e.thread_id == 1 && e.size == 3; });
     CHECK(from_a == 1);
