@@ -44,8 +44,9 @@ struct alignas(64) PublishedLine {
 };
 extern PublishedLine g_line;
 
-inline bool read_copy(const PublishedLine &p, Line *l) {
+inline bool read_copy(const PublishedLine &p, Line *l, uint32_t *seq_out) {
     const uint32_t seq = p.seq.load(std::memory_order_acquire);
+    *seq_out = seq;
     const LineCopy &c = p.copy[seq & 1];
     l->mult = c.mult.load(std::memory_order_relaxed);
     l->base_tsc = c.base_tsc.load(std::memory_order_relaxed);
@@ -60,18 +61,23 @@ inline uint64_t monotonic_ns() {
 #if defined(__x86_64__)
     const tsc::PublishedLine &p = tsc::g_line;
     tsc::Line l;
-    // Two tries: a retry reads the copy the writer is not touching; only a writer that finishes two
-    // updates during one read sends this reading to the vDSO.
-    if (tsc::read_copy(p, &l) || tsc::read_copy(p, &l)) {
-        if (l.mult != 0) {
-            const uint64_t now = __rdtsc();
-            // A counter read that the CPU ran ahead of the loads can be just before a new base.
-            if (now < l.base_tsc) return l.base_ns;
-            if (now - l.base_tsc <= l.max_ticks) return tsc::ns_at(l, now);
-            const uint64_t last = tsc::ns_at(l, l.base_tsc + l.max_ticks); // the expired line's end
-            const uint64_t v = vdso_monotonic_ns();
-            return v > last ? v : last;
-        }
+    // Three tries: a retry reads the copy the writer is not touching. A line published after the
+    // copy was read and before the counter was (the thread preempted in between) sends the reading
+    // round again: the old line, run on to a later counter, can be above the new one there, and the
+    // thread's next reading would step back. Only a writer that publishes during each of three
+    // tries sends this reading to the vDSO.
+    for (int tries = 0; tries < 3; ++tries) {
+        uint32_t seq;
+        if (!tsc::read_copy(p, &l, &seq)) continue;
+        if (l.mult == 0) break;
+        const uint64_t now = __rdtsc();
+        if (p.seq.load(std::memory_order_relaxed) != seq) continue;
+        // A counter read that the CPU ran ahead of the loads can be just before a new base.
+        if (now < l.base_tsc) return l.base_ns;
+        if (now - l.base_tsc <= l.max_ticks) return tsc::ns_at(l, now);
+        const uint64_t last = tsc::ns_at(l, l.base_tsc + l.max_ticks); // the expired line's end
+        const uint64_t v = vdso_monotonic_ns();
+        return v > last ? v : last;
     }
     const uint64_t v = vdso_monotonic_ns(), floor = p.floor_ns.load(std::memory_order_relaxed);
     return v > floor ? v : floor;

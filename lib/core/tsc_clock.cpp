@@ -157,7 +157,8 @@ const char *describe() {
     if (g_state.load(std::memory_order_acquire) == kRefused) return g_why;
     static char text[96];
     Line l;
-    if (read_copy(g_line, &l) && l.mult != 0) {
+    uint32_t seq = 0;
+    if (read_copy(g_line, &l, &seq) && l.mult != 0) {
         snprintf(text, sizeof text, "tsc line, %.6f ns per tick", static_cast<double>(l.mult) / 4294967296.0);
     } else if (const uint64_t drops = g_drops.load(std::memory_order_relaxed)) {
         snprintf(text, sizeof text, "vDSO: the counter's rate moved; line dropped %llu time(s), fitting again",

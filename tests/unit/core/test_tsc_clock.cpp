@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstring>
 #include <thread>
+#include <vector>
 #include <x86intrin.h>
 
 #include "core/clock.h"
@@ -212,9 +213,12 @@ TEST_CASE("this machine's clock: no reader steps back while the line is refitted
         steps_back += back;
         reads += n;
     };
-    std::thread other(reader);
+    // More readers than cores, so that readers are preempted, some between reading the line and
+    // reading the counter while the writer publishes the next line.
+    std::vector<std::thread> others;
+    for (unsigned i = 0; i < std::thread::hardware_concurrency(); ++i) others.emplace_back(reader);
     reader();
-    other.join();
+    for (std::thread &t : others) t.join();
     stop = true;
     writer.join();
     INFO(reads.load() << " readings; " << vramtrace::tsc::describe());
