@@ -248,16 +248,19 @@ TEST_CASE("recent walks: a stored walk is refused when any word it read has chan
     on_new_thread([&] {
         LaneWalks *lw = LaneWalks::acquire();
         if (lw == nullptr) return;
-        Walk &w = lw->start_walk(ip0, sp0, bp0, 32);
-        w.steps = 3;
-        w.first_out = 0;
-        w.depth = 2;
-        w.bp0_used = true;
-        w.step[0] = Step{code_word(ip0), ip1, 16, 24};
-        w.bp[0] = saved_bp;
-        w.step[1] = Step{code_word(ip1), ip2, 48, 0};
-        w.step[2] = Step{code_word(ip2), 0, 0, 0};
-        lw->store();
+        auto store_walk = [&] {
+            Walk &w = lw->start_walk(ip0, sp0, bp0, 32);
+            w.steps = 3;
+            w.first_out = 0;
+            w.depth = 2;
+            w.bp0_used = true;
+            w.step[0] = Step{code_word(ip0), ip1, 16, 24};
+            w.bp[0] = saved_bp;
+            w.step[1] = Step{code_word(ip1), ip2, 48, 0};
+            w.step[2] = Step{code_word(ip2), 0, 0, 0};
+            lw->store();
+        };
+        store_walk();
         uintptr_t out[32];
         uint32_t depth = 0;
         WalkToken token;
@@ -294,17 +297,7 @@ TEST_CASE("recent walks: a stored walk is refused when any word it read has chan
         replay(ip0, sp0, bp0, 32, kOtherOwner);
         ids[2] = id;
         const WalkToken attached = token;
-        for (uint32_t n = 0; n < kWays; ++n) { // the set's other ways, then this walk's own place
-            Walk &again = lw->start_walk(ip0, sp0, bp0, 32);
-            again.steps = 3;
-            again.depth = 2;
-            again.bp0_used = true;
-            again.step[0] = Step{code_word(ip0), ip1, 16, 24};
-            again.bp[0] = saved_bp;
-            again.step[1] = Step{code_word(ip1), ip2, 48, 0};
-            again.step[2] = Step{code_word(ip2), 0, 0, 0};
-            lw->store();
-        }
+        for (uint32_t n = 0; n < kWays; ++n) store_walk(); // the set's other ways, then this walk's place
         lw->attach_id(attached, kOwner, 99); // names a walk no longer there
         replay(ip0, sp0, bp0, 32);
         ids[3] = id;
