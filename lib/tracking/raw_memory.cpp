@@ -11,7 +11,7 @@ namespace vramtrace {
 
 namespace {
 std::atomic<bool> g_fail_mappings{false};
-constexpr size_t kPageBytes = 4096; // the smallest page: a write to each reaches every page
+constexpr size_t kPageBytes = 4096; // the smallest page: touching each reaches every page
 std::atomic<bool> g_populate_fallback{false};
 } // namespace
 

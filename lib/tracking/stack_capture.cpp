@@ -337,18 +337,10 @@ __attribute__((noinline)) uint32_t capture_stack(uintptr_t *out, uint32_t max_de
         const uint64_t ip0 = regs[kCtxRip], sp0 = regs[kCtxRsp], bp0 = regs[kCtxRbp];
         uint32_t depth = 0;
         walks::LaneWalks *recent = max_depth <= walks::kMaxDepth ? walks::LaneWalks::acquire() : nullptr;
-        walks::WalkToken token;
-        uint32_t id = 0;
-        if (recent != nullptr &&
-            recent->replay(ip0, sp0, bp0, max_depth, out, &depth, memo ? memo->owner : 0, memo && memo->id_only,
-                           &token, &id)) {
+        StackMemo none_wanted;
+        StackMemo &m = memo != nullptr ? *memo : none_wanted;
+        if (recent != nullptr && recent->replay(ip0, sp0, bp0, max_depth, out, &depth, m.owner, m.id_only, &m.walk, &m.id)) {
             recent->release();
-            if (memo != nullptr) {
-                memo->id = id;
-                memo->lane_serial = token.serial;
-                memo->set = token.set;
-                memo->way = token.way;
-            }
             return depth;
         }
         StepLog none{nullptr, sp0};
@@ -366,10 +358,10 @@ __attribute__((noinline)) uint32_t capture_stack(uintptr_t *out, uint32_t max_de
 uint32_t capture_stack(uintptr_t *out, uint32_t max_depth) { return capture_stack(out, max_depth, nullptr); }
 
 void remember_stack_id(const StackMemo &memo, uint32_t id) {
-    if (memo.lane_serial == 0 || memo.owner == 0 || id == 0) return;
+    if (memo.walk.serial == 0 || memo.owner == 0 || id == 0) return;
     walks::LaneWalks *recent = walks::LaneWalks::acquire();
     if (recent == nullptr) return;
-    recent->attach_id(walks::WalkToken{memo.set, memo.way, memo.lane_serial}, memo.owner, id);
+    recent->attach_id(memo.walk, memo.owner, id);
     recent->release();
 }
 

@@ -17,6 +17,8 @@
 
 #include <cstdint>
 
+#include "tracking/recent_walks.h"
+
 namespace vramtrace {
 
 // Writes at most max_depth addresses to out; returns how many.
@@ -30,8 +32,7 @@ struct StackMemo {
     uint64_t owner = 0;          // in: whose ids (the caller's StackDepot::instance())
     bool id_only = false;        // in: when an id is found, the frames are not needed (out unwritten)
     uint32_t id = 0;             // out: 0 when the capture was walked, or no id is attached
-    uint32_t lane_serial = 0;    // out: which walk served it; 0 when none
-    uint32_t set = 0, way = 0;
+    walks::WalkToken walk;       // out: which walk served it; serial 0 when none
 };
 uint32_t capture_stack(uintptr_t *out, uint32_t max_depth, StackMemo *memo);
 // Attaches `id` to the walk that served memo's capture, if this thread's lane still holds it.
