@@ -9,18 +9,26 @@ namespace vramtrace {
 uint32_t capture_and_intern_stack(Tracker &t) {
     uintptr_t frames[StackDepot::kMaxDepth];
     // A replayed walk's frames are the native stack as it was interned last time. With Python
-    // frames merged in, the stack also depends on the interpreter's frames, so it is interned anew.
+    // frames merged in, the stack also depends on the interpreter's frames: the Python memo keys
+    // it by both.
     const bool native_only = !python::frames_possible();
     StackMemo memo;
     memo.owner = t.depot.instance();
     memo.id_only = native_only;
     uint32_t depth = capture_stack(frames, config().stack_depth, &memo);
     if (native_only && memo.id != 0) return memo.id;
-    // The Python frames of a thread that holds the GIL, in place of the interpreter's own frames.
-    if (!native_only) depth = python::add_python_frames(t.python_frames, frames, depth, StackDepot::kMaxDepth);
+    // The thread's Python frames in place of the interpreter's own frames; a merged stack the
+    // lane remembers comes back as its id.
+    python::PythonStackMemo py;
+    py.owner = memo.owner;
+    if (!native_only) {
+        depth = python::add_python_frames(t.python_frames, frames, depth, StackDepot::kMaxDepth, &py);
+        if (py.id != 0) return py.id;
+    }
     uint32_t known = t.depot.size();
     uint32_t id = t.depot.intern(frames, depth);
     if (native_only) remember_stack_id(memo, id);
+    else python::remember_python_stack(py, id);
     // Ids are dense and handed out in order: a larger id than the count before is a new stack. Its
     // modules are registered now, while they are loaded (a plugin may be dlclose'd before the dump).
     if (id > known) {

@@ -80,12 +80,14 @@ uint32_t merge_frames(const uintptr_t *native, uint32_t native_depth, const uint
 // reader that races a writer sees a miss, never a torn entry; a writer that finds the slot busy
 // skips the store. `epoch` tells entries of a table that was replaced (a forked child's new
 // tracker) from the current ones. No lock, no allocation.
+// No default member initialisers: an array of these is on the hot path and stays uninitialised
+// (key_of writes every field).
 struct FrameKey {
-    uint64_t code = 0;  // code object address
-    uint64_t instr = 0; // instruction offset (3.11+) or f_lasti (3.10), as a two's-complement value
-    uint64_t file = 0;  // co_filename object address
-    uint64_t name = 0;  // co_qualname (co_name on 3.10) object address
-    uint64_t meta = 0;  // co_firstlineno | code size << 32
+    uint64_t code;  // code object address
+    uint64_t instr; // instruction offset (3.11+) or f_lasti (3.10), as a two's-complement value
+    uint64_t file;  // co_filename object address
+    uint64_t name;  // co_qualname (co_name on 3.10) object address
+    uint64_t meta;  // co_firstlineno | code size << 32
 };
 
 class FrameCache {

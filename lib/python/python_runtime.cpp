@@ -17,6 +17,7 @@
 #include "core/config.h"
 #include "python/python_frame_table.h"
 #include "python/python_interpreter.h"
+#include "python/python_stack_memo.h"
 #include "python/python_struct_reader.h"
 
 namespace vramtrace::python {
@@ -32,11 +33,31 @@ bool is_eval(uintptr_t address, const void *context) {
 
 bool no_eval(uintptr_t, const void *) { return false; }
 
+// The stack's id when the lane's memo holds this (native stack, Python chain) pair, else 0 (and
+// memo->ticket names where the pair was written down, if it was).
+uint32_t memoized_id(PythonStackMemo *memo, const uintptr_t *frames, uint32_t depth, const RawFrame *raw,
+                     const FrameKey *keys, const uint8_t *ends_run, uint32_t count, uint32_t epoch) {
+    if (memo == nullptr || memo->owner == 0) return 0;
+    MemoQuery q;
+    q.native = frames, q.native_depth = depth, q.keys = keys, q.count = count, q.owner = memo->owner, q.epoch = epoch;
+    if (!LaneStackMemo::fits(q)) return 0;
+    for (uint32_t i = 0; i < count; ++i) {
+        if (raw[i].fixed_line != 0) return 0; // a traced frame's line is not its instruction's
+        q.run_ends |= uint64_t{ends_run[i] != 0} << i;
+    }
+    LaneStackMemo *m = LaneStackMemo::acquire();
+    if (m == nullptr) return 0;
+    uint32_t id = m->find(q, &memo->ticket);
+    m->release();
+    return id;
+}
+
 // The walk and the merge, apart from add_python_frames so that a process without Python (or with
-// Python frames off) does not reserve their buffers (about 5 KiB here, more below) on the stack of
+// Python frames off) does not reserve their buffers (about 8 KiB here, more below) on the stack of
 // every allocating thread.
 __attribute__((noinline)) uint32_t add_frames_of_interpreter(const Api *a, StackDepot &table, uintptr_t *frames,
-                                                             uint32_t depth, uint32_t capacity) {
+                                                             uint32_t depth, uint32_t capacity,
+                                                             PythonStackMemo *memo) {
     bool gil = holds_gil(*a);
     uintptr_t py[StackDepot::kMaxDepth];
     uint8_t ends_run[StackDepot::kMaxDepth];
@@ -58,7 +79,21 @@ __attribute__((noinline)) uint32_t add_frames_of_interpreter(const Api *a, Stack
     if (structs != kStructsOff) {
         uintptr_t tstate = own_thread_state(*a, gil);
         if (tstate == 0) return depth; // a thread that never ran Python: native frames only
-        count = struct_walk(*a, table, tstate, py, ends_run, max);
+        RawFrame raw[StackDepot::kMaxDepth];
+        int read = read_chain(*a, g_layout, tstate, raw, ends_run, max);
+        if (read <= 0) return depth;
+        FrameKey keys[StackDepot::kMaxDepth];
+        for (int i = 0; i < read; ++i) keys[i] = key_of(g_layout, raw[i]);
+        uint32_t epoch = cache_epoch(table);
+        uint32_t id = memoized_id(memo, frames, depth, raw, keys, ends_run, uint32_t(read), epoch);
+        if (id != 0) {
+            memo->id = id;
+            return depth;
+        }
+        count = frame_values(*a, table, raw, keys, uint32_t(read), epoch, py);
+        // A table that could not take every frame now may take them later: such a stack is not
+        // remembered.
+        if (memo != nullptr && count != uint32_t(read)) memo->ticket = MemoTicket{};
         runs = ends_run;
     } else {
         // The public API: only with the GIL, and never with the program's exception pending.
@@ -75,13 +110,22 @@ __attribute__((noinline)) uint32_t add_frames_of_interpreter(const Api *a, Stack
 }
 } // namespace
 
-uint32_t add_python_frames(StackDepot &table, uintptr_t *frames, uint32_t depth, uint32_t capacity) {
+uint32_t add_python_frames(StackDepot &table, uintptr_t *frames, uint32_t depth, uint32_t capacity,
+                           PythonStackMemo *memo) {
     if (!config().python) return depth;
     const Api *a = api();
     if (a == nullptr) return depth;
     // Order matters: nothing below the finalisation check may run once the interpreter is going.
     if (!a->is_initialized() || a->is_finalizing()) return depth;
-    return add_frames_of_interpreter(a, table, frames, depth, capacity);
+    return add_frames_of_interpreter(a, table, frames, depth, capacity, memo);
+}
+
+void remember_python_stack(const PythonStackMemo &memo, uint32_t id) {
+    if (memo.ticket.serial == 0 || id == 0) return;
+    LaneStackMemo *m = LaneStackMemo::acquire();
+    if (m == nullptr) return;
+    m->remember(memo.ticket, id);
+    m->release();
 }
 
 bool frames_possible() { return config().python && api() != nullptr; }

@@ -18,14 +18,27 @@
 
 #include <cstdint>
 
+#include "python/python_stack_memo.h"
 #include "tracking/stack_depot.h"
 
 namespace vramtrace::python {
 
+// The lane's memo of merged stacks (python_stack_memo.h), as add_python_frames uses it.
+struct PythonStackMemo {
+    uint64_t owner = 0;  // in: StackDepot::instance() of the depot the caller interns in; 0: no memo
+    uint32_t id = 0;     // out: the id the merged stack was interned under before (frames unchanged)
+    MemoTicket ticket;   // out: where the pair was written down, for remember_python_stack()
+};
+
 // Merges the calling thread's Python frames into frames[0..depth) (native, innermost first),
-// interning them in `table` (through a cache keyed by code object and instruction). frames has room for `capacity` entries. Returns the new depth; the
-// stack is unchanged when no Python frame can be taken.
-uint32_t add_python_frames(StackDepot &table, uintptr_t *frames, uint32_t depth, uint32_t capacity);
+// interning them in `table` (through a cache keyed by code object and instruction). frames has
+// room for `capacity` entries. Returns the new depth; the stack is unchanged when no Python frame
+// can be taken. With a memo whose lane remembers this native stack with these Python frames,
+// sets memo->id and leaves frames as they are.
+uint32_t add_python_frames(StackDepot &table, uintptr_t *frames, uint32_t depth, uint32_t capacity,
+                           PythonStackMemo *memo = nullptr);
+// After the merged stack was interned as `id`: the lane remembers it for memo's pair.
+void remember_python_stack(const PythonStackMemo &memo, uint32_t id);
 
 // Whether add_python_frames() can change a stack now: Python frames are on and an interpreter has
 // been found (looking for one at the first call, as add_python_frames does).

@@ -194,9 +194,10 @@ FrameKey key_of(const Layout &l, const RawFrame &r) {
     return k;
 }
 
-// The table id of one frame: from the cache, else read (line, names) and interned by content.
-uint32_t id_of(const Api &a, const Layout &l, StackDepot &table, const RawFrame &r, uint32_t epoch) {
-    FrameKey key = key_of(l, r);
+// The table id of one frame (its key: key_of): from the cache, else read (line, names) and
+// interned by content.
+uint32_t id_of(const Api &a, const Layout &l, StackDepot &table, const RawFrame &r, const FrameKey &key,
+               uint32_t epoch) {
     uint32_t id = 0;
     bool cacheable = r.fixed_line == 0;
     if (cacheable && g_cache.find(key, epoch, &id)) return id;
@@ -219,20 +220,14 @@ uint32_t cache_epoch(const StackDepot &table) {
     return g_cache_epoch.load(std::memory_order_relaxed);
 }
 
-// This thread's Python frames read from the structs of `tstate` (own_thread_state), innermost
-// first, as pseudo-frame values, with ends_run[i] telling whether frame i is the outermost of its
-// run of the evaluation loop (merge_frames' ends_group); at most `max`. 0 when a check failed.
-// Inline, so that the files that include this header and do not walk (python_interpreter.cpp,
-// python_struct_reader.cpp) compile nothing of the walk.
-inline uint32_t struct_walk(const Api &a, StackDepot &table, uintptr_t tstate, uintptr_t *out,
-                            uint8_t *ends_run, uint32_t max) {
-    RawFrame raw[StackDepot::kMaxDepth];
-    int count = read_chain(a, g_layout, tstate, raw, ends_run, max);
-    if (count <= 0) return 0;
-    uint32_t epoch = cache_epoch(table);
+// The pseudo-frame values of raw[0..count) (read_chain), whose keys are keys[0..count) (key_of),
+// innermost first; fewer when the table is full. Inline, so that the files that include this header
+// and do not walk (python_interpreter.cpp, python_struct_reader.cpp) compile nothing of it.
+inline uint32_t frame_values(const Api &a, StackDepot &table, const RawFrame *raw, const FrameKey *keys,
+                             uint32_t count, uint32_t epoch, uintptr_t *out) {
     uint32_t n = 0;
-    for (int i = 0; i < count; ++i) {
-        uint32_t id = id_of(a, g_layout, table, raw[i], epoch);
+    for (uint32_t i = 0; i < count; ++i) {
+        uint32_t id = id_of(a, g_layout, table, raw[i], keys[i], epoch);
         if (id == 0) break; // the table is full: keep the frames so far
         out[n++] = python_frame_value(id);
     }

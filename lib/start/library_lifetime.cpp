@@ -13,6 +13,7 @@
 #include "cupti/backend.h"
 #include "interception/self_test.h"
 #include "dump/dumper.h"
+#include "python/python_stack_memo.h"
 #include "tracking/recent_walks.h"
 #include "tracking/stack_capture.h"
 #include "triggers/crash_handler.h"
@@ -52,6 +53,9 @@ __attribute__((destructor(101))) void vramtrace_library_end() {
                              static_cast<unsigned long long>(st.fallbacks),
                              static_cast<unsigned long long>(rs.stored),
                              static_cast<unsigned long long>(rs.replayed));
+        vramtrace::python::MemoStats ms = vramtrace::python::memo_stats();
+        vramtrace::log_debug("python stacks: %llu remembered, %llu captures found theirs remembered",
+                             static_cast<unsigned long long>(ms.stored), static_cast<unsigned long long>(ms.found));
         vramtrace::log_debug("clock: %s", vramtrace::tsc::describe());
     }
 }

@@ -271,6 +271,44 @@ TEST_CASE("python: the script's lines replace the interpreter's frames in each s
     }
 }
 
+TEST_CASE("python: stacks that differ only in one Python line stay apart when the memo serves them") {
+    std::string dir = make_temp_dir("python-memo");
+    ScriptRun run_result = run_script(dir, {{"VRAMTRACE_DEBUG", "1"}});
+    const RunResult &r = run_result.result;
+    json s = load_json(dir + "/py.json");
+    // Each line is written down on its second sight and found in the three rounds after.
+    INFO(r.err);
+    CHECK(r.err.find("python stacks: 2 remembered, 6 captures found theirs remembered") != std::string::npos);
+    for (uint64_t i = 0; i < 5; ++i) {
+        INFO("round " << i);
+        auto a = stack_of(s, (16 << 20) + 4096 * i);
+        INFO(show(a));
+        CHECK(python_part(a) == std::vector<std::string>{at("allocate", "allocate"), at("take_turns", "turn-a"),
+                                                        at("main", "main-turns"), at("<module>", "module")});
+        auto b = stack_of(s, (32 << 20) + 4096 * i);
+        INFO(show(b));
+        CHECK(python_part(b) == std::vector<std::string>{at("allocate", "allocate"), at("take_turns", "turn-b"),
+                                                        at("main", "main-turns"), at("<module>", "module")});
+    }
+    // One stack per line: the memo's ids are the depot's.
+    CHECK(stack_of(s, 16 << 20)[0].function == "vt_py_alloc");
+    uint64_t first_a = 0, first_b = 0;
+    for (const auto &al : s.at("allocations")) {
+        uint64_t size = al.at("size");
+        if (size >= (16u << 20) && size < (16u << 20) + 5 * 4096) {
+            if (first_a == 0) first_a = al.at("stack");
+            CHECK(al.at("stack") == first_a);
+        }
+        if (size >= (32u << 20) && size < (32u << 20) + 5 * 4096) {
+            if (first_b == 0) first_b = al.at("stack");
+            CHECK(al.at("stack") == first_b);
+        }
+    }
+    CHECK(first_a != 0);
+    CHECK(first_b != 0);
+    CHECK(first_a != first_b);
+}
+
 TEST_CASE("python: VRAMTRACE_PYTHON=0 keeps native stacks only") {
     std::string dir = make_temp_dir("python-off");
     run_script(dir, {{"VRAMTRACE_PYTHON", "0"}, {"VRAMTRACE_SUMMARY", "0"}});

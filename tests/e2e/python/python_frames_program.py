@@ -62,6 +62,17 @@ def native_thread(size):
     return p
 
 
+def take_turns(rounds):
+    # Two lines that reach the extension through the same native path, taking turns: their stacks
+    # differ only in this frame's line. The stacks of the later rounds come from the lane's memo of
+    # Python stacks (lib/python/python_stack_memo.h).
+    out = []
+    for i in range(rounds):
+        out.append(allocate(WITH_GIL, 16 * MiB + 4096 * i))  # @turn-a
+        out.append(allocate(WITH_GIL, 32 * MiB + 4096 * i))  # @turn-b
+    return out
+
+
 def main():
     kept.append(Model().forward(8 * MiB))  # @main-forward
     kept.append(nested(2, 4 * MiB))  # @main-nested
@@ -73,6 +84,8 @@ def main():
     worker.join()
     freed = allocate(WITH_GIL, 1 * MiB)  # @freed
     WITH_GIL.vt_py_free(freed)
+    turns = take_turns(5)  # @main-turns
+    print("turns", len(turns))
     print("allocated", len(kept))
 
 
