@@ -3,7 +3,9 @@
 # VRAMTRACE_PYTHON=0. The pair goes through tests/e2e/python/python_alloc_ext.c on the stand-in
 # runtime, loaded with ctypes.PyDLL (mode "gil": the GIL is held during the call) or ctypes.CDLL
 # (mode "released": the GIL is released around it, as PyTorch's ops do).
-# Usage: python_frames_bench.py EXTENSION [PAIRS] [gil|released]
+# Usage: python_frames_bench.py EXTENSION [PAIRS] [gil|released] [DEPTH]
+# With DEPTH, makes PAIRS pairs once at that many Python frames and times nothing (for
+# bench/count_python_instructions.sh, which counts instructions under callgrind).
 import ctypes
 import sys
 import time
@@ -32,6 +34,10 @@ def at_depth(depth, n):
         return time.perf_counter_ns() - t0
     return at_depth(depth - 1, n)
 
+
+if len(sys.argv) > 4:
+    at_depth(int(sys.argv[4]) - 2, pairs)
+    sys.exit(0)
 
 for depth in (1, 10, 50):
     at_depth(depth, pairs // 10)  # warm: stacks interned, caches filled

@@ -106,6 +106,7 @@ __attribute__((noinline)) uint32_t add_frames_of_interpreter(const Api *a, Stack
     uint32_t n =
         merge_frames(frames, depth, py, count, a->eval_begin ? &is_eval : &no_eval, a, merged, capacity, runs);
     memcpy(frames, merged, n * sizeof(uintptr_t));
+    if (memo != nullptr) memo->merged = true;
     return n;
 }
 } // namespace

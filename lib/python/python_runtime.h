@@ -28,13 +28,14 @@ struct PythonStackMemo {
     uint64_t owner = 0;  // in: StackDepot::instance() of the depot the caller interns in; 0: no memo
     uint32_t id = 0;     // out: the id the merged stack was interned under before (frames unchanged)
     MemoTicket ticket;   // out: where the pair was written down, for remember_python_stack()
+    bool merged = false; // out: Python frames were merged in (else the stack is the native one)
 };
 
 // Merges the calling thread's Python frames into frames[0..depth) (native, innermost first),
 // interning them in `table` (through a cache keyed by code object and instruction). frames has
 // room for `capacity` entries. Returns the new depth; the stack is unchanged when no Python frame
 // can be taken. With a memo whose lane remembers this native stack with these Python frames,
-// sets memo->id and leaves frames as they are.
+// sets memo->id and leaves frames as they are; memo->merged tells whether frames changed.
 uint32_t add_python_frames(StackDepot &table, uintptr_t *frames, uint32_t depth, uint32_t capacity,
                            PythonStackMemo *memo = nullptr);
 // After the merged stack was interned as `id`: the lane remembers it for memo's pair.

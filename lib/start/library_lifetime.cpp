@@ -48,11 +48,12 @@ __attribute__((destructor(101))) void vramtrace_library_end() {
         vramtrace::StackCaptureStats st = vramtrace::stack_capture_stats();
         vramtrace::walks::ReplayStats rs = vramtrace::walks::replay_stats();
         vramtrace::log_debug("stack capture: %llu unwind rules derived, %llu captures fell back to libunwind's walk; "
-                             "%llu walks stored, %llu captures replayed a stored walk",
+                             "%llu walks stored, %llu captures replayed a stored walk (%llu with its stack id)",
                              static_cast<unsigned long long>(st.rules_derived),
                              static_cast<unsigned long long>(st.fallbacks),
                              static_cast<unsigned long long>(rs.stored),
-                             static_cast<unsigned long long>(rs.replayed));
+                             static_cast<unsigned long long>(rs.replayed),
+                             static_cast<unsigned long long>(rs.with_id));
         vramtrace::python::MemoStats ms = vramtrace::python::memo_stats();
         vramtrace::log_debug("python stacks: %llu remembered, %llu captures found theirs remembered",
                              static_cast<unsigned long long>(ms.stored), static_cast<unsigned long long>(ms.found));

@@ -97,6 +97,7 @@ bool LaneWalks::replay(uint64_t ip0, uint64_t sp0, uint64_t bp0, uint32_t max_de
         *token = WalkToken{set, way, w.serial};
         if (position != 0) make_most_recent(set, position);
         replayed.store(replayed.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+        if (*id != 0) with_id.store(with_id.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
         return true;
     }
     return false;
@@ -156,12 +157,13 @@ void LaneWalks::store() {
 }
 
 ReplayStats replay_stats() {
-    ReplayStats s{0, 0};
+    ReplayStats s{0, 0, 0};
     for (auto &slot : g_tables) {
         LaneWalks *t = slot.load(std::memory_order_acquire);
         if (t == nullptr || t == kRefused) continue;
         s.replayed += t->replayed.load(std::memory_order_relaxed);
         s.stored += t->stored.load(std::memory_order_relaxed);
+        s.with_id += t->with_id.load(std::memory_order_relaxed);
     }
     return s;
 }

@@ -93,7 +93,7 @@ public:
     void store();
 
     // Written by the owner only; read by replay_stats().
-    std::atomic<uint64_t> replayed{0}, stored{0};
+    std::atomic<uint64_t> replayed{0}, stored{0}, with_id{0};
 
 private:
     friend LaneWalks *map_lane_walks();
@@ -126,6 +126,7 @@ private:
 struct ReplayStats {
     uint64_t replayed;
     uint64_t stored;
+    uint64_t with_id; // replays whose walk carried the caller's stack id
 };
 ReplayStats replay_stats();
 

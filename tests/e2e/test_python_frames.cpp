@@ -279,6 +279,9 @@ TEST_CASE("python: stacks that differ only in one Python line stay apart when th
     // Each line is written down on its second sight and found in the three rounds after.
     INFO(r.err);
     CHECK(r.err.find("python stacks: 2 remembered, 6 captures found theirs remembered") != std::string::npos);
+    // The native thread's five allocations: walked, walked and stored, replayed and interned,
+    // then twice replayed with the id the third attached.
+    CHECK(r.err.find("(2 with its stack id)") != std::string::npos);
     for (uint64_t i = 0; i < 5; ++i) {
         INFO("round " << i);
         auto a = stack_of(s, (16 << 20) + 4096 * i);
@@ -307,6 +310,25 @@ TEST_CASE("python: stacks that differ only in one Python line stay apart when th
     CHECK(first_a != 0);
     CHECK(first_b != 0);
     CHECK(first_a != first_b);
+
+    // A thread that never ran Python: its stack is the native one, taken from the walk's id.
+    uint64_t series = 0;
+    for (uint64_t i = 0; i < 5; ++i) {
+        INFO("series " << i);
+        auto native = stack_of(s, (48 << 20) + 4096 * i);
+        INFO(show(native));
+        CHECK(python_frames(native).empty());
+        REQUIRE(native.size() >= 2);
+        CHECK(native[0].function == "vt_py_alloc");
+        CHECK(native[1].function == "native_series_main");
+    }
+    for (const auto &al : s.at("allocations")) {
+        uint64_t size = al.at("size");
+        if (size < (48u << 20) || size >= (48u << 20) + 5 * 4096) continue;
+        if (series == 0) series = al.at("stack");
+        CHECK(al.at("stack") == series);
+    }
+    CHECK(series != 0);
 }
 
 TEST_CASE("python: VRAMTRACE_PYTHON=0 keeps native stacks only") {

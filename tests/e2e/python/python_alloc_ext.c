@@ -35,3 +35,26 @@ __attribute__((noinline, visibility("default"))) int vt_py_alloc_native_thread(s
     pthread_join(t, NULL);
     return r.rc;
 }
+
+/* Allocates n times (bytes + 4096 * i) from one thread of its own that never runs Python: the same
+ * native stack each time, so its later captures replay a walk that carries the stack's id. */
+struct native_series {
+    size_t bytes;
+    int n;
+    void **out;
+    int rc;
+};
+
+static void *native_series_main(void *arg) {
+    struct native_series *r = (struct native_series *)arg;
+    for (int i = 0; i < r->n && r->rc == 0; ++i) r->rc = vt_py_alloc(r->bytes + 4096 * (size_t)i, &r->out[i]);
+    return NULL;
+}
+
+__attribute__((noinline, visibility("default"))) int vt_py_alloc_native_series(size_t bytes, int n, void **out) {
+    struct native_series r = {bytes, n, out, 0};
+    pthread_t t;
+    if (pthread_create(&t, NULL, native_series_main, &r) != 0) return -1;
+    pthread_join(t, NULL);
+    return r.rc;
+}

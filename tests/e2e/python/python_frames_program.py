@@ -14,6 +14,7 @@ for lib in (WITH_GIL, WITHOUT_GIL):
     lib.vt_py_alloc.argtypes = [ctypes.c_size_t, ctypes.POINTER(ctypes.c_void_p)]
     lib.vt_py_free.argtypes = [ctypes.c_void_p]
     lib.vt_py_alloc_native_thread.argtypes = [ctypes.c_size_t, ctypes.POINTER(ctypes.c_void_p)]
+    lib.vt_py_alloc_native_series.argtypes = [ctypes.c_size_t, ctypes.c_int, ctypes.POINTER(ctypes.c_void_p)]
 
 MiB = 1 << 20
 kept = []
@@ -86,6 +87,9 @@ def main():
     WITH_GIL.vt_py_free(freed)
     turns = take_turns(5)  # @main-turns
     print("turns", len(turns))
+    series = (ctypes.c_void_p * 5)()
+    if WITHOUT_GIL.vt_py_alloc_native_series(48 * MiB, 5, series) != 0:
+        sys.exit("allocation failed")
     print("allocated", len(kept))
 
 
