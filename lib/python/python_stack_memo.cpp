@@ -3,19 +3,14 @@
 
 #include <atomic>
 #include <cstring>
-#include <new>
 
-#include "tracking/raw_memory.h"
-#include "tracking/thread_lanes.h"
+#include "tracking/lane_tables.h"
 
 namespace vramtrace::python {
 
 namespace {
 
-// A lane's memo, or kRefused once its mapping failed. Set by the lane's owner only; the lane's
-// hand-over (a release/acquire pair) orders it for the next owner.
-LaneStackMemo *const kRefused = reinterpret_cast<LaneStackMemo *>(uintptr_t{1});
-std::atomic<LaneStackMemo *> g_memos[lanes::kLanes];
+LaneTables<LaneStackMemo> g_memos;
 
 inline void signal_fence() { std::atomic_signal_fence(std::memory_order_seq_cst); }
 
@@ -36,21 +31,9 @@ uint64_t memo_hash(const MemoQuery &q) {
     return h == 0 ? 1 : h;
 }
 
-LaneStackMemo *map_lane_memo() {
-    void *m = map_zeroed(sizeof(LaneStackMemo));
-    if (m == nullptr) return kRefused;
-    return new (m) LaneStackMemo;
-}
-
 LaneStackMemo *LaneStackMemo::acquire() {
-    unsigned lane = lanes::this_thread_lane();
-    if (lane >= lanes::kLanes) return nullptr;
-    LaneStackMemo *m = g_memos[lane].load(std::memory_order_relaxed);
-    if (m == nullptr) {
-        m = map_lane_memo();
-        g_memos[lane].store(m, std::memory_order_release);
-    }
-    if (m == kRefused || m->busy_) return nullptr;
+    LaneStackMemo *m = g_memos.mine();
+    if (m == nullptr || m->busy_) return nullptr;
     m->busy_ = true;
     signal_fence();
     return m;
@@ -114,12 +97,10 @@ void LaneStackMemo::remember(const MemoTicket &ticket, uint32_t id) {
 
 MemoStats memo_stats() {
     MemoStats s{0, 0};
-    for (auto &slot : g_memos) {
-        LaneStackMemo *m = slot.load(std::memory_order_acquire);
-        if (m == nullptr || m == kRefused) continue;
-        s.stored += m->stored.load(std::memory_order_relaxed);
-        s.found += m->found.load(std::memory_order_relaxed);
-    }
+    g_memos.for_each([&](const LaneStackMemo &m) {
+        s.stored += m.stored.load(std::memory_order_relaxed);
+        s.found += m.found.load(std::memory_order_relaxed);
+    });
     return s;
 }
 

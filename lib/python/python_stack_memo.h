@@ -68,7 +68,6 @@ public:
     std::atomic<uint64_t> found{0}, stored{0};
 
 private:
-    friend LaneStackMemo *map_lane_memo();
     static constexpr uint32_t kSeen = 6;
     struct Entry {
         uint64_t hash; // of the query; 0: empty

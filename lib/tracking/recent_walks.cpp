@@ -3,9 +3,8 @@
 
 #include <cstddef>
 #include <cstring>
-#include <new>
 
-#include "tracking/raw_memory.h"
+#include "tracking/lane_tables.h"
 #include "tracking/stack_words.h"
 #include "tracking/thread_lanes.h"
 
@@ -13,35 +12,18 @@ namespace vramtrace::walks {
 
 namespace {
 
-// A lane's table, or kRefused once its mapping failed. Set by the lane's owner only; the lane's
-// hand-over (a release/acquire pair) orders it for the next owner.
-LaneWalks *const kRefused = reinterpret_cast<LaneWalks *>(uintptr_t{1});
-std::atomic<LaneWalks *> g_tables[lanes::kLanes];
+LaneTables<LaneWalks> g_tables;
 
 inline void signal_fence() { std::atomic_signal_fence(std::memory_order_seq_cst); }
 
 } // namespace
 
-LaneWalks *map_lane_walks() {
-    void *m = map_zeroed(sizeof(LaneWalks));
-    if (m == nullptr) return kRefused;
-    LaneWalks *t = new (m) LaneWalks;
-    for (LaneWalks::SetHead &h : t->heads_)
-        for (uint32_t way = 0; way < kWays; ++way) h.order[way] = static_cast<uint8_t>(way);
-    return t;
-}
-
 LaneWalks *LaneWalks::acquire() {
     // No thread-local state of its own: the library's static TLS block is what a dlopen of it (the
     // CUPTI injection) must find room for.
-    unsigned lane = lanes::this_thread_lane();
-    if (lane >= lanes::kLanes) return nullptr;
-    LaneWalks *t = g_tables[lane].load(std::memory_order_relaxed);
-    if (t == nullptr) {
-        t = map_lane_walks();
-        g_tables[lane].store(t, std::memory_order_release);
-    }
-    if (t == kRefused || t->busy_) return nullptr;
+    unsigned lane = 0;
+    LaneWalks *t = g_tables.mine(&lane);
+    if (t == nullptr || t->busy_) return nullptr;
     t->busy_ = true;
     signal_fence();
     // A new owner: the walks recorded by the lane's earlier threads are of their stacks, not ours.
@@ -158,13 +140,11 @@ void LaneWalks::store() {
 
 ReplayStats replay_stats() {
     ReplayStats s{0, 0, 0};
-    for (auto &slot : g_tables) {
-        LaneWalks *t = slot.load(std::memory_order_acquire);
-        if (t == nullptr || t == kRefused) continue;
-        s.replayed += t->replayed.load(std::memory_order_relaxed);
-        s.stored += t->stored.load(std::memory_order_relaxed);
-        s.with_id += t->with_id.load(std::memory_order_relaxed);
-    }
+    g_tables.for_each([&](const LaneWalks &t) {
+        s.replayed += t.replayed.load(std::memory_order_relaxed);
+        s.stored += t.stored.load(std::memory_order_relaxed);
+        s.with_id += t.with_id.load(std::memory_order_relaxed);
+    });
     return s;
 }
 

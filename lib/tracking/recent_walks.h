@@ -96,7 +96,6 @@ public:
     std::atomic<uint64_t> replayed{0}, stored{0}, with_id{0};
 
 private:
-    friend LaneWalks *map_lane_walks();
     uint32_t set_of(uint64_t sp0) const {
         return static_cast<uint32_t>((sp0 >> 4) * 0x9e3779b97f4a7c15ull >> (64 - kSetsLog2));
     }
@@ -108,10 +107,10 @@ private:
     struct alignas(64) SetHead {
         uint64_t sp0[kWays];     // of each way's walk; 0: empty
         uint32_t seen[kSeen];    // fingerprints of the set's last walks not replayed; 0: empty
-        uint8_t order[kWays];    // way indices, most recent first
+        uint8_t order[kWays] = {0, 1, 2, 3}; // way indices, most recent first
         uint8_t seen_next;
     };
-    static_assert(sizeof(SetHead) == 64);
+    static_assert(sizeof(SetHead) == 64 && kWays == 4);
 
     uint32_t epoch_ = 0;
     uint32_t stores_ = 0;         // walks stored by this lane; a stored walk's serial
