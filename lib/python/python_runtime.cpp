@@ -53,7 +53,7 @@ uint32_t memoized_id(PythonStackMemo *memo, const uintptr_t *frames, uint32_t de
 }
 
 // The walk and the merge, apart from add_python_frames so that a process without Python (or with
-// Python frames off) does not reserve their buffers (about 8 KiB here, more below) on the stack of
+// Python frames off) does not reserve their buffers (about 10 KiB here, more below) on the stack of
 // every allocating thread.
 __attribute__((noinline)) uint32_t add_frames_of_interpreter(const Api *a, StackDepot &table, uintptr_t *frames,
                                                              uint32_t depth, uint32_t capacity,
@@ -82,15 +82,19 @@ __attribute__((noinline)) uint32_t add_frames_of_interpreter(const Api *a, Stack
         RawFrame raw[StackDepot::kMaxDepth];
         int read = read_chain(*a, g_layout, tstate, raw, ends_run, max);
         if (read <= 0) return depth;
-        FrameKey keys[StackDepot::kMaxDepth];
-        for (int i = 0; i < read; ++i) keys[i] = key_of(g_layout, raw[i]);
+        // The keys only of a chain the memo can hold: every thread reserves this frame once an
+        // interpreter is found, so it stays small for threads with small stacks.
+        FrameKey keys[LaneStackMemo::kMaxPython];
+        const bool keyed = uint32_t(read) <= LaneStackMemo::kMaxPython;
+        if (keyed)
+            for (int i = 0; i < read; ++i) keys[i] = key_of(g_layout, raw[i]);
         uint32_t epoch = cache_epoch(table);
-        uint32_t id = memoized_id(memo, frames, depth, raw, keys, ends_run, uint32_t(read), epoch);
+        uint32_t id = keyed ? memoized_id(memo, frames, depth, raw, keys, ends_run, uint32_t(read), epoch) : 0;
         if (id != 0) {
             memo->id = id;
             return depth;
         }
-        count = frame_values(*a, table, raw, keys, uint32_t(read), epoch, py);
+        count = frame_values(*a, table, raw, keyed ? keys : nullptr, uint32_t(read), epoch, py);
         // A table that could not take every frame now may take them later: such a stack is not
         // remembered.
         if (memo != nullptr && count != uint32_t(read)) memo->ticket = MemoTicket{};

@@ -220,14 +220,14 @@ uint32_t cache_epoch(const StackDepot &table) {
     return g_cache_epoch.load(std::memory_order_relaxed);
 }
 
-// The pseudo-frame values of raw[0..count) (read_chain), whose keys are keys[0..count) (key_of),
-// innermost first; fewer when the table is full. Inline, so that the files that include this header
+// The pseudo-frame values of raw[0..count) (read_chain), innermost first; fewer when the table is
+// full. keys: their keys (key_of) when the caller has them, else nullptr. Inline, so that the files that include this header
 // and do not walk (python_interpreter.cpp, python_struct_reader.cpp) compile nothing of it.
 inline uint32_t frame_values(const Api &a, StackDepot &table, const RawFrame *raw, const FrameKey *keys,
                              uint32_t count, uint32_t epoch, uintptr_t *out) {
     uint32_t n = 0;
     for (uint32_t i = 0; i < count; ++i) {
-        uint32_t id = id_of(a, g_layout, table, raw[i], keys[i], epoch);
+        uint32_t id = id_of(a, g_layout, table, raw[i], keys != nullptr ? keys[i] : key_of(g_layout, raw[i]), epoch);
         if (id == 0) break; // the table is full: keep the frames so far
         out[n++] = python_frame_value(id);
     }
