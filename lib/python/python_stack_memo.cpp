@@ -12,8 +12,6 @@ namespace {
 
 LaneTables<LaneStackMemo> g_memos;
 
-inline void signal_fence() { std::atomic_signal_fence(std::memory_order_seq_cst); }
-
 // A rotate-xor chain: one cycle per word (a multiply per word would cost four).
 inline uint64_t mix(uint64_t h, uint64_t word) { return ((h << 7) | (h >> 57)) ^ word; }
 
@@ -33,16 +31,11 @@ uint64_t memo_hash(const MemoQuery &q) {
 
 LaneStackMemo *LaneStackMemo::acquire() {
     LaneStackMemo *m = g_memos.mine();
-    if (m == nullptr || m->busy_) return nullptr;
-    m->busy_ = true;
-    signal_fence();
+    if (m == nullptr || !m->use_.try_enter()) return nullptr;
     return m;
 }
 
-void LaneStackMemo::release() {
-    signal_fence();
-    busy_ = false;
-}
+void LaneStackMemo::release() { use_.leave(); }
 
 bool LaneStackMemo::matches(const Entry &e, const MemoQuery &q, uint64_t hash) const {
     return e.hash == hash && e.id != 0 && e.owner == q.owner && e.epoch == q.epoch &&
@@ -63,13 +56,7 @@ uint32_t LaneStackMemo::find(const MemoQuery &q, MemoTicket *ticket) {
 
     SetHead &head = heads_[set];
     const uint32_t print = static_cast<uint32_t>(hash) | 1; // 0 marks an empty place
-    bool seen = false;
-    for (uint32_t i = 0; i < kSeen; ++i) seen |= head.seen[i] == print;
-    if (!seen) {
-        head.seen[head.seen_next] = print;
-        head.seen_next = static_cast<uint8_t>((head.seen_next + 1) % kSeen);
-        return 0;
-    }
+    if (!head.seen.seen_or_note(print)) return 0;
     const uint32_t way = head.next_way;
     head.next_way = static_cast<uint8_t>((way + 1) % kWays);
     Entry &e = entries_[set][way];

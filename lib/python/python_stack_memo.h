@@ -22,6 +22,7 @@
 #include <cstdint>
 
 #include "python/python_frame_table.h"
+#include "tracking/lane_tables.h"
 
 namespace vramtrace::python {
 
@@ -78,14 +79,13 @@ private:
         FrameKey keys[kMaxPython];
     };
     struct alignas(64) SetHead {
-        uint32_t seen[kSeen]; // fingerprints of the set's last misses not written down; 0: empty
-        uint8_t seen_next;
+        RecentPrints<kSeen> seen; // of the set's last misses not written down
         uint8_t next_way;     // the way the next entry replaces
     };
     bool matches(const Entry &e, const MemoQuery &q, uint64_t hash) const;
 
     uint32_t stores_ = 0;
-    volatile bool busy_ = false;
+    LaneUse use_;
     SetHead heads_[kSets] = {};
     Entry entries_[kSets][kWays];
 };

@@ -14,8 +14,6 @@ namespace {
 
 LaneTables<LaneWalks> g_tables;
 
-inline void signal_fence() { std::atomic_signal_fence(std::memory_order_seq_cst); }
-
 } // namespace
 
 LaneWalks *LaneWalks::acquire() {
@@ -23,9 +21,7 @@ LaneWalks *LaneWalks::acquire() {
     // CUPTI injection) must find room for.
     unsigned lane = 0;
     LaneWalks *t = g_tables.mine(&lane);
-    if (t == nullptr || t->busy_) return nullptr;
-    t->busy_ = true;
-    signal_fence();
+    if (t == nullptr || !t->use_.try_enter()) return nullptr;
     // A new owner: the walks recorded by the lane's earlier threads are of their stacks, not ours.
     const uint32_t serial = lanes::lane_serial(lane);
     if (t->owner_serial_ != serial) {
@@ -35,10 +31,7 @@ LaneWalks *LaneWalks::acquire() {
     return t;
 }
 
-void LaneWalks::release() {
-    signal_fence();
-    busy_ = false;
-}
+void LaneWalks::release() { use_.leave(); }
 
 void LaneWalks::make_most_recent(uint32_t set, uint32_t position) {
     uint8_t *order = heads_[set].order;
@@ -100,13 +93,7 @@ bool LaneWalks::seen_before(uint64_t sp0, const uintptr_t *frames, uint32_t dept
     for (uint32_t i = 0; i < depth; ++i) h = ((h << 7) | (h >> 57)) ^ frames[i];
     h *= 0x9e3779b97f4a7c15ull;
     const uint32_t print = static_cast<uint32_t>(h >> 32) | 1; // 0 marks an empty place
-    bool seen = false;
-    for (uint32_t i = 0; i < kSeen; ++i) seen |= head.seen[i] == print;
-    if (!seen) {
-        head.seen[head.seen_next] = print;
-        head.seen_next = static_cast<uint8_t>((head.seen_next + 1) % kSeen);
-    }
-    return seen;
+    return head.seen.seen_or_note(print);
 }
 
 Walk &LaneWalks::start_walk(uint64_t ip0, uint64_t sp0, uint64_t bp0, uint32_t max_depth) {

@@ -25,6 +25,8 @@
 #include <atomic>
 #include <cstdint>
 
+#include "tracking/lane_tables.h"
+
 namespace vramtrace::walks {
 
 constexpr uint32_t kMaxSteps = 40;   // walks of more steps are not recorded
@@ -106,16 +108,15 @@ private:
     // stack pointer touches nothing else of the set.
     struct alignas(64) SetHead {
         uint64_t sp0[kWays];     // of each way's walk; 0: empty
-        uint32_t seen[kSeen];    // fingerprints of the set's last walks not replayed; 0: empty
+        RecentPrints<kSeen> seen; // of the set's last walks not replayed
         uint8_t order[kWays] = {0, 1, 2, 3}; // way indices, most recent first
-        uint8_t seen_next;
     };
     static_assert(sizeof(SetHead) == 64 && kWays == 4);
 
     uint32_t epoch_ = 0;
     uint32_t stores_ = 0;         // walks stored by this lane; a stored walk's serial
     uint32_t owner_serial_ = 0;   // lanes::lane_serial() of the thread that last took the table
-    volatile bool busy_ = false;  // a capture of the owner is using it (a signal handler's must not)
+    LaneUse use_;
     SetHead heads_[kSets] = {};
     Walk ways_[kSets][kWays];
     Walk scratch_;
