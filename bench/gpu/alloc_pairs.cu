@@ -12,8 +12,17 @@
 // same contention, without vramtrace. ALLOC_PAIRS_SPIN_NS=N adds N ns of busy work per pair, outside
 // any CUDA call, between the allocation and its free: what work of that size costs the loop when no
 // lock is held across it. ALLOC_PAIRS_SPIN_AFTER_FREE_NS=N adds N ns between the free and the next
-// allocation (the other gap a hook's work can fall in).
+// allocation (the other gap a hook's work can fall in). Both read the clock while they spin, so they
+// cannot be shorter than two clock reads (about 40 ns).
+// ALLOC_PAIRS_WORK_NS=N adds about N ns of arithmetic after the allocation and again after the free
+// (both gaps), with no clock read: a chain of dependent multiply-adds whose rate is measured once at
+// start (the iterations per ns are printed as work_iters_per_ns). For gaps smaller than SPIN's floor.
+// ALLOC_PAIRS_SHARED_ATOMIC=1 adds one atomic add to a counter that every thread shares after the
+// allocation and one after the free: the single shared write per operation that a tracker keeping
+// exact per-device bytes cannot avoid.
+#include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -28,6 +37,28 @@
 namespace {
 
 using vtbench::descend;
+
+// A dependent chain the compiler cannot fold away: about one multiply-add latency per iteration.
+__attribute__((noinline)) uint64_t busy_work(uint64_t iterations) {
+    uint64_t x = iterations | 1;
+    for (uint64_t i = 0; i < iterations; ++i) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        asm volatile("" : "+r"(x));
+    }
+    return x;
+}
+
+// Iterations of busy_work() per ns on this core, from one timed run of 2e7 iterations.
+double work_rate() {
+    constexpr uint64_t kIterations = 20000000;
+    auto t0 = std::chrono::steady_clock::now();
+    uint64_t sink = busy_work(kIterations);
+    double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
+    asm volatile("" ::"r"(sink));
+    return ns > 0 ? kIterations / ns : 1.0;
+}
+
+std::atomic<uint64_t> g_shared_counter{0};
 
 void spin(long ns) {
     auto until = std::chrono::steady_clock::now() + std::chrono::nanoseconds(ns);
@@ -61,6 +92,12 @@ int main(int argc, char **argv) {
     const long spin_ns = spin_env ? std::atol(spin_env) : 0;
     const char *spin_free_env = std::getenv("ALLOC_PAIRS_SPIN_AFTER_FREE_NS");
     const long spin_after_free_ns = spin_free_env ? std::atol(spin_free_env) : 0;
+    const char *work_env = std::getenv("ALLOC_PAIRS_WORK_NS");
+    const double work_ns = work_env ? std::atof(work_env) : 0;
+    const double iters_per_ns = work_ns > 0 ? work_rate() : 0;
+    const uint64_t work_iterations = static_cast<uint64_t>(work_ns * iters_per_ns + 0.5);
+    const char *atomic_env = std::getenv("ALLOC_PAIRS_SHARED_ATOMIC");
+    const bool shared_atomic = atomic_env != nullptr && std::strcmp(atomic_env, "1") == 0;
     if (!check(cudaSetDevice(0), "cudaSetDevice") || !check(cudaFree(nullptr), "context")) return 1;
 
     std::vector<cudaStream_t> streams(static_cast<size_t>(threads));
@@ -81,8 +118,12 @@ int main(int argc, char **argv) {
                     else cuCtxGetDevice(&device);
                     asm volatile("" ::"r"(device) : "memory");
                 }
+                if (shared_atomic) g_shared_counter.fetch_add(bytes, std::memory_order_relaxed);
+                if (work_iterations > 0) asm volatile("" ::"r"(busy_work(work_iterations)));
                 if (spin_ns > 0) spin(spin_ns);
                 cudaError_t e2 = async ? cudaFreeAsync(p, s) : cudaFree(p);
+                if (shared_atomic) g_shared_counter.fetch_sub(bytes, std::memory_order_relaxed);
+                if (work_iterations > 0) asm volatile("" ::"r"(busy_work(work_iterations)));
                 if (spin_after_free_ns > 0) spin(spin_after_free_ns);
                 if (e1 != cudaSuccess || e2 != cudaSuccess) {
                     failed[static_cast<size_t>(t)] = 1;
@@ -108,8 +149,9 @@ int main(int argc, char **argv) {
             return 1;
         }
     double total = static_cast<double>(pairs) * threads;
-    std::printf("RESULT api=%s threads=%d frames=%d pairs=%.0f seconds=%.4f ns_per_pair=%.1f pairs_per_s=%.0f\n",
+    std::printf("RESULT api=%s threads=%d frames=%d pairs=%.0f seconds=%.4f ns_per_pair=%.1f pairs_per_s=%.0f "
+                "work_iters_per_ns=%.3f work_iterations=%llu\n",
                 async ? "async" : "sync", threads, frames, total, seconds, seconds * 1e9 * threads / total,
-                total / seconds);
+                total / seconds, iters_per_ns, static_cast<unsigned long long>(work_iterations));
     return 0;
 }

@@ -9,6 +9,11 @@
 # SHAPES: "THREADS PAIRS FRAMES" shapes separated by '|' (default "16 $PAIRS 24|1 200000 32");
 # PIN_ONE: CPUs (taskset -c list) for every 1-thread process, so that traced and untraced processes
 # run on the same cores (the H200's processes otherwise move by 30% from one to the next).
+# CONTROLS: more untraced variants run in each round after untraced+query, as NAME:VAR=VALUE[,VAR=VALUE]
+# separated by spaces, e.g. "work10:ALLOC_PAIRS_WORK_NS=10 atomic:ALLOC_PAIRS_SHARED_ATOMIC=1"
+# (alloc_pairs.cu's controls). LIB_VARIANTS: which runs each library gets, from "full depth0 events0
+# bare" (default "full depth0 events0"; bare is VRAMTRACE_STACK_DEPTH=0 and VRAMTRACE_EVENTS=0 together).
+# NO_SANITIZER=1 leaves compute-sanitizer out.
 # Prints RESULT lines (also in OUT_DIR/scaling.txt); bench/gpu/summarize_scaling.py makes the table.
 set -u
 OUT=${1:?usage: thread_scaling.sh OUT_DIR NAME=LIB.so...}
@@ -39,14 +44,23 @@ for round in $(seq "${ROUNDS:-10}"); do
   for shape in "${shapes[@]}"; do
     one untraced $shape
     one untraced+query $shape ALLOC_PAIRS_QUERY=stream_device
+    for control in ${CONTROLS:-}; do
+      IFS=',' read -r -a vars <<<"${control#*:}"
+      one "${control%%:*}" $shape "${vars[@]}"
+    done
     for spec in "$@"; do
       name=${spec%%=*} lib=${spec#*=}
-      one "$name" $shape LD_PRELOAD="$lib"
-      one "$name,depth0" $shape LD_PRELOAD="$lib" VRAMTRACE_STACK_DEPTH=0
-      one "$name,events0" $shape LD_PRELOAD="$lib" VRAMTRACE_EVENTS=0
+      for v in ${LIB_VARIANTS:-full depth0 events0}; do
+        case $v in
+          full) one "$name" $shape LD_PRELOAD="$lib" ;;
+          depth0) one "$name,depth0" $shape LD_PRELOAD="$lib" VRAMTRACE_STACK_DEPTH=0 ;;
+          events0) one "$name,events0" $shape LD_PRELOAD="$lib" VRAMTRACE_EVENTS=0 ;;
+          bare) one "$name,bare" $shape LD_PRELOAD="$lib" VRAMTRACE_STACK_DEPTH=0 VRAMTRACE_EVENTS=0 ;;
+        esac
+      done
     done
   done
-  if [ -n "$SAN" ]; then
+  if [ -n "$SAN" ] && [ -z "${NO_SANITIZER:-}" ]; then
     line=$("$SAN" --leak-check full --print-limit 1 "$WORK/alloc_pairs" async "$PAIRS" 16 24 2>>"$OUT/stderr.txt" | grep '^RESULT' | tail -1)
     say "RESULT bench=scaling variant=compute-sanitizer ${line#RESULT }"
   fi
