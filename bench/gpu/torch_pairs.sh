@@ -5,7 +5,9 @@
 #   default caching allocator untraced | PyTorch's recorder (stacks=python) | traced (LIB)
 #     (the recorder refuses the cudaMallocAsync backend; the default allocator makes ~70 calls in
 #      260 steps, so it shows the recorder's cost beside vramtrace's on the same loop)
-# and prints per-round ratios and, per comparison, the median ratio with its min-max spread.
+# and prints per-round ratios and, per comparison, the median ratio with its min-max spread, of the
+# step and of its host part (train_step.py: the step before its synchronize, which GPU clocks do not
+# move; with LIB == BASE_LIB, LIB / BASE_LIB is the noise of the measure itself).
 # Usage: bench/gpu/torch_pairs.sh LIB [OUT_DIR]     (DEFAULT_ROUNDS: rounds of the second group, default 5)
 # BASE_LIB: another build of the library, run in each round right after LIB's traced process, for
 # the ratio of the two builds on the same loop (LIB / BASE_LIB within the round).
@@ -19,26 +21,28 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 export VRAMTRACE_SUMMARY=0 VRAMTRACE_OUTPUT=/tmp/vt-pairs-%p.json
 T=(python3 "$HERE/train_step.py" --size small --steps "${STEPS:-150}")
 if [ -n "${PIN_CPUS:-}" ]; then T=(taskset -c "$PIN_CPUS" "${T[@]}"); fi
-ms() { sed -n 's/.*median_ms=\([0-9.]*\).*/\1/p' | tail -1; }
+# One process: "STEP_MS HOST_MS" (train_step.py's median step, and its host part before the synchronize).
+run() { "$@" 2>/dev/null | sed -n 's/.* median_ms=\([0-9.]*\).* host_median_ms=\([0-9.]*\).*/\1 \2/p' | tail -1; }
+# KEY=STEP KEY_host=HOST for one process.
+keys() { local v; v=$(run "${@:2}"); echo "$1=${v% *} $1_host=${v#* }"; }
+A=(env PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync)
 : >"$OUT/torch_pairs.txt"
 for r in $(seq "${ROUNDS:-10}"); do
   if [ $((r % 2)) = 1 ]; then
-    a=$(PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync "${T[@]}" 2>/dev/null | ms)
-    b=$(PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync LD_PRELOAD="$LIB" "${T[@]}" 2>/dev/null | ms)
+    a=$(keys async_untraced "${A[@]}" "${T[@]}")
+    b=$(keys async_traced "${A[@]}" LD_PRELOAD="$LIB" "${T[@]}")
   else
-    b=$(PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync LD_PRELOAD="$LIB" "${T[@]}" 2>/dev/null | ms)
-    a=$(PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync "${T[@]}" 2>/dev/null | ms)
+    b=$(keys async_traced "${A[@]}" LD_PRELOAD="$LIB" "${T[@]}")
+    a=$(keys async_untraced "${A[@]}" "${T[@]}")
   fi
   base=
-  if [ -n "${BASE_LIB:-}" ]; then
-    base=" async_base=$(PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync LD_PRELOAD="$BASE_LIB" "${T[@]}" 2>/dev/null | ms)"
-  fi
-  echo "ROUND $r async_untraced=$a async_traced=$b$base" | tee -a "$OUT/torch_pairs.txt"
+  if [ -n "${BASE_LIB:-}" ]; then base=" $(keys async_base "${A[@]}" LD_PRELOAD="$BASE_LIB" "${T[@]}")"; fi
+  echo "ROUND $r $a $b$base" | tee -a "$OUT/torch_pairs.txt"
   if [ "$r" -le "${DEFAULT_ROUNDS:-5}" ]; then
-    c=$("${T[@]}" 2>/dev/null | ms)
-    d=$("${T[@]}" --record python 2>/dev/null | ms)
-    e=$(LD_PRELOAD="$LIB" "${T[@]}" 2>/dev/null | ms)
-    echo "ROUND $r default_untraced=$c default_recorder=$d default_traced=$e" | tee -a "$OUT/torch_pairs.txt"
+    c=$(keys default_untraced "${T[@]}")
+    d=$(keys default_recorder "${T[@]}" --record python)
+    e=$(keys default_traced env LD_PRELOAD="$LIB" "${T[@]}")
+    echo "ROUND $r $c $d $e" | tee -a "$OUT/torch_pairs.txt"
   fi
   rm -f /tmp/vt-pairs-*.json
 done
@@ -51,9 +55,10 @@ for line in open(sys.argv[1]):
         k, v = kv.split("=")
         if v: rounds[int(p[1])][k] = float(v)
 def show(name, num, den):
-    r = [x[num] / x[den] for x in rounds.values() if num in x and den in x]
-    if r:
-        print("%s: median %.3f, min %.3f, max %.3f over %d rounds" % (name, statistics.median(r), min(r), max(r), len(r)))
+    for suffix, what in (("", "step"), ("_host", "host part")):
+        r = [x[num + suffix] / x[den + suffix] for x in rounds.values() if num + suffix in x and den + suffix in x]
+        if r:
+            print("%s (%s): median %.3f, min %.3f, max %.3f over %d rounds" % (name, what, statistics.median(r), min(r), max(r), len(r)))
 show("cudaMallocAsync traced / untraced", "async_traced", "async_untraced")
 show("cudaMallocAsync BASE_LIB traced / untraced", "async_base", "async_untraced")
 show("cudaMallocAsync LIB / BASE_LIB", "async_traced", "async_base")

@@ -8,7 +8,13 @@ backend:cudaMallocAsync, where every tensor is one cudaMallocAsync, and the defa
 allocator for PyTorch's own recorder, which the cudaMallocAsync backend does not support).
 --record turns on torch.cuda.memory._record_memory_history(stacks=...) before the first step.
 Prints one line:
-    RESULT size=small backend=... record=none traced=1 steps=200 median_ms=... mean_ms=... allocs_per_step=...
+    RESULT size=small backend=... record=none traced=1 steps=200 median_ms=... mean_ms=... host_median_ms=...
+           allocs_per_step=...
+median_ms is the step with its torch.cuda.synchronize(); host_median_ms the same step up to the return
+of its last call, before the synchronize: the host's share (Python, PyTorch's dispatch, the autograd
+thread's backward, the allocator and what intercepts it), which the GPU's clocks do not move as long as
+the launch queue does not fill. The hooks add host time only, so the host ratio of two processes bounds
+the step ratio: a step is never shorter than its host part.
 (allocs_per_step comes from vramtrace_stats when libvramtrace.so is loaded, else -1).
 """
 import argparse
@@ -93,16 +99,20 @@ def main():
     torch.cuda.synchronize()
     before = vramtrace_allocations()
     times = []
+    host = []
     for _ in range(args.steps):
         t0 = time.perf_counter()
         step()
+        t1 = time.perf_counter()
         torch.cuda.synchronize()
         times.append((time.perf_counter() - t0) * 1e3)
+        host.append((t1 - t0) * 1e3)
     after = vramtrace_allocations()
     per_step = -1 if before is None else (after - before) / args.steps
     traced = 0 if before is None else 1
     print(f"RESULT size={args.size} backend={backend} record={args.record} traced={traced} steps={args.steps} "
           f"median_ms={statistics.median(times):.3f} mean_ms={statistics.mean(times):.3f} "
+          f"host_median_ms={statistics.median(host):.3f} "
           f"allocs_per_step={per_step:.0f}", flush=True)
     if args.record != "none":
         torch.cuda.memory._record_memory_history(enabled=None)
