@@ -4,13 +4,17 @@
 #include <pthread.h>
 
 namespace vramtrace::lanes {
-namespace {
 
 // 0: none yet; kLanes + 1 + lane: holds `lane`; kReleased: gave its lane back at thread exit.
+thread_local unsigned detail::t_lane __attribute__((tls_model("initial-exec"))) = 0;
+
+namespace {
+
+using detail::kHeldBase;
+using detail::t_lane;
 constexpr unsigned kNone = 0;
-constexpr unsigned kHeldBase = kAllLanes;
 constexpr unsigned kReleased = 2 * kAllLanes + 1;
-thread_local unsigned t_lane __attribute__((tls_model("initial-exec"))) = kNone;
+static_assert(kNone < kHeldBase && kReleased >= kHeldBase + kAllLanes);
 
 std::atomic<bool> g_taken[kLanes];
 uint32_t g_serial[kLanes]; // written by the lane's owner; hand-over orders it for the next
@@ -80,8 +84,8 @@ unsigned take_lane() {
 
 } // namespace
 
-unsigned this_thread_lane() {
-    unsigned v = t_lane;
+unsigned detail::take_this_thread_lane() {
+    const unsigned v = t_lane;
     if (v >= kHeldBase && v < kHeldBase + kAllLanes) return v - kHeldBase;
     if (v == kReleased) return kSharedLane;
     unsigned lane = take_lane();

@@ -22,9 +22,21 @@ constexpr unsigned kLanes = 256;
 constexpr unsigned kSharedLane = kLanes;
 constexpr unsigned kAllLanes = kLanes + 1; // size of a per-lane array, the shared lane included
 
+namespace detail {
+// kAllLanes + lane while this thread holds `lane` (kSharedLane included); other values: none yet,
+// or given back at thread exit (thread_lanes.cpp).
+extern thread_local unsigned t_lane __attribute__((tls_model("initial-exec")));
+constexpr unsigned kHeldBase = kAllLanes;
+unsigned take_this_thread_lane();
+} // namespace detail
+
 // This thread's lane in [0, kLanes], taking one on the first call. Never blocks; calls no malloc
-// after the first call of the process (pthread_key_create, pthread_setspecific).
-unsigned this_thread_lane();
+// after the first call of the process (pthread_key_create, pthread_setspecific). Inline: every
+// table of the allocation path asks, and a held lane is one thread-local read.
+inline unsigned this_thread_lane() {
+    const unsigned held = detail::t_lane - detail::kHeldBase;
+    return held < kAllLanes ? held : detail::take_this_thread_lane();
+}
 
 // This thread's lane if it holds one, else kSharedLane; takes none. Safe in a signal handler.
 unsigned held_lane();
