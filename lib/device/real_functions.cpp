@@ -13,7 +13,6 @@ namespace vramtrace {
 namespace {
 
 std::atomic<void *> g_real_dlsym{nullptr};
-std::atomic<void *> g_real[kApiCount];
 std::atomic<void *> g_driver_handle{nullptr};
 std::atomic<void *> g_cu_pointer_get_attribute{nullptr};
 std::atomic<void *> g_cu_mem_get_address_range{nullptr};
@@ -124,7 +123,7 @@ void *local_runtime_symbol(DlsymFn dl, const char *name) {
 bool in_this_library(void *p) {
     static void *own_base = [] {
         Dl_info self{};
-        return dladdr(reinterpret_cast<void *>(&find_real), &self) != 0 ? self.dli_fbase : nullptr;
+        return dladdr(reinterpret_cast<void *>(&detail::look_up_real), &self) != 0 ? self.dli_fbase : nullptr;
     }();
     Dl_info where{};
     return own_base != nullptr && dladdr(p, &where) != 0 && where.dli_fbase == own_base;
@@ -132,10 +131,11 @@ bool in_this_library(void *p) {
 
 } // namespace
 
-void *find_real(ApiId id) {
-    int i = static_cast<int>(id);
-    void *p = g_real[i].load(std::memory_order_acquire);
-    if (p != nullptr) return p;
+std::atomic<void *> detail::g_real[kApiCount];
+
+void *detail::look_up_real(ApiId id) {
+    const int i = static_cast<int>(id);
+    void *p = nullptr;
     const ApiInfo &info = api_info(id);
     DlsymFn dl = real_dlsym();
     if (dl == nullptr) return nullptr;
@@ -152,8 +152,8 @@ void *find_real(ApiId id) {
     return p;
 }
 
-void *real_function(ApiId id) {
-    void *p = find_real(id);
+void *detail::look_up_real_or_warn(ApiId id) {
+    void *p = look_up_real(id);
     if (p == nullptr)
         log_warning("cannot find the real %s; the call fails with error 999 (unknown)", api_info(id).name);
     return p;

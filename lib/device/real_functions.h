@@ -19,10 +19,23 @@ namespace vramtrace {
 using DlsymFn = void *(*)(void *, const char *);
 DlsymFn real_dlsym();
 
-// The real function of a row, or nullptr when it cannot be found (yet).
-void *find_real(ApiId id);
+namespace detail {
+extern std::atomic<void *> g_real[kApiCount]; // each row's real function once found
+void *look_up_real(ApiId id);
+void *look_up_real_or_warn(ApiId id);
+} // namespace detail
+
+// The real function of a row, or nullptr when it cannot be found (yet). Inline: every hook asks,
+// and once found it is one load.
+inline void *find_real(ApiId id) {
+    void *p = detail::g_real[static_cast<int>(id)].load(std::memory_order_acquire);
+    return p != nullptr ? p : detail::look_up_real(id);
+}
 // The same for a call that must be forwarded: says on stderr when it cannot be found.
-void *real_function(ApiId id);
+inline void *real_function(ApiId id) {
+    void *p = detail::g_real[static_cast<int>(id)].load(std::memory_order_acquire);
+    return p != nullptr ? p : detail::look_up_real_or_warn(id);
+}
 
 template <ApiId Id, class Fn> inline Fn real() {
     return reinterpret_cast<Fn>(real_function(Id));
