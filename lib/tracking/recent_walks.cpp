@@ -40,6 +40,28 @@ void LaneWalks::make_most_recent(uint32_t set, uint32_t position) {
     order[0] = way;
 }
 
+// Whether every word the walk read still holds, checked innermost first and stopping at the first
+// that differs. Only a walk's last step can be terminal (a rule look-up with no read), so the loop
+// over the others has no test for it.
+namespace {
+bool words_hold(const Walk &w, uint64_t ip0, uint64_t sp0) {
+    const uint32_t last = w.steps - 1;
+    uint64_t ip = ip0;
+#pragma GCC unroll 4
+    for (uint32_t k = 0; k < last; ++k) {
+        const Step &s = w.step[k];
+        if (code_word(ip) != s.code) return false;
+        ip = load_word(sp0 + s.ra_off);
+        if (ip != s.ra) return false;
+        if (s.bp_off != 0 && load_word(sp0 + s.bp_off) != w.bp[k]) return false;
+    }
+    const Step &s = w.step[last];
+    if (code_word(ip) != s.code) return false;
+    return s.ra_off == 0 || (load_word(sp0 + s.ra_off) == s.ra &&
+                             (s.bp_off == 0 || load_word(sp0 + s.bp_off) == w.bp[last]));
+}
+} // namespace
+
 bool LaneWalks::replay(uint64_t ip0, uint64_t sp0, uint64_t bp0, uint32_t max_depth, uintptr_t *out,
                        uint32_t *depth, uint64_t owner, bool id_only, WalkToken *token, uint32_t *id) {
     const uint32_t set = set_of(sp0);
@@ -51,17 +73,7 @@ bool LaneWalks::replay(uint64_t ip0, uint64_t sp0, uint64_t bp0, uint32_t max_de
         if (w.epoch != epoch_ || w.max_depth != max_depth || w.steps == 0 || w.ip0 != ip0 ||
             (w.bp0_used && w.bp0 != bp0))
             continue;
-        uint32_t k = 0;
-        uint64_t ip = ip0;
-        for (; k < w.steps; ++k) {
-            const Step &s = w.step[k];
-            if (code_word(ip) != s.code) break;
-            if (s.ra_off == 0) continue; // terminal: the rule look-up alone
-            if (load_word(sp0 + s.ra_off) != s.ra) break;
-            if (s.bp_off != 0 && load_word(sp0 + s.bp_off) != w.bp[k]) break;
-            ip = s.ra;
-        }
-        if (k != w.steps) continue;
+        if (!words_hold(w, ip0, sp0)) continue;
         *id = owner != 0 && w.id_owner == owner ? w.stack_id : 0;
         if (*id == 0 || !id_only) {
             const Step *from = &w.step[w.first_out];
