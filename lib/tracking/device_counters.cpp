@@ -104,6 +104,7 @@ DeviceCounters::LaneDevice *DeviceCounters::lane_device(Lane &lane, int slot) {
 
 DeviceCounters::Site *DeviceCounters::site_for(LaneDevice &ld, uint32_t stack) {
     if (stack == 0) return &ld.none;
+    if (stack == ld.last_stack && ld.last_site != nullptr) return ld.last_site;
     Root *root = child(ld.root, size_t{1} << kRootLog2);
     if (!usable(root)) return nullptr;
     Middle *middle = child(root[stack >> (kChunkLog2 + kMiddleLog2)], size_t{1} << kMiddleLog2);
@@ -111,7 +112,9 @@ DeviceCounters::Site *DeviceCounters::site_for(LaneDevice &ld, uint32_t stack) {
     Site *leaf = child(middle[(stack >> kChunkLog2) & ((1u << kMiddleLog2) - 1)], size_t{1} << kChunkLog2);
     if (!usable(leaf)) return nullptr;
     if (stack > ld.max_stack.load(std::memory_order_relaxed)) ld.max_stack.store(stack, std::memory_order_relaxed);
-    return &leaf[stack & ((1u << kChunkLog2) - 1)];
+    ld.last_stack = stack;
+    ld.last_site = &leaf[stack & ((1u << kChunkLog2) - 1)];
+    return ld.last_site;
 }
 
 void DeviceCounters::change(int device, uint32_t stack, uint64_t bytes, bool alloc, uint64_t time_ns) {

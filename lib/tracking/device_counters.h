@@ -107,6 +107,10 @@ public:
         std::atomic<uint32_t> max_stack; // highest stack id with a site in this lane
         Site none;                       // stack 0, and stacks whose block could not be mapped
         std::atomic<std::atomic<std::atomic<Site *> *> *> root;
+        // The last site looked up (a loop allocates from one call site over and over): read and
+        // written by the lane's writer alone, never by a reader of the counters.
+        uint32_t last_stack;
+        Site *last_site;
     };
     struct alignas(64) Lane {
         std::atomic<uint32_t> busy{0}; // 1 from before the word's update until the site's is done
