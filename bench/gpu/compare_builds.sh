@@ -19,7 +19,7 @@ for spec in new="$NEW" base="$BASE"; do
   LD_PRELOAD=${spec#*=} VRAMTRACE_DEBUG=1 python3 "$HERE/train_step.py" --size small --steps 200 2>&1 |
     grep -E 'RESULT|stack capture' | sed "s/^/${spec%%=*} /" | tee -a "$OUT/debug.txt"
 done
-ROUNDS=${ROUNDS:-12} DEFAULT_ROUNDS=0 BASE_LIB="$BASE" bash "$HERE/torch_pairs.sh" "$NEW" "$OUT/torch" 2>&1 | tail -3
+ROUNDS=${ROUNDS:-12} DEFAULT_ROUNDS=0 BASE_LIB="$BASE" bash "$HERE/torch_pairs.sh" "$NEW" "$OUT/torch" 2>&1 | grep -v "^ROUND"
 ROUNDS=${SCALING_ROUNDS:-6} bash "$HERE/thread_scaling.sh" "$OUT/scaling" new="$NEW" base="$BASE" >/dev/null 2>&1
 python3 "$HERE/summarize_scaling.py" "$OUT/scaling/scaling.txt" --base base
 ROUNDS=${PAIR_ROUNDS:-6} bash "$HERE/pair_ab.sh" "$OUT/pair_ab" new="$NEW" base="$BASE" 2>&1 | grep -v '^variant='

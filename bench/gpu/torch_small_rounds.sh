@@ -17,7 +17,7 @@ export PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync VRAMTRACE_SUMMARY=0 VRAMT
 T=(python3 "$HERE/train_step.py" --size small --steps 200)
 variants=("$@")
 [ ${#variants[@]} -gt 0 ] || variants=("traced=$B/lib/libvramtrace.so")
-median_of() { sed -n 's/.*median_ms=\([0-9.]*\).*/\1/p'; }
+median_of() { sed -n 's/.* median_ms=\([0-9.]*\).*/\1/p'; }
 declare -A times
 for r in $(seq "${ROUNDS:-6}"); do
   line="RESULT bench=torch_rounds round=$r untraced_ms=$("${T[@]}" 2>/dev/null | median_of)"
