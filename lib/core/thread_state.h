@@ -18,7 +18,7 @@ struct ThreadState {
                       // taken for the next one's
 };
 
-extern thread_local ThreadState t_thread __attribute__((tls_model("initial-exec")));
+extern constinit thread_local ThreadState t_thread __attribute__((tls_model("initial-exec")));
 
 inline uint32_t current_tid() {
     if (t_thread.tid == 0) t_thread.tid = static_cast<uint32_t>(syscall(SYS_gettid));

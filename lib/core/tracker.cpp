@@ -20,7 +20,7 @@
 
 namespace vramtrace {
 
-thread_local ThreadState t_thread __attribute__((tls_model("initial-exec"))) = {0, 0, 0};
+constinit thread_local ThreadState t_thread __attribute__((tls_model("initial-exec"))) = {0, 0, 0};
 
 namespace {
 

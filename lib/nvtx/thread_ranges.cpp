@@ -9,7 +9,7 @@
 
 namespace vramtrace::nvtx {
 
-thread_local uint16_t t_range_stack __attribute__((tls_model("initial-exec"))) = 0;
+constinit thread_local uint16_t t_range_stack __attribute__((tls_model("initial-exec"))) = 0;
 
 namespace {
 

@@ -20,7 +20,7 @@ constexpr uint32_t kMaxDepth = 64;         // ranges kept per domain and thread;
                                            // counted (pops stay balanced) and not named
 constexpr uint32_t kMaxThreadDomains = 8;  // domains with open ranges per thread; more are counted
 
-extern thread_local uint16_t t_range_stack __attribute__((tls_model("initial-exec")));
+extern constinit thread_local uint16_t t_range_stack __attribute__((tls_model("initial-exec")));
 
 // The calling thread's open range stack (0: none).
 inline uint16_t current_range_stack() { return t_range_stack; }

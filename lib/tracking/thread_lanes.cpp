@@ -6,7 +6,7 @@
 namespace vramtrace::lanes {
 
 // 0: none yet; kLanes + 1 + lane: holds `lane`; kReleased: gave its lane back at thread exit.
-thread_local unsigned detail::t_lane __attribute__((tls_model("initial-exec"))) = 0;
+constinit thread_local unsigned detail::t_lane __attribute__((tls_model("initial-exec"))) = 0;
 
 namespace {
 

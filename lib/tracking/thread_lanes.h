@@ -25,7 +25,7 @@ constexpr unsigned kAllLanes = kLanes + 1; // size of a per-lane array, the shar
 namespace detail {
 // kAllLanes + lane while this thread holds `lane` (kSharedLane included); other values: none yet,
 // or given back at thread exit (thread_lanes.cpp).
-extern thread_local unsigned t_lane __attribute__((tls_model("initial-exec")));
+extern constinit thread_local unsigned t_lane __attribute__((tls_model("initial-exec")));
 constexpr unsigned kHeldBase = kAllLanes;
 unsigned take_this_thread_lane();
 } // namespace detail
