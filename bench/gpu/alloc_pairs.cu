@@ -16,7 +16,9 @@
 // cannot be shorter than two clock reads (about 40 ns).
 // ALLOC_PAIRS_WORK_NS=N adds about N ns of arithmetic after the allocation and again after the free
 // (both gaps), with no clock read: a chain of dependent multiply-adds whose rate is measured once at
-// start (the iterations per ns are printed as work_iters_per_ns). For gaps smaller than SPIN's floor.
+// start on the main thread, before the workers run (printed as work_iters_per_ns). For gaps smaller
+// than SPIN's floor; the sizes are approximate: the call itself adds a few ns, and a core that runs
+// slower with all 16 busy takes longer for the same iterations.
 // ALLOC_PAIRS_SHARED_ATOMIC=1 adds one atomic add to a counter that every thread shares after the
 // allocation and one after the free: the single shared write per operation that a tracker keeping
 // exact per-device bytes cannot avoid.

@@ -38,13 +38,20 @@ one() { # TAG THREADS PAIRS FRAMES [ENV...]
   say "RESULT bench=scaling variant=$tag ${line#RESULT }"
   rm -f "$WORK"/snap-*.json
 }
+read -r -a controls <<<"${CONTROLS:-}"
+for control in "${controls[@]}"; do
+  case $control in
+    *:*=*) ;;
+    *) say "RESULT failed=1 CONTROLS entry $control is not NAME:VAR=VALUE[,VAR=VALUE]"; exit 2 ;;
+  esac
+done
 SAN=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null)
 for round in $(seq "${ROUNDS:-10}"); do
   IFS='|' read -r -a shapes <<<"${SHAPES:-16 $PAIRS 24|1 200000 32}"
   for shape in "${shapes[@]}"; do
     one untraced $shape
     one untraced+query $shape ALLOC_PAIRS_QUERY=stream_device
-    for control in ${CONTROLS:-}; do
+    for control in "${controls[@]}"; do
       IFS=',' read -r -a vars <<<"${control#*:}"
       one "${control%%:*}" $shape "${vars[@]}"
     done
@@ -56,11 +63,12 @@ for round in $(seq "${ROUNDS:-10}"); do
           depth0) one "$name,depth0" $shape LD_PRELOAD="$lib" VRAMTRACE_STACK_DEPTH=0 ;;
           events0) one "$name,events0" $shape LD_PRELOAD="$lib" VRAMTRACE_EVENTS=0 ;;
           bare) one "$name,bare" $shape LD_PRELOAD="$lib" VRAMTRACE_STACK_DEPTH=0 VRAMTRACE_EVENTS=0 ;;
+          *) say "RESULT failed=1 unknown LIB_VARIANTS entry $v"; exit 2 ;;
         esac
       done
     done
   done
-  if [ -n "$SAN" ] && [ -z "${NO_SANITIZER:-}" ]; then
+  if [ -n "$SAN" ] && [ "${NO_SANITIZER:-0}" != 1 ]; then
     line=$("$SAN" --leak-check full --print-limit 1 "$WORK/alloc_pairs" async "$PAIRS" 16 24 2>>"$OUT/stderr.txt" | grep '^RESULT' | tail -1)
     say "RESULT bench=scaling variant=compute-sanitizer ${line#RESULT }"
   fi

@@ -9,10 +9,11 @@
 # step and of its host part (train_step.py: the step before its synchronize, which GPU clocks do not
 # move; with LIB == BASE_LIB, LIB / BASE_LIB is the noise of the measure itself).
 # Usage: bench/gpu/torch_pairs.sh LIB [OUT_DIR]     (DEFAULT_ROUNDS: rounds of the second group, default 5)
-# BASE_LIB: another build of the library, run in each round right after LIB's traced process, for
-# the ratio of the two builds on the same loop (LIB / BASE_LIB within the round).
-# PIN_CPUS: CPUs (taskset -c list) for every process of the run. Odd rounds run the untraced
-# process first, even rounds the traced one first, so that a drift along the run cancels out.
+# BASE_LIB: another build of the library, run in each round beside LIB's traced process, for the
+# ratio of the two builds on the same loop (LIB / BASE_LIB within the round).
+# PIN_CPUS: CPUs (taskset -c list) for every process of the run. Odd rounds run untraced, LIB,
+# BASE_LIB; even rounds BASE_LIB, LIB, untraced: each comparison is of neighbours, in both orders, so
+# that a drift along the run cancels out.
 set -u
 LIB=${1:?usage: torch_pairs.sh LIB [OUT_DIR]}
 OUT=${2:-/tmp/vramtrace-torch-pairs}
@@ -28,15 +29,17 @@ keys() { local v; v=$(run "${@:2}"); echo "$1=${v% *} $1_host=${v#* }"; }
 A=(env PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync)
 : >"$OUT/torch_pairs.txt"
 for r in $(seq "${ROUNDS:-10}"); do
+  # Odd rounds: untraced, LIB, BASE_LIB; even rounds the reverse. LIB stays beside both.
+  base=
   if [ $((r % 2)) = 1 ]; then
     a=$(keys async_untraced "${A[@]}" "${T[@]}")
     b=$(keys async_traced "${A[@]}" LD_PRELOAD="$LIB" "${T[@]}")
+    if [ -n "${BASE_LIB:-}" ]; then base=" $(keys async_base "${A[@]}" LD_PRELOAD="$BASE_LIB" "${T[@]}")"; fi
   else
+    if [ -n "${BASE_LIB:-}" ]; then base=" $(keys async_base "${A[@]}" LD_PRELOAD="$BASE_LIB" "${T[@]}")"; fi
     b=$(keys async_traced "${A[@]}" LD_PRELOAD="$LIB" "${T[@]}")
     a=$(keys async_untraced "${A[@]}" "${T[@]}")
   fi
-  base=
-  if [ -n "${BASE_LIB:-}" ]; then base=" $(keys async_base "${A[@]}" LD_PRELOAD="$BASE_LIB" "${T[@]}")"; fi
   echo "ROUND $r $a $b$base" | tee -a "$OUT/torch_pairs.txt"
   if [ "$r" -le "${DEFAULT_ROUNDS:-5}" ]; then
     c=$(keys default_untraced "${T[@]}")

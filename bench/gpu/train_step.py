@@ -13,8 +13,9 @@ Prints one line:
 median_ms is the step with its torch.cuda.synchronize(); host_median_ms the same step up to the return
 of its last call, before the synchronize: the host's share (Python, PyTorch's dispatch, the autograd
 thread's backward, the allocator and what intercepts it), which the GPU's clocks do not move as long as
-the launch queue does not fill. The hooks add host time only, so the host ratio of two processes bounds
-the step ratio: a step is never shorter than its host part.
+the launch queue does not fill. While tracing only adds host time and leaves the GPU's part alone, the
+traced / untraced ratio of the host parts is at least that of the steps (a step is never shorter than
+its host part); each is the median over its own steps.
 (allocs_per_step comes from vramtrace_stats when libvramtrace.so is loaded, else -1).
 """
 import argparse
