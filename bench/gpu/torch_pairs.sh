@@ -6,8 +6,10 @@
 #     (the recorder refuses the cudaMallocAsync backend; the default allocator makes ~70 calls in
 #      260 steps, so it shows the recorder's cost beside vramtrace's on the same loop)
 # and prints per-round ratios and, per comparison, the median ratio with its min-max spread, of the
-# step and of its host part (train_step.py: the step before its synchronize, which GPU clocks do not
-# move; with LIB == BASE_LIB, LIB / BASE_LIB is the noise of the measure itself).
+# step, of its host part (train_step.py: the step before its synchronize, which GPU clocks do not
+# move), and of the step scaled by the process's own CPU probe (train_step.py's probe_median_ms: the
+# host's speed in that process, which differs from process to process); with LIB == BASE_LIB,
+# LIB / BASE_LIB is the noise of each measure itself.
 # Usage: bench/gpu/torch_pairs.sh LIB [OUT_DIR]     (DEFAULT_ROUNDS: rounds of the second group, default 5)
 # BASE_LIB: another build of the library, run in each round beside LIB's traced process, for the
 # ratio of the two builds on the same loop (LIB / BASE_LIB within the round).
@@ -22,10 +24,20 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 export VRAMTRACE_SUMMARY=0 VRAMTRACE_OUTPUT=/tmp/vt-pairs-%p.json
 T=(python3 "$HERE/train_step.py" --size small --steps "${STEPS:-150}")
 if [ -n "${PIN_CPUS:-}" ]; then T=(taskset -c "$PIN_CPUS" "${T[@]}"); fi
-# One process: "STEP_MS HOST_MS" (train_step.py's median step, and its host part before the synchronize).
-run() { "$@" 2>/dev/null | sed -n 's/.* median_ms=\([0-9.]*\).* host_median_ms=\([0-9.]*\).*/\1 \2/p' | tail -1; }
-# KEY=STEP KEY_host=HOST for one process.
-keys() { local v; v=$(run "${@:2}"); echo "$1=${v% *} $1_host=${v#* }"; }
+# One process: "STEP_MS HOST_MS PROBE_MS" (train_step.py's median step, its host part before the
+# synchronize, and its CPU probe).
+run() {
+  "$@" 2>/dev/null |
+    sed -n 's/.* median_ms=\([0-9.]*\).* host_median_ms=\([0-9.]*\) probe_median_ms=\([0-9.]*\).*/\1 \2 \3/p' |
+    tail -1
+}
+# KEY=STEP KEY_host=HOST KEY_probe=PROBE for one process (all empty when it printed no result).
+keys() {
+  local v step host probe
+  v=$(run "${@:2}")
+  read -r step host probe <<<"$v"
+  echo "$1=${step:-} $1_host=${host:-} $1_probe=${probe:-}"
+}
 A=(env PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync)
 : >"$OUT/torch_pairs.txt"
 for r in $(seq "${ROUNDS:-10}"); do
@@ -58,10 +70,13 @@ for line in open(sys.argv[1]):
         k, v = kv.split("=")
         if v: rounds[int(p[1])][k] = float(v)
 def show(name, num, den):
-    for suffix, what in (("", "step"), ("_host", "host part")):
+    for suffix, what in (("", "step"), ("_host", "host part"), ("_norm", "step / CPU probe")):
         r = [x[num + suffix] / x[den + suffix] for x in rounds.values() if num + suffix in x and den + suffix in x]
         if r:
             print("%s (%s): median %.3f, min %.3f, max %.3f over %d rounds" % (name, what, statistics.median(r), min(r), max(r), len(r)))
+for x in rounds.values():
+    for k in [k for k in x if k + "_probe" in x]:
+        x[k + "_norm"] = x[k] / x[k + "_probe"]
 show("cudaMallocAsync traced / untraced", "async_traced", "async_untraced")
 show("cudaMallocAsync BASE_LIB traced / untraced", "async_base", "async_untraced")
 show("cudaMallocAsync LIB / BASE_LIB", "async_traced", "async_base")

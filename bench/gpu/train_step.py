@@ -9,13 +9,16 @@ allocator for PyTorch's own recorder, which the cudaMallocAsync backend does not
 --record turns on torch.cuda.memory._record_memory_history(stacks=...) before the first step.
 Prints one line:
     RESULT size=small backend=... record=none traced=1 steps=200 median_ms=... mean_ms=... host_median_ms=...
-           allocs_per_step=...
+           probe_median_ms=... allocs_per_step=...
 median_ms is the step with its torch.cuda.synchronize(); host_median_ms the same step up to the return
 of its last call, before the synchronize: the host's share (Python, PyTorch's dispatch, the autograd
 thread's backward, the allocator and what intercepts it), which the GPU's clocks do not move as long as
 the launch queue does not fill. While tracing only adds host time and leaves the GPU's part alone, the
 traced / untraced ratio of the host parts is at least that of the steps (a step is never shorter than
 its host part); each is the median over its own steps.
+probe_median_ms times 1,000 multiply-adds on small CPU tensors (PyTorch's dispatcher and Python, no CUDA
+call, nothing intercepted), every 10 steps: the host's speed in this process, by which the step of
+another process on a faster or slower host can be scaled (bench/gpu/torch_pairs.sh does).
 (allocs_per_step comes from vramtrace_stats when libvramtrace.so is loaded, else -1).
 """
 import argparse
@@ -95,13 +98,30 @@ def main():
         opt.step()
         return loss
 
+    # The host's speed in this process, measured with no CUDA call: small CPU tensors through the
+    # same dispatcher and Python, whose memory comes from PyTorch's CPU allocator (nothing a CUDA
+    # interceptor sees). One probe every 10 steps, so that it spans the same time as the steps.
+    a = torch.ones(64)
+    b = torch.ones(64)
+
+    def cpu_probe():
+        t0 = time.perf_counter()
+        c = a
+        for _ in range(1000):
+            c = torch.add(torch.mul(c, 0.5), b)
+        return (time.perf_counter() - t0) * 1e3
+
     for _ in range(args.warmup):
         step()
+    cpu_probe()
     torch.cuda.synchronize()
     before = vramtrace_allocations()
     times = []
     host = []
-    for _ in range(args.steps):
+    probes = []
+    for i in range(args.steps):
+        if i % 10 == 0:
+            probes.append(cpu_probe())
         t0 = time.perf_counter()
         step()
         t1 = time.perf_counter()
@@ -113,7 +133,7 @@ def main():
     traced = 0 if before is None else 1
     print(f"RESULT size={args.size} backend={backend} record={args.record} traced={traced} steps={args.steps} "
           f"median_ms={statistics.median(times):.3f} mean_ms={statistics.mean(times):.3f} "
-          f"host_median_ms={statistics.median(host):.3f} "
+          f"host_median_ms={statistics.median(host):.3f} probe_median_ms={statistics.median(probes):.3f} "
           f"allocs_per_step={per_step:.0f}", flush=True)
     if args.record != "none":
         torch.cuda.memory._record_memory_history(enabled=None)
