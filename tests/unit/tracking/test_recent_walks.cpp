@@ -113,6 +113,14 @@ TEST_CASE("recent walks: another call path from the same stack pointer is walked
         last = counts();
     });
     // The case is only meaningful when both paths reach the capture at the same stack pointer.
+    // ThreadSanitizer's instrumentation gives the two instantiations frames of different sizes
+    // (16 bytes a level apart with GCC 12), so there the case cannot be set up.
+#if defined(__SANITIZE_THREAD__)
+    if (b.frame_address != a[0].frame_address) {
+        WARN("the two call paths reach the capture at different stack pointers under TSan: not checked");
+        return;
+    }
+#endif
     REQUIRE(b.frame_address == a[0].frame_address);
     CHECK(after.replayed == before.replayed);
     CHECK(b.cached == b.reference);
