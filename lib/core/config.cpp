@@ -70,6 +70,8 @@ void load_config() {
     c.backend = parse_backend();
     const char *cupti = getenv("VRAMTRACE_CUPTI_LIBRARY");
     if (cupti != nullptr && *cupti != 0) c.cupti_library = cupti;
+    const char *notes = getenv("VRAMTRACE_RUN_NOTES");
+    if (notes != nullptr && *notes == '/') c.run_notes = notes;
     c.test_fail_mappings = parse_bool("VRAMTRACE_TEST_FAIL_MAPPINGS", false);
     const char *out = getenv("VRAMTRACE_OUTPUT");
     if (out != nullptr && *out != 0) c.output = out; // environment strings live as long as the process

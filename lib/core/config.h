@@ -25,6 +25,8 @@ struct Config {
     // through CUDA_INJECTION64_PATH), 1 "preload", 2 "cupti".
     uint8_t backend = 0;
     const char *cupti_library = nullptr; // VRAMTRACE_CUPTI_LIBRARY: the libcupti to dlopen
+    const char *run_notes = nullptr; // VRAMTRACE_RUN_NOTES: the private directory `vramtrace run`
+                                     // makes for its verdict line (lib/dump/run_notes.h)
     bool test_fail_mappings = false; // VRAMTRACE_TEST_FAIL_MAPPINGS=1 (tests only): once the tracker
                                      // is built, every later mapping for it fails, as when the
                                      // kernel has no memory left (drops are counted and reported)

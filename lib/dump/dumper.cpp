@@ -6,6 +6,10 @@
 #include <new>
 #include <type_traits>
 #include <string>
+#include <climits>
+#include <ctime>
+#include <linux/futex.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #define VRAMTRACE_BUILDING_LIBRARY
@@ -17,6 +21,7 @@
 #include "core/tracker.h"
 #include "dump/atomic_file.h"
 #include "dump/output_path.h"
+#include "dump/run_notes.h"
 #include "dump/snapshot_builder.h"
 #include "snapshot/snapshot_writer.h"
 #include "report/summary_format.h"
@@ -35,7 +40,10 @@ static_assert(std::is_trivially_destructible_v<std::mutex>);
 // thread that is already dumping (exit() from a handler, say) gives up instead of deadlocking.
 std::atomic<uint32_t> g_dump_owner{0};
 
-std::atomic<bool> g_exit_dump_done{false};
+// ExitReport as a futex word: a handler waiting for the exit report sleeps on it.
+std::atomic<uint32_t> g_exit_state{0};
+static_assert(sizeof(std::atomic<uint32_t>) == sizeof(uint32_t));
+std::atomic<uint32_t> g_exit_writer{0};
 
 bool fill_json(int fd, void *ctx, std::string *error) {
     return report::write_snapshot_json(*static_cast<const report::Snapshot *>(ctx), fd, error);
@@ -92,15 +100,45 @@ std::string expand_for(const report::ProcessInfo &process) {
 
 } // namespace
 
-int dump_snapshot(const char *path, const char *reason, bool print_summary) {
+namespace {
+
+int dump_with(const char *path, const char *reason, bool print_summary, bool exit_report,
+              const ExitSignal *ended_by) {
     Tracker *t = tracker();
     if (t == nullptr) return VRAMTRACE_ERROR_DISABLED;
     ReentrancyGuard guard; // anything CUDA-related below is the tracker's own work, never recorded
     DumpLock lock;
     if (!lock.acquired) return VRAMTRACE_ERROR_IO;
     report::Snapshot snapshot = build_snapshot(*t, reason);
+    if (ended_by != nullptr && ended_by->name != nullptr) {
+        snapshot.process.signal = ended_by->name;
+        snapshot.process.signal_sender_pid = ended_by->sender_pid;
+        snapshot.process.signal_sender_uid = ended_by->sender_uid;
+    }
     std::string target = path ? std::string(path) : expand_for(snapshot.process);
-    return write_locked(snapshot, target, print_summary);
+    int rc = write_locked(snapshot, target, print_summary);
+    if (rc == VRAMTRACE_OK && exit_report) note_exit_report(target, snapshot);
+    return rc;
+}
+
+void futex_wake_all(std::atomic<uint32_t> *word) {
+    syscall(SYS_futex, reinterpret_cast<uint32_t *>(word), FUTEX_WAKE_PRIVATE, INT32_MAX, nullptr, nullptr, 0);
+}
+
+void exit_report(const ExitSignal *ended_by) {
+    uint32_t expected = uint32_t(ExitReport::not_started);
+    if (!cuda_seen() || !g_exit_state.compare_exchange_strong(expected, uint32_t(ExitReport::writing))) return;
+    g_exit_writer.store(current_tid(), std::memory_order_release);
+    dump_with(nullptr, "exit", config().summary, true, ended_by);
+    g_exit_writer.store(0, std::memory_order_release);
+    g_exit_state.store(uint32_t(ExitReport::finished), std::memory_order_release);
+    futex_wake_all(&g_exit_state);
+}
+
+} // namespace
+
+int dump_snapshot(const char *path, const char *reason, bool print_summary) {
+    return dump_with(path, reason, print_summary, false, nullptr);
 }
 
 int write_captured_snapshot(report::Snapshot &snapshot, const std::string &path) {
@@ -156,12 +194,33 @@ void dumper_after_fork_in_child() {
     g_locked_for_fork = false;
     new (&g_dump_mutex) std::mutex;
     g_dump_owner.store(0, std::memory_order_relaxed);
-    g_exit_dump_done.store(false, std::memory_order_relaxed);
+    g_exit_state.store(uint32_t(ExitReport::not_started), std::memory_order_relaxed);
+    g_exit_writer.store(0, std::memory_order_relaxed);
 }
 
-void dump_at_exit() {
-    if (!cuda_seen() || g_exit_dump_done.exchange(true)) return;
-    dump_snapshot(nullptr, "exit", config().summary);
+void dump_at_exit() { exit_report(nullptr); }
+
+void dump_at_exit_on_signal(const ExitSignal &ended_by) { exit_report(&ended_by); }
+
+ExitReport exit_report_state() { return ExitReport(g_exit_state.load(std::memory_order_acquire)); }
+
+uint32_t exit_report_writer_tid() { return g_exit_writer.load(std::memory_order_acquire); }
+
+bool wait_for_exit_report(uint64_t timeout_ns) {
+    timespec now {};
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    const uint64_t deadline = uint64_t(now.tv_sec) * 1'000'000'000ull + uint64_t(now.tv_nsec) + timeout_ns;
+    for (;;) {
+        uint32_t state = g_exit_state.load(std::memory_order_acquire);
+        if (state == uint32_t(ExitReport::finished)) return true;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        const uint64_t t = uint64_t(now.tv_sec) * 1'000'000'000ull + uint64_t(now.tv_nsec);
+        if (t >= deadline) return false;
+        // Short sleeps: the state may move from not_started to writing without a wake.
+        uint64_t left = deadline - t < 50'000'000ull ? deadline - t : 50'000'000ull;
+        timespec ts{time_t(left / 1'000'000'000ull), long(left % 1'000'000'000ull)};
+        syscall(SYS_futex, reinterpret_cast<uint32_t *>(&g_exit_state), FUTEX_WAIT_PRIVATE, state, &ts, nullptr, 0);
+    }
 }
 
 } // namespace vramtrace

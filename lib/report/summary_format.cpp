@@ -36,7 +36,12 @@ void header(Lines &lines, const Snapshot &s) {
     lines.add("command: " + one_line(command));
 
     std::string when;
-    if (p.reason == "exit") when = "snapshot taken at exit";
+    if (p.reason == "exit" && !p.signal.empty()) {
+        when = "snapshot taken at exit, ended by " + one_line(p.signal);
+        if (p.signal_sender_pid != 0)
+            when += " from pid " + std::to_string(p.signal_sender_pid) +
+                    (p.signal_sender_uid >= 0 ? " (uid " + std::to_string(p.signal_sender_uid) + ")" : "");
+    } else if (p.reason == "exit") when = "snapshot taken at exit";
     else if (p.reason == "api") when = "snapshot taken on request (vramtrace_dump)";
     else if (p.reason.empty()) when = "snapshot taken (reason unknown)";
     else when = "snapshot taken (reason: " + one_line(p.reason) + ")";

@@ -35,10 +35,15 @@ struct ProcessInfo {
     std::string rank;               // RANK / SLURM_PROCID / OMPI_COMM_WORLD_RANK; "" when none set
     bool symbolized = true;         // false: frames carry only addresses (a crash dump written from
                                     // a signal handler); the CLI symbolizes them from the modules
-    std::string signal;             // Optional (crash snapshots): the fatal signal that
-                                    // made the process write this snapshot ("SIGSEGV", "SIGBUS",
-                                    // "SIGABRT", "SIGFPE", "SIGILL") when reason is "crash"; ""
-                                    // otherwise (the writer then leaves the member out)
+    std::string signal;             // Optional: the signal that made the process write this
+                                    // snapshot: with reason "crash" the fatal one ("SIGSEGV",
+                                    // "SIGBUS", "SIGABRT", "SIGFPE", "SIGILL"); with reason "exit"
+                                    // the terminating one that ended it ("SIGTERM", "SIGINT", ...);
+                                    // "" otherwise (the writer then leaves the member out)
+    int64_t signal_sender_pid = 0;  // Optional: with `signal` on an exit report, the pid of the
+                                    // process that sent it (siginfo si_pid); 0 when the kernel
+                                    // sent it (a terminal's Ctrl-C, a CPU limit) or not known
+    int64_t signal_sender_uid = -1; // ... and its real uid (si_uid); -1 when not known
     std::string python;             // Optional within schema 1: the CPython version whose frames the
                                     // stacks carry ("3.11.2"); "" when no interpreter was found or
                                     // VRAMTRACE_PYTHON=0 (the writer then leaves the member out)

@@ -19,7 +19,7 @@
 //
 // Optional: whether a reader accepts an object without the member, which is the case for a member
 // added within schema 1 (older files of the same version lack it) and for one that writers leave out
-// where it does not apply (process.signal outside crash snapshots, events[].label outside marks).
+// where it does not apply (process.signal outside crash and signal-ended exit snapshots, events[].label outside marks).
 // Required members are those of schema 1 as first published: a file without one is refused. A member
 // inside an optional object or array is required wherever that object appears (ooms[].time_ns).
 // Readers of older files are unaffected by this table: it names the members they already read, and
@@ -93,6 +93,8 @@ inline constexpr Field dump_monotonic_ns{"dump_monotonic_ns", Json::uint64, kOpt
 inline constexpr Field rank{"rank", Json::string, kOptional};
 inline constexpr Field symbolized{"symbolized", Json::boolean, kOptional};
 inline constexpr Field signal{"signal", Json::string, kOptional};
+inline constexpr Field signal_sender_pid{"signal_sender_pid", Json::int64, kOptional};
+inline constexpr Field signal_sender_uid{"signal_sender_uid", Json::int64, kOptional};
 inline constexpr Field python{"python", Json::string, kOptional};
 } // namespace process
 

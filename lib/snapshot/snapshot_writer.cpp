@@ -116,6 +116,10 @@ void write_process(JsonEmitter &out, const ProcessInfo &p) {
     m.str(member::process::rank, p.rank);
     m.boolean(member::process::symbolized, p.symbolized);
     if (!p.signal.empty()) m.str(member::process::signal, p.signal);
+    if (!p.signal.empty() && p.signal_sender_pid != 0) {
+        m.i64(member::process::signal_sender_pid, p.signal_sender_pid);
+        m.i64(member::process::signal_sender_uid, p.signal_sender_uid);
+    }
     if (!p.python.empty()) m.str(member::process::python, p.python);
     out.raw("\n  },\n");
 }

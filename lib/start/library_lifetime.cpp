@@ -13,11 +13,13 @@
 #include "cupti/backend.h"
 #include "interception/self_test.h"
 #include "dump/dumper.h"
+#include "dump/run_notes.h"
 #include "python/python_stack_memo.h"
 #include "tracking/recent_walks.h"
 #include "tracking/stack_capture.h"
 #include "triggers/crash_handler.h"
 #include "triggers/reporter.h"
+#include "triggers/termination_signals.h"
 #include "triggers/trigger_config.h"
 
 namespace {
@@ -31,6 +33,10 @@ __attribute__((constructor(101))) void vramtrace_library_start() {
     // Fatal signals (docs/crash-dumps.md): installed at start, so that a crash before the first
     // allocation's triggers still finds them; the handler writes only when CUDA was used.
     vramtrace::crash::install_crash_handlers();
+    // libc's sigaction found now, outside any signal handler (the interception needs it from the
+    // program's first sigaction call on).
+    vramtrace::triggers::real_sigaction(SIGINT, nullptr, nullptr);
+    vramtrace::note_library_loaded(); // for `vramtrace run`'s verdict (dump/run_notes.h)
     // Registered after the tracker's own handlers (initialize), so a child's tracker is rebuilt first:
     // a fork waits for a dump in progress; the child gets an unlocked dumper, then fresh triggers.
     pthread_atfork(&vramtrace::dumper_before_fork, &vramtrace::dumper_after_fork_in_parent,

@@ -28,6 +28,7 @@
 #include "dump/snapshot_builder.h" // rank_from_environment
 #include "triggers/crash_writer.h"
 #include "triggers/prometheus.h"
+#include "triggers/termination_signals.h"
 
 namespace vramtrace::crash {
 namespace {
@@ -196,7 +197,7 @@ void write_snapshot(const Tracker &t, int i) {
     struct sigaction ignore {}, saved_xfsz {};
     ignore.sa_handler = SIG_IGN;
     sigemptyset(&ignore.sa_mask);
-    bool xfsz_saved = sigaction(SIGXFSZ, &ignore, &saved_xfsz) == 0;
+    bool xfsz_saved = triggers::real_sigaction(SIGXFSZ, &ignore, &saved_xfsz) == 0;
 
     sigset_t faults, before;
     sigemptyset(&faults);
@@ -252,7 +253,7 @@ void write_snapshot(const Tracker &t, int i) {
         line_emit();
     }
     pthread_sigmask(SIG_SETMASK, &before, nullptr);
-    if (xfsz_saved) sigaction(SIGXFSZ, &saved_xfsz, nullptr);
+    if (xfsz_saved) triggers::real_sigaction(SIGXFSZ, &saved_xfsz, nullptr);
 }
 
 void wait_for_writer() {

@@ -23,10 +23,13 @@
 #include "dump/dumper.h"
 #include "dump/output_path.h"
 #include "dump/oom_log.h"
+#include "dump/run_notes.h"
 #include "serve/live_server.h"
 #include "triggers/oom_trigger.h"
 #include "triggers/prometheus.h"
 #include "triggers/signal_trigger.h"
+#include "triggers/termination_signals.h"
+#include "triggers/trigger_parse.h"
 #include "triggers/threshold.h"
 #include "triggers/trigger_config.h"
 
@@ -42,6 +45,7 @@ static_assert(sizeof(std::atomic<uint32_t>) == sizeof(uint32_t));
 
 std::atomic<bool> g_start_claimed{false}; // one thread starts the reporter
 std::atomic<bool> g_exiting{false};       // the exit report has begun: no new trigger work
+std::atomic<bool> g_reporter_alive{false}; // the reporter thread was started in this process
 // Each reporter gets a generation: a fork child's reporter is a new one, and the parent's thread
 // does not exist there.
 std::atomic<uint64_t> g_generation{0};
@@ -98,6 +102,21 @@ void do_pending_work(uint32_t bits) {
         while (PendingWork *w = pop_queue()) do_work(w);
 }
 
+// The exit report for a terminating signal, written here while the signalled thread waits.
+void write_termination_report() {
+    ExitSignalRequest r = termination_request();
+    if (r.signo == 0) return;
+    char name[32];
+    signal_name(r.signo, name, sizeof name);
+    ExitSignal ended_by;
+    ended_by.name = name;
+    ended_by.sender_pid = r.sender_pid;
+    ended_by.sender_uid = r.sender_uid;
+    triggers_before_exit_dump();
+    dump_at_exit_on_signal(ended_by);
+    triggers_after_exit_dump();
+}
+
 // Whether this thread is the only one left in the process (/proc/self/stat, field 20).
 bool last_thread_left() {
     int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
@@ -129,6 +148,7 @@ void *reporter_main(void *arg) {
     for (;;) {
         if (g_generation.load(std::memory_order_acquire) != generation) return nullptr;
         uint32_t bits = g_pending.exchange(0, std::memory_order_acq_rel);
+        if (bits & kWakeTermination) write_termination_report();
         if (!g_exiting.load(std::memory_order_acquire)) {
             std::lock_guard<std::mutex> work(g_work_mutex);
             if (bits != 0) do_pending_work(bits);
@@ -147,7 +167,10 @@ void *reporter_main(void *arg) {
         if (now >= next_liveness) {
             // The main thread called pthread_exit and every other thread has ended: returning makes
             // glibc end the process with status 0, as it would have done without us.
-            if (last_thread_left()) return nullptr;
+            if (last_thread_left()) {
+                g_reporter_alive.store(false, std::memory_order_release);
+                return nullptr;
+            }
             next_liveness = now + kLivenessCheckNs;
         }
         if (now >= next_calibration) {
@@ -199,14 +222,18 @@ void wake_reporter(uint32_t bits) {
     errno = saved;
 }
 
+bool reporter_running() { return g_reporter_alive.load(std::memory_order_acquire); }
+
 void start_triggers_slow() {
     if (g_exiting.load(std::memory_order_acquire)) return;
     if (g_start_claimed.exchange(true, std::memory_order_acq_rel)) return; // another thread does it
     int saved = errno;
     // A signal that arrived before the first allocation has nothing to report.
     g_pending.fetch_and(~static_cast<uint32_t>(kWakeSignal), std::memory_order_acq_rel);
-    start_reporter_thread();
+    g_reporter_alive.store(start_reporter_thread(), std::memory_order_release);
     install_dump_signal();
+    install_termination_handlers();
+    note_first_allocation(trigger_config().period_ns != 0);
     g_triggers_started.store(true, std::memory_order_release);
     errno = saved;
 }
@@ -248,6 +275,7 @@ void triggers_after_fork_in_child() {
     g_exiting.store(false, std::memory_order_relaxed);
     g_start_claimed.store(false, std::memory_order_relaxed);
     g_triggers_started.store(false, std::memory_order_relaxed);
+    g_reporter_alive.store(false, std::memory_order_relaxed);
     g_generation.fetch_add(1, std::memory_order_relaxed);
     reset_oom_log();
     reset_oom_rate_limit();

@@ -28,10 +28,14 @@ enum WakeBits : uint32_t {
     kWakeQueue = 1u << 1,     // captured work (an OOM snapshot, a threshold warning) is queued
     kWakeGraphMemory = 1u << 2, // a graph was instantiated, uploaded or destroyed, or graph memory
                                 // trimmed: read the devices' graph memory again
+    kWakeTermination = 1u << 3, // a terminating signal arrived: write the exit report now
+                                // (lib/triggers/termination_signals.h)
 };
 
 // Async-signal-safe.
 void wake_reporter(uint32_t bits);
+// Whether this process has a reporter thread that can do woken work (async-signal-safe).
+bool reporter_running();
 
 extern std::atomic<bool> g_triggers_started;
 // Starts the reporter thread and installs the VRAMTRACE_SIGNAL handler, once per process (again in

@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <cstring>
 
 #include "core/log.h"
 #include "triggers/trigger_parse.h"
@@ -102,6 +103,17 @@ void load_trigger_config() {
     if (const char *v = setting("VRAMTRACE_OOM_INTERVAL")) {
         if (!parse_interval(v, &c.oom_interval_ns))
             log_warning("VRAMTRACE_OOM_INTERVAL=\"%s\" is not a number of seconds from 0 to 86400; using 10", ShownValue(v).text);
+    }
+    if (const char *v = setting("VRAMTRACE_SIGNAL_REPORT")) {
+        if (strcmp(v, "0") == 0) c.signal_report = false;
+        else if (strcmp(v, "1") != 0)
+            log_warning("VRAMTRACE_SIGNAL_REPORT=\"%s\" is not 0 or 1; using 1", ShownValue(v).text);
+    }
+    if (const char *v = setting("VRAMTRACE_SIGNAL_REPORT_TIMEOUT")) {
+        auto ns = parse_period_ns(v);
+        if (ns && *ns <= 600'000'000'000ull) c.signal_report_timeout_ns = *ns;
+        else log_warning("VRAMTRACE_SIGNAL_REPORT_TIMEOUT=\"%s\" is not a number of seconds above 0 (at most "
+                         "600); using 5", ShownValue(v).text);
     }
     g_config = c;
     g_state.store(2, std::memory_order_release);

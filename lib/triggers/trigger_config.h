@@ -21,6 +21,9 @@ struct TriggerConfig {
     uint64_t prometheus_keep_ns = 900'000'000'000ull; // VRAMTRACE_PROMETHEUS_KEEP: a dead process's file
     uint32_t oom_snapshots = 3;            // VRAMTRACE_OOM_SNAPSHOTS: the most OOM snapshot files
     uint64_t oom_interval_ns = 10'000'000'000ull; // VRAMTRACE_OOM_INTERVAL: at least this apart
+    bool signal_report = true;             // VRAMTRACE_SIGNAL_REPORT=0: a terminating signal writes nothing
+    uint64_t signal_report_timeout_ns = 5'000'000'000ull; // VRAMTRACE_SIGNAL_REPORT_TIMEOUT: the
+                                           // longest a terminating signal waits for the exit report
 
     bool threshold_on() const { return warn_bytes != 0 || warn_fraction > 0.0; }
 };

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Checks what libvramtrace.so shows the processes it is loaded into:
 #  - it exports exactly the rows of hooks.def, the vramtrace_* API, InitializeInjection (the CUDA
-#    driver's injection entry, docs/cupti.md), InitializeInjectionNvtx2 and InitializeInjectionNvtxExtension (NVTX's, docs/nvtx.md) and dlsym (under both glibc versions), nothing else (no libstdc++, libunwind, fmt or internal symbol that could clash);
+#    driver's injection entry, docs/cupti.md), InitializeInjectionNvtx2 and InitializeInjectionNvtxExtension (NVTX's, docs/nvtx.md) dlsym (under both glibc versions) and sigaction and signal (GLIBC_2.2.5, docs/triggers.md), nothing else (no libstdc++, libunwind, fmt or internal symbol that could clash);
 #  - its NEEDED entries are only the libc family.
 # Usage: check_exports.sh LIBRARY HOOKS_DEF
 set -euo pipefail
@@ -10,7 +10,7 @@ hooks_def=$2
 fail=0
 
 expected=$( { grep -oE '^VT_[A-Z_]+\(([A-Za-z0-9_]+)' "$hooks_def" | sed -E 's/^VT_[A-Z_]+\(//';
-              echo vramtrace_dump; echo vramtrace_stats; echo vramtrace_mark; echo dlsym;
+              echo vramtrace_dump; echo vramtrace_stats; echo vramtrace_mark; echo dlsym; echo sigaction; echo signal;
               echo InitializeInjection; echo InitializeInjectionNvtx2; echo InitializeInjectionNvtxExtension; } | sort -u)
 exported=$(nm -D --defined-only "$lib" | awk '$2 != "A" {print $3}' | sed 's/@.*//' | sort -u)
 
@@ -21,7 +21,7 @@ if [ -n "$missing" ]; then echo "missing exports:"; echo "$missing"; fail=1; fi
 
 # dlsym under both versions, runtime symbols under NVIDIA's version node.
 versions=$(objdump -T "$lib")
-for v in '\(GLIBC_2.2.5\) +dlsym$' 'GLIBC_2.34 +dlsym$' 'libcudart.so.13 +cudaMalloc$'; do
+for v in '\(GLIBC_2.2.5\) +dlsym$' 'GLIBC_2.2.5 +sigaction$' 'GLIBC_2.2.5 +signal$' 'GLIBC_2.34 +dlsym$' 'libcudart.so.13 +cudaMalloc$'; do
   if ! grep -qE "$v" <<<"$versions"; then echo "no export matching: $v"; fail=1; fi
 done
 

@@ -181,7 +181,7 @@ struct Dropped {
 template <class R> struct Schema;
 template <> struct Schema<ProcessInfo> {
     static constexpr std::string_view where = member::top::process.name;
-    static inline const std::array<Field<ProcessInfo>, 16> fields{{
+    static inline const std::array<Field<ProcessInfo>, 18> fields{{
         {member::process::pid, &ProcessInfo::pid},
         {member::process::ppid, &ProcessInfo::ppid},
         {member::process::command_line, &ProcessInfo::command_line},
@@ -197,6 +197,8 @@ template <> struct Schema<ProcessInfo> {
         {member::process::rank, &ProcessInfo::rank},
         {member::process::symbolized, &ProcessInfo::symbolized},
         {member::process::signal, &ProcessInfo::signal},
+        {member::process::signal_sender_pid, &ProcessInfo::signal_sender_pid},
+        {member::process::signal_sender_uid, &ProcessInfo::signal_sender_uid},
         {member::process::python, &ProcessInfo::python},
     }};
 };
