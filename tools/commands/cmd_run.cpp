@@ -10,12 +10,15 @@
 #include <string_view>
 #include <vector>
 
+#include <pthread.h>
 #include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "commands/cmd_run_live.h"
+#include "commands/run_supervise.h"
+#include "commands/run_verdict.h"
 #include "common/cli.h"
 
 extern char **environ;
@@ -67,8 +70,16 @@ const char *const kRunHelp =
     "Exit status: the program's own exit status, or 128+N when a signal N killed it (137 for\n"
     "SIGKILL); 127 when PROGRAM was not found, 126 when it could not be executed; 125 when\n"
     "vramtrace itself failed (libvramtrace.so not found, ...); 2 for a usage error.\n"
-    "Signals: Ctrl-C (SIGINT) and SIGQUIT reach the program from the terminal while vramtrace\n"
-    "waits for it; SIGTERM, SIGHUP, SIGUSR1 and SIGUSR2 sent to vramtrace are passed on to it.\n";
+    "\n"
+    "Signals: Ctrl-C (SIGINT) and SIGQUIT from the terminal reach the program directly; SIGINT,\n"
+    "SIGQUIT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2, SIGXCPU and SIGALRM sent to vramtrace are passed\n"
+    "on to it (once: not when it already got the same signal, as from timeout(1) or a scheduler\n"
+    "signalling the whole job). A terminating signal makes the program write its exit report\n"
+    "before it dies by that signal (docs/triggers.md, \"How a run ends\").\n"
+    "\n"
+    "The last line on stderr is the verdict: the report written (\"vramtrace: wrote PATH (peak\n"
+    "3.10 GiB on cuda:0; 2 processes traced)\"), that no CUDA allocation was seen, or that the\n"
+    "program was killed before it could write.\n";
 
 namespace {
 
@@ -78,13 +89,12 @@ constexpr int kExitNotFound = 127;
 constexpr int kForwarded[] = {SIGTERM, SIGHUP, SIGUSR1, SIGUSR2};
 
 volatile sig_atomic_t g_child = 0;   // the program's pid once spawned
-volatile sig_atomic_t g_pending = 0; // a signal that arrived before that
 
+// --live: the view's signal handlers pass signals on to the program.
 extern "C" void forward_signal(int sig) {
     int saved = errno;
     pid_t child = g_child;
     if (child > 0) ::kill(child, sig);
-    else g_pending = sig;
     errno = saved;
 }
 
@@ -155,6 +165,60 @@ bool names_cupti(std::string_view path) {
 
 bool starts_with_name(const char *entry, std::string_view name) {
     return std::strncmp(entry, name.data(), name.size()) == 0 && entry[name.size()] == '=';
+}
+
+
+constexpr int kSpawnFailed = -1;
+
+// The program under `run --live`: its own pty, the live view here (cmd_run_live.cpp); Ctrl-C in
+// the view's terminal is passed on.
+int run_live_program(const char *program, char **argv, char **envp, const std::string &log_pattern, int *status) {
+    struct sigaction forward {};
+    forward.sa_handler = forward_signal;
+    forward.sa_flags = SA_RESTART;
+    sigemptyset(&forward.sa_mask);
+    for (int sig : kForwarded) ::sigaction(sig, &forward, nullptr);
+    ::sigaction(SIGINT, &forward, nullptr);
+    struct sigaction ignore {};
+    ignore.sa_handler = SIG_IGN;
+    sigemptyset(&ignore.sa_mask);
+    ::sigaction(SIGQUIT, &ignore, nullptr);
+    int rc = run_live(program, argv, envp, log_pattern, status, &g_child);
+    return rc < 0 ? kSpawnFailed : rc;
+}
+
+// The program started with the signals run supervises blocked here and at their defaults there
+// (run_supervise.h); returns posix_spawnp's error, 0 once the program has ended.
+int run_program(const char *program, char **argv, char **envp, const std::string &notes_dir, int *status) {
+    const sigset_t supervised = supervised_signals();
+    sigset_t previous;
+    ::pthread_sigmask(SIG_BLOCK, &supervised, &previous);
+    // Like system(): an ignored SIGINT or SIGQUIT stays ignored in the program.
+    struct sigaction old_int {}, old_quit {};
+    ::sigaction(SIGINT, nullptr, &old_int);
+    ::sigaction(SIGQUIT, nullptr, &old_quit);
+    sigset_t to_default = supervised;
+    sigdelset(&to_default, SIGCHLD);
+    if (old_int.sa_handler == SIG_IGN) sigdelset(&to_default, SIGINT);
+    if (old_quit.sa_handler == SIG_IGN) sigdelset(&to_default, SIGQUIT);
+    posix_spawnattr_t attr;
+    posix_spawnattr_init(&attr);
+    posix_spawnattr_setsigdefault(&attr, &to_default);
+    posix_spawnattr_setsigmask(&attr, &previous);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+    pid_t pid = 0;
+    int rc = ::posix_spawnp(&pid, program, nullptr, &attr, argv, envp);
+    posix_spawnattr_destroy(&attr);
+    if (rc != 0) {
+        ::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+        return rc;
+    }
+    g_child = pid;
+    if (!supervise(pid, notes_dir, status)) {
+        log_error(std::string("waiting for ") + program + ": " + std::strerror(errno));
+        return kSpawnFailed;
+    }
+    return 0;
 }
 
 } // namespace
@@ -284,42 +348,22 @@ int run_command(int argc, char **argv) {
         log_warning(resolved + " is set-user-ID or set-group-ID: the dynamic loader ignores LD_PRELOAD for it, "
                                "so vramtrace cannot trace it (no snapshot will be written)");
 
-    // Signals: like system(), ignore SIGINT/SIGQUIT while the program runs (the terminal sends them
-    // to it too), and pass on those sent to us alone. The program gets SIGINT/SIGQUIT as we got them.
-    struct sigaction ignore {}, old_int {}, old_quit {}, forward {};
-    ignore.sa_handler = SIG_IGN;
-    sigemptyset(&ignore.sa_mask);
-    ::sigaction(SIGINT, &ignore, &old_int);
-    ::sigaction(SIGQUIT, &ignore, &old_quit);
-    forward.sa_handler = forward_signal;
-    forward.sa_flags = SA_RESTART;
-    sigemptyset(&forward.sa_mask);
-    for (int sig : kForwarded) ::sigaction(sig, &forward, nullptr);
-    // With --live the program has its own terminal: Ctrl-C in ours (the view's) is passed on.
-    if (live) ::sigaction(SIGINT, &forward, nullptr);
-
-    posix_spawnattr_t attr;
-    posix_spawnattr_init(&attr);
-    sigset_t to_default;
-    sigemptyset(&to_default);
-    if (old_int.sa_handler != SIG_IGN) sigaddset(&to_default, SIGINT);
-    if (old_quit.sa_handler != SIG_IGN) sigaddset(&to_default, SIGQUIT);
-    for (int sig : kForwarded) sigaddset(&to_default, sig);
-    posix_spawnattr_setsigdefault(&attr, &to_default);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF);
-
-    pid_t pid = 0;
+    std::string notes_dir = make_notes_dir();
+    if (!notes_dir.empty()) {
+        env_strings.push_back("VRAMTRACE_RUN_NOTES=" + notes_dir);
+        envp.clear();
+        for (std::string &s : env_strings) envp.push_back(s.data());
+        envp.push_back(nullptr);
+    }
     int status = 0;
-    int rc = 0;
-    if (live) {
-        posix_spawnattr_destroy(&attr);
-        rc = run_live(program, program_argv, envp.data(), log_pattern, &status, &g_child);
-        if (rc < 0) return kExitRunFailed;
-    } else {
-        rc = ::posix_spawnp(&pid, program, nullptr, &attr, program_argv, envp.data());
-        posix_spawnattr_destroy(&attr);
+    int rc = live ? run_live_program(program, program_argv, envp.data(), log_pattern, &status)
+                  : run_program(program, program_argv, envp.data(), notes_dir, &status);
+    if (rc == kSpawnFailed) {
+        remove_notes_dir(notes_dir);
+        return kExitRunFailed;
     }
     if (rc != 0) {
+        remove_notes_dir(notes_dir);
         bool not_found = rc == ENOENT || rc == ENOTDIR;
         if (not_found && std::strchr(program, '/') == nullptr)
             log_error(std::string(program) + ": command not found");
@@ -327,22 +371,10 @@ int run_command(int argc, char **argv) {
             log_error(std::string("cannot run ") + program + ": " + std::strerror(rc));
         return not_found ? kExitNotFound : kExitCannotExecute;
     }
-    g_child = pid;
-    if (int pending = g_pending; pending != 0) ::kill(pid, pending);
-
-    while (!live && ::waitpid(pid, &status, 0) < 0) {
-        if (errno == EINTR) continue;
-        log_error(std::string("waiting for ") + program + ": " + std::strerror(errno));
-        return kExitRunFailed;
-    }
+    if (!notes_dir.empty()) log_line(run_verdict(notes_dir, g_child, program, status));
+    remove_notes_dir(notes_dir);
     if (WIFEXITED(status)) return WEXITSTATUS(status);
-    if (WIFSIGNALED(status)) {
-        int sig = WTERMSIG(status);
-        if (sig != SIGINT && sig != SIGPIPE)
-            log_warning(std::string(program) + " was killed by signal " + std::to_string(sig) + " (" +
-                        ::strsignal(sig) + ")");
-        return 128 + sig;
-    }
+    if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
     return kExitRunFailed;
 }
 

@@ -40,6 +40,8 @@ extern const char *const kTopHelp;
 void setup_logging();
 void log_error(std::string_view message);
 void log_warning(std::string_view message);
+// "vramtrace: MESSAGE" on stderr (a result, not a diagnostic: `run`'s verdict line).
+void log_line(std::string_view message);
 // Logs "MESSAGE (see 'vramtrace HELP_FOR --help')" as an error and returns kExitUsage.
 int usage_error(std::string_view message, std::string_view help_for = {});
 

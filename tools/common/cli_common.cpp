@@ -31,6 +31,12 @@ constexpr size_t kMaxMessageBytes = 1024;
 void log_error(std::string_view message) { spdlog::error("{}", report::shown_value(message, kMaxMessageBytes)); }
 void log_warning(std::string_view message) { spdlog::warn("{}", report::shown_value(message, kMaxMessageBytes)); }
 
+void log_line(std::string_view message) {
+    std::string line = "vramtrace: " + report::shown_value(message, kMaxMessageBytes) + "\n";
+    std::fwrite(line.data(), 1, line.size(), stderr);
+    std::fflush(stderr);
+}
+
 int usage_error(std::string_view message, std::string_view help_for) {
     std::string hint = help_for.empty() ? "vramtrace --help" : "vramtrace " + std::string(help_for) + " --help";
     spdlog::error("{} (see '{}')", report::shown_value(message, kMaxMessageBytes), hint);
