@@ -85,6 +85,29 @@ bool named_from_debug_file(const PluginRun &p) {
     return true;
 }
 
+// The one call site `vramtrace top --once --json` shows of the plugin's program while it holds the
+// plugin's buffer (its own XDG_RUNTIME_DIR under dir), the viewer bounded to 20 s.
+nlohmann::json top_site(const std::string &dir, const std::string &plugin) {
+    std::string xdg = dir + "/xdg", reading = dir + "/top.json";
+    mkdir(xdg.c_str(), 0700);
+    std::remove((dir + "/ready").c_str());
+    std::remove((dir + "/go").c_str());
+    RunResult r = run(
+        {"sh", "-c",
+         "\"$0\" \"$1\" hold ready go >held.out & p=$!; i=0; while [ ! -e ready ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done; "
+         "env -u LD_PRELOAD timeout 20 \"$2\" top --once --json --pid $p >\"$3\"; echo \"top $?\"; touch go; wait $p; "
+         "echo \"program $?\"",
+         bin_dir() + "/vt_dlclose_program", plugin, cli(), reading},
+        {true, {{"XDG_RUNTIME_DIR", xdg}, {"VRAMTRACE_OUTPUT", dir + "/held.json"}, {"VRAMTRACE_SUMMARY", "0"}}, dir});
+    INFO(r.out << r.err);
+    REQUIRE(r.exit_code == 0);
+    REQUIRE(r.out == "top 0\nprogram 0\n");
+    nlohmann::json sites = load_json(reading).at("top_sites");
+    REQUIRE(sites.size() == 1);
+    CHECK(sites[0].at("bytes") == 6u << 20);
+    return sites[0];
+}
+
 void make_fifo(const std::string &path, uid_t owner) {
     REQUIRE(mkfifo(path.c_str(), 0666) == 0);
     if (owner != geteuid()) REQUIRE(chown(path.c_str(), owner, owner) == 0);
@@ -107,7 +130,7 @@ TEST_CASE("debug files: a stripped module's debug file beside it or in .debug/ n
 }
 
 TEST_CASE("debug files: a FIFO at DIR/LINK and DIR/.debug/LINK is never opened to wait: the program exits, "
-          "summary names the crash snapshot") {
+          "summary and top name its frames") {
     std::string dir = make_temp_dir("debug-fifo");
     std::string plugin = make_stripped_plugin(dir);
     REQUIRE(mkdir((dir + "/.debug").c_str(), 0755) == 0);
@@ -116,6 +139,10 @@ TEST_CASE("debug files: a FIFO at DIR/LINK and DIR/.debug/LINK is never opened t
     place_debug_file(dir, dir + "/.debug/" + kLink);
     make_fifo(dir + "/" + kLink, geteuid());
     CHECK(named_from_debug_file(run_plugin(dir, plugin)));
+    nlohmann::json named = top_site(dir, plugin);
+    CHECK(named.at("function") == "plugin_allocate");
+    std::string file = named.at("file");
+    CHECK(file.substr(file.rfind('/') + 1) == "dlclose_plugin.c");
 
     // FIFOs at both names: the exit snapshot is written at once, without file and line.
     REQUIRE(unlink((dir + "/.debug/" + kLink).c_str()) == 0);
@@ -139,6 +166,12 @@ TEST_CASE("debug files: a FIFO at DIR/LINK and DIR/.debug/LINK is never opened t
     CHECK(summary.err.empty());
     CHECK(summary.out.find("plugin_allocate (libplugin.so+0x") != std::string::npos);
     CHECK(summary.out.find("dlclose_plugin.c") == std::string::npos);
+
+    // `vramtrace top --once --json` names the frames of the running program from the files on disk.
+    nlohmann::json site = top_site(dir, plugin);
+    CHECK(site.at("function") == "plugin_allocate");
+    CHECK(site.at("file") == "");
+
     CHECK(is_fifo(dir + "/" + kLink));
     CHECK(is_fifo(dir + "/.debug/" + kLink));
 }
