@@ -253,17 +253,30 @@ bool start_live_server() {
     }
     addr.sun_family = AF_UNIX;
     memcpy(addr.sun_path, path.c_str(), path.size() + 1);
-    // 0600 from the start: the umask covers the window between bind and chmod.
-    mode_t old_mask = umask(0177);
-    int rc = bind(fd, reinterpret_cast<sockaddr *>(&addr), sizeof addr);
-    int bind_errno = errno;
-    umask(old_mask);
-    if (rc != 0 || listen(fd, kMaxClients) != 0) {
-        log_warning("live view off: %s: %s", path.c_str(), strerror(rc != 0 ? bind_errno : errno));
+    // The socket's mode is set on its path between bind and listen, never through the umask: the
+    // umask is the whole process's, and a host thread creating a file meanwhile would get our mode.
+    // bind gives the path 0777 less the program's umask for a moment; nobody else can reach it
+    // then, since the directory is ours with no access for group or others (checked above), and
+    // before listen a connect is refused anyway. The path, not the descriptor: fchmod on a socket
+    // descriptor changes the socket's own inode, not the file bind made. Inside that directory
+    // nobody but us can put another file at the path between bind and fchmodat.
+    const bool bound = bind(fd, reinterpret_cast<sockaddr *>(&addr), sizeof addr) == 0;
+    int err = bound ? 0 : errno;
+    const char *step = "bind";
+    if (err == 0 && fchmodat(AT_FDCWD, path.c_str(), 0600, 0) != 0) {
+        step = "chmod";
+        err = errno;
+    }
+    if (err == 0 && listen(fd, kMaxClients) != 0) {
+        step = "listen";
+        err = errno;
+    }
+    if (err != 0) {
+        if (bound) unlink(path.c_str());
+        log_warning("live view off: %s: %s: %s", path.c_str(), step, strerror(err));
         close(fd);
         return false;
     }
-    chmod(path.c_str(), 0600);
     if (lstat(path.c_str(), &st) == 0) g_socket_dev = st.st_dev, g_socket_ino = st.st_ino;
     int wake = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (wake < 0) {

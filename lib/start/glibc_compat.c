@@ -2,7 +2,8 @@
  *
  * Built against glibc 2.36, every call would bind to the newest version of its symbol: dlopen,
  * dladdr, dlvsym, dlerror, pthread_rwlock_*, pthread_key_create and pthread_setspecific to GLIBC_2.34 (when libdl and libpthread moved into
- * libc), stat, fstat and lstat to GLIBC_2.33 (before which they were inline wrappers of __xstat/__fxstat),
+ * libc), stat, fstat, lstat and fstatat to GLIBC_2.33 (before which they were inline wrappers of
+ * __xstat/__fxstat/__lxstat/__fxstatat),
  * pthread_sigmask to GLIBC_2.32, and libstdc++.a's __libc_single_threaded (GLIBC_2.32) and
  * arc4random (GLIBC_2.36). Not only our own sources call these: the static libstdc++ and LLVM
  * libunwind linked into the library do too, so a .symver directive in our sources alone would not
@@ -61,6 +62,8 @@ int vt_old_fxstat(int, int, struct stat *);
 VT_OLD(vt_old_fxstat, __fxstat);
 int vt_old_lxstat(int, const char *, struct stat *);
 VT_OLD(vt_old_lxstat, __lxstat);
+int vt_old_fxstatat(int, int, const char *, struct stat *, int);
+__asm__(".symver vt_old_fxstatat, __fxstatat@GLIBC_2.4"); /* symbolize/regular_file.cpp */
 
 /* noinline: a dlopen/dlvsym caller's return address must stay inside this library (it does either
  * way; this keeps the frame simple to read in a debugger). */
@@ -91,6 +94,9 @@ enum { kStatVersion = 1 };
 VT_HIDDEN int stat(const char *path, struct stat *buf) { return vt_old_xstat(kStatVersion, path, buf); }
 VT_HIDDEN int fstat(int fd, struct stat *buf) { return vt_old_fxstat(kStatVersion, fd, buf); }
 VT_HIDDEN int lstat(const char *path, struct stat *buf) { return vt_old_lxstat(kStatVersion, path, buf); }
+VT_HIDDEN int fstatat(int dirfd, const char *path, struct stat *buf, int flags) {
+    return vt_old_fxstatat(kStatVersion, dirfd, path, buf, flags);
+}
 
 /* libstdc++ skips atomic reference counting when this says the process has one thread; zero is
  * always correct (it only costs the atomics). */

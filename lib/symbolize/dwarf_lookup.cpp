@@ -2,11 +2,16 @@
 
 #include <climits>
 #include <cstdlib>
+#include <cstring>
 #include <utility>
 
 #include <dlfcn.h>
+#include <elf.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include "symbolize/debug_files.h"
+#include "symbolize/regular_file.h"
 
 namespace vramtrace::symbolize {
 
@@ -211,9 +216,22 @@ void DwarfLookup::open_session(const LoadedModule &m, bool live, bool file_usabl
         (!readable(path) || (!m.build_id.empty() && read_build_id_from_file(path) != m.build_id)))
         path = "/proc/self/exe";
     std::string name = path.substr(path.rfind('/') + 1);
-    api_.report_begin(s.dwfl);
-    s.module = api_.report_elf(s.dwfl, name.c_str(), path.c_str(), -1, m.base, true);
-    api_.report_end(s.dwfl, nullptr, nullptr);
+    // Opened here, not by libdw (which would wait on a FIFO put at the path): a regular file
+    // starting with the ELF magic. libdw takes the descriptor when it reports the module; when it
+    // does not, it closes it only for a compressed image, which the magic rules out, so it is
+    // ours to close then.
+    int fd = open_regular_file(AT_FDCWD, path.c_str(), {true, false, kMaxElfFileBytes});
+    char magic[SELFMAG];
+    if (fd >= 0 && (pread(fd, magic, SELFMAG, 0) != SELFMAG || memcmp(magic, ELFMAG, SELFMAG) != 0)) {
+        close(fd);
+        fd = -1;
+    }
+    if (fd >= 0) {
+        api_.report_begin(s.dwfl);
+        s.module = api_.report_elf(s.dwfl, name.c_str(), path.c_str(), fd, m.base, true);
+        api_.report_end(s.dwfl, nullptr, nullptr);
+        if (!s.module) close(fd);
+    }
     if (!s.module) {
         api_.end(s.dwfl);
         s.dwfl = nullptr;

@@ -4,9 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
+#include "symbolize/regular_file.h"
 
 // The shipped table (lib/symbolize/frame_rules.txt), embedded at build time.
 extern const char kShippedFrameRules[];
@@ -209,29 +207,16 @@ const FrameRules &FrameRules::from_environment(void (*warn)(const char *message)
         std::string text, error;
         // Only a regular file, read without blocking (a FIFO named here must not hold a dump up),
         // whole or not at all.
-        constexpr off_t kMaxBytes = 1 << 20;
-        int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-        struct stat st {};
-        if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-            error = std::string("VRAMTRACE_FRAMEWORK_RULES: cannot read ") + path + "; the shipped rules apply";
-        } else if (st.st_size > kMaxBytes) {
-            error = std::string("VRAMTRACE_FRAMEWORK_RULES: ") + path + " is larger than 1 MiB; the shipped rules apply";
-        } else {
-            text.resize(size_t(st.st_size));
-            size_t got = 0;
-            while (got < text.size()) {
-                ssize_t n = read(fd, text.data() + got, text.size() - got);
-                if (n < 0 && errno == EINTR) continue;
-                if (n <= 0) break;
-                got += size_t(n);
-            }
-            text.resize(got);
-            if (got != size_t(st.st_size))
-                error = std::string("VRAMTRACE_FRAMEWORK_RULES: cannot read ") + path + " whole; the shipped rules apply";
-            else if (!r->add(text, path, &error))
+        if (symbolize::read_regular_file(path, {true, false, 1 << 20}, &text)) {
+            if (!r->add(text, path, &error))
                 error = "VRAMTRACE_FRAMEWORK_RULES: " + error + "; the file is ignored, the shipped rules apply";
+        } else if (errno == EFBIG) {
+            error = std::string("VRAMTRACE_FRAMEWORK_RULES: ") + path + " is larger than 1 MiB; the shipped rules apply";
+        } else if (errno == EIO) {
+            error = std::string("VRAMTRACE_FRAMEWORK_RULES: cannot read ") + path + " whole; the shipped rules apply";
+        } else {
+            error = std::string("VRAMTRACE_FRAMEWORK_RULES: cannot read ") + path + "; the shipped rules apply";
         }
-        if (fd >= 0) close(fd);
         if (!error.empty() && warn) warn(error.c_str());
         r->add_shipped();
         return r;

@@ -1,7 +1,5 @@
 #include "symbolize/libdw_index.h"
 
-#include <fcntl.h>
-
 #include <cstring>
 
 #include "symbolize/debug_files.h"
@@ -18,17 +16,15 @@ int find_debuginfo_locally(Dwfl_Module *, void **, const char *, Dwarf_Addr, con
                            const char *debuglink_file, GElf_Word, char **debuginfo_file_name) {
     if (!file_name) return -1;
     std::string path(file_name);
-    std::string found;
+    DebugFile found;
     try {
-        found = find_debug_file(path, read_build_id_from_file(path), debuglink_file ? debuglink_file : "");
+        found = open_debug_file(path, read_build_id_from_file(path), debuglink_file ? debuglink_file : "");
     } catch (...) {
         return -1;
     }
-    if (found.empty()) return -1;
-    int fd = open(found.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return -1;
-    if (debuginfo_file_name) *debuginfo_file_name = strdup(found.c_str());
-    return fd;
+    // libdw takes the descriptor; with a name and no descriptor it would open the name itself.
+    if (found.fd >= 0 && debuginfo_file_name) *debuginfo_file_name = strdup(found.path.c_str());
+    return found.fd;
 }
 
 } // namespace

@@ -1,7 +1,6 @@
 #include "symbolize/module_map.h"
 
 #include <algorithm>
-#include <cerrno>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
@@ -16,6 +15,7 @@
 #include <unistd.h>
 
 #include "symbolize/elf_symbols.h"
+#include "symbolize/regular_file.h"
 #include "tracking/elf_notes.h"
 
 namespace vramtrace::symbolize {
@@ -65,18 +65,21 @@ void MappedFile::reset() {
 bool MappedFile::open(const char *path) {
     reset();
     if (!path || !*path) return false;
-    int fd;
-    do {
-        fd = ::open(path, O_RDONLY | O_CLOEXEC);
-    } while (fd < 0 && errno == EINTR);
+    // A module's path may be a symlink (a library loaded by its unversioned name).
+    int fd = open_regular_file(AT_FDCWD, path, {true, false, kMaxElfFileBytes});
     if (fd < 0) return false;
-    struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0) {
-        ::close(fd);
-        return false;
-    }
-    void *p = mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+    bool mapped = map(fd);
     ::close(fd);
+    return mapped;
+}
+
+bool MappedFile::map(int fd) {
+    reset();
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 ||
+        uint64_t(st.st_size) > kMaxElfFileBytes)
+        return false;
+    void *p = mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
     if (p == MAP_FAILED) return false;
     data_ = static_cast<const uint8_t *>(p);
     size_ = static_cast<size_t>(st.st_size);

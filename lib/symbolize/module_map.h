@@ -75,7 +75,11 @@ public:
     MappedFile &operator=(MappedFile &&other) noexcept;
     ~MappedFile();
 
-    bool open(const char *path); // false (and stays empty) when it cannot be opened or is empty
+    // Maps the regular file at path (symbolize/regular_file.h: never waits on a FIFO, refuses
+    // anything else and files over kMaxElfFileBytes); false, and empty, otherwise or when empty.
+    bool open(const char *path);
+    // Maps the regular file open on fd (the caller keeps fd); false, and empty, as above.
+    bool map(int fd);
     void reset();
     const uint8_t *data() const { return data_; }
     size_t size() const { return size_; }

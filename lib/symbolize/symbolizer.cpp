@@ -16,6 +16,7 @@
 #include <elf.h>
 #include <link.h>
 #include <sys/auxv.h>
+#include <unistd.h>
 
 namespace vramtrace::symbolize {
 
@@ -206,10 +207,10 @@ struct Symbolizer::Impl {
         s.file_usable = true;
         if (s.symbols.load(data, size, SHT_SYMTAB)) return;
         if (!m.vdso) {
-            std::string debug = find_debug_file(m.path, m.build_id, debuglink_of(data, size));
-            if (!debug.empty() && s.debug_file.open(debug.c_str()) &&
-                s.symbols.load(s.debug_file.data(), s.debug_file.size(), SHT_SYMTAB))
-                return;
+            DebugFile debug = open_debug_file(m.path, m.build_id, debuglink_of(data, size));
+            bool mapped = debug.fd >= 0 && s.debug_file.map(debug.fd);
+            if (debug.fd >= 0) close(debug.fd);
+            if (mapped && s.symbols.load(s.debug_file.data(), s.debug_file.size(), SHT_SYMTAB)) return;
             s.debug_file.reset();
         }
         s.symbols.load(data, size, SHT_DYNSYM);

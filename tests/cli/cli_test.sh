@@ -1284,7 +1284,14 @@ summary_framework_rules)
     stderr_is_one_line
     stderr_has "VRAMTRACE_FRAMEWORK_RULES: $VT_WORK/broken.rules:2: unknown action 'bogus' (skip, entry, name or mark); the file is ignored, the shipped rules apply"
     VRAMTRACE_FRAMEWORK_RULES=$VT_WORK/missing.rules run 0 "$VT" summary --top 3 "$snap"
-    stderr_has "VRAMTRACE_FRAMEWORK_RULES: cannot read $VT_WORK/missing.rules; the shipped rules apply" ;;
+    stderr_has "VRAMTRACE_FRAMEWORK_RULES: cannot read $VT_WORK/missing.rules; the shipped rules apply"
+    # A FIFO named as the rules file is not waited on (no writer ever comes): said once, the
+    # shipped rules apply.
+    mkfifo "$VT_WORK/fifo.rules"
+    VRAMTRACE_FRAMEWORK_RULES=$VT_WORK/fifo.rules run 0 timeout 20 "$VT" summary --top 3 "$snap"
+    stdout_has "torch_categories.py:49 (python) via torch.optim.adam.Adam.step"
+    stderr_is_one_line
+    stderr_has "VRAMTRACE_FRAMEWORK_RULES: cannot read $VT_WORK/fifo.rules; the shipped rules apply" ;;
 *)
     echo "unknown case: $case_name"; exit 2 ;;
 esac

@@ -163,6 +163,39 @@ run_live|run_live_quit)
     grep -qF "live_program: holding 3 allocations" "$W/r-$PID.log" || fail "the log lacks the program's output"
     grep -qF "vramtrace: snapshot written to $W/r.json" "$W/r-$PID.log" || fail "the log lacks the program's stderr"
     [ "$(stat -c %a "$W/r-$PID.log")" = 600 ] || fail "log mode $(stat -c %a "$W/r-$PID.log")" ;;
+run_live_log_taken)
+    # A log file planted by another user (uid 65534, mode 0666, as in a shared working directory)
+    # at the name run --live would use: never opened, its content kept; the output goes to the
+    # next numbered name, a new file of ours, 0600.
+    [ "$(id -u)" -eq 0 ] || { echo "SKIP: needs root to make a file another user owns"; exit 77; }
+    printf 'planted by nobody\n' >"$W/shared.log"; chmod 666 "$W/shared.log"; chown 65534:65534 "$W/shared.log"
+    tui "cd '$W' && '$VT' run --live --log shared.log --output '$W/r.json' -- '$VT_PROG' '$W/ready-r' '$W/go-r'; echo \"status \$?\""
+    wait_for "$W/ready-r"; PID=$(cat "$W/ready-r")
+    line_is 2 "program output: shared.1.log"
+    touch "$W/go-r"
+    shows "status 0"
+    shows "vramtrace: the program's output is in shared.1.log"
+    [ "$(cat "$W/shared.log")" = "planted by nobody" ] || fail "the planted log was written: $(cat "$W/shared.log")"
+    [ "$(stat -c %u:%a "$W/shared.log")" = "65534:666" ] || fail "the planted log changed owner or mode"
+    grep -qF "live_program: holding 3 allocations" "$W/shared.1.log" || fail "shared.1.log lacks the program's output"
+    [ "$(stat -c %u:%a "$W/shared.1.log")" = "0:600" ] || fail "shared.1.log: owner:mode $(stat -c %u:%a "$W/shared.1.log")" ;;
+run_live_log_fifo)
+    # A FIFO at the log's name: run --live never opens it (a plain open would wait for a reader
+    # forever, deaf to SIGTERM), logs to fifo.1.log instead, and SIGTERM sent to vramtrace passes
+    # on to the program and ends the run (128 + 15), all within the helpers' 10 s bounds.
+    mkfifo "$W/fifo.log"
+    mkdir -m 700 "$SOCKDIR" # made here: under umask 0277 the library's mkdir would give 0500
+    tui "cd '$W' && umask 0277 && '$VT' run --live --log fifo.log --output '$W/r.json' -- '$VT_PROG' '$W/ready-r' '$W/go-r'; echo \"status \$?\""
+    wait_for "$W/ready-r"; PID=$(cat "$W/ready-r")
+    line_is 2 "program output: fifo.1.log"
+    runner=$(awk '$1 == "PPid:" { print $2 }' /proc/"$PID"/status)
+    [ "$(cat /proc/"$runner"/comm)" = vramtrace ] || fail "the program's parent $runner is $(cat /proc/"$runner"/comm)"
+    kill -TERM "$runner"
+    shows "status 143"
+    [ -p "$W/fifo.log" ] || fail "fifo.log is no longer a FIFO"
+    # 0600 whatever the umask (0277 would have made it 0400).
+    [ "$(stat -c %a "$W/fifo.1.log")" = 600 ] || fail "fifo.1.log mode $(stat -c %a "$W/fifo.1.log")"
+    grep -qF "live_program: holding 3 allocations" "$W/fifo.1.log" || fail "fifo.1.log lacks the program's output" ;;
 *)
     fail "unknown case" ;;
 esac

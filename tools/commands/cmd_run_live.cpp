@@ -9,6 +9,7 @@
 #include <mutex>
 #include <spawn.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <thread>
@@ -51,13 +52,51 @@ struct Copier {
     }
 };
 
-// The log written so far, to stdout.
-void print_log(const std::string &path) {
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return;
+// The log written so far, to stdout: read through the descriptor the log was made with, never
+// by its name again (which someone may have replaced since).
+void print_log(int log) {
+    if (log < 0) return;
     char buf[16384];
-    for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) write_all(STDOUT_FILENO, buf, size_t(n));
-    ::close(fd);
+    for (off_t at = 0;;) {
+        ssize_t n = ::pread(log, buf, sizeof buf, at);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return;
+        write_all(STDOUT_FILENO, buf, size_t(n));
+        at += n;
+    }
+}
+
+// The name to try after `path` was taken: "DIR/NAME.N.EXT" (N from 1), or "DIR/NAME.N" when the
+// file name has no extension.
+std::string numbered_name(const std::string &path, int n) {
+    size_t slash = path.rfind('/');
+    size_t dot = path.rfind('.');
+    size_t base = slash == std::string::npos ? 0 : slash + 1;
+    if (dot == std::string::npos || dot <= base) return path + "." + std::to_string(n);
+    return path.substr(0, dot) + "." + std::to_string(n) + path.substr(dot);
+}
+
+// The log: always a new file of ours (O_EXCL: never another user's file, a FIFO or a symlink's
+// target), mode 0600 whatever the umask; when the name is taken, the next numbered name (up to
+// 100). *used gets the name made; -1 (said on stderr) when none could be made.
+int create_log(const std::string &wanted, std::string *used) {
+    constexpr int kTries = 100;
+    for (int i = 0; i <= kTries; ++i) {
+        std::string name = i == 0 ? wanted : numbered_name(wanted, i);
+        int fd = ::open(name.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0 && errno == EEXIST) continue;
+        if (fd < 0) {
+            log_error("run --live: " + name + ": " + std::strerror(errno) + "; the program's output is not kept");
+            return -1;
+        }
+        ::fchmod(fd, 0600);
+        if (i > 0) log_warning("run --live: " + wanted + " exists; the program's output goes to " + name);
+        *used = name;
+        return fd;
+    }
+    log_error("run --live: " + wanted + " and " + std::to_string(kTries) +
+              " numbered names after it exist; the program's output is not kept");
+    return -1;
 }
 
 std::string expand_pid(const std::string &pattern, pid_t pid) {
@@ -110,11 +149,9 @@ int run_live(const char *program, char **argv, char **envp, const std::string &l
         return rc;
     }
     *child = pid;
-    std::string log_path = expand_pid(log_pattern, pid);
-    int log = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (log < 0) {
-        log_error("run --live: " + log_path + ": " + std::strerror(errno) + "; the program's output is not kept");
-    }
+    const std::string wanted = expand_pid(log_pattern, pid);
+    std::string log_path = wanted;
+    int log = create_log(wanted, &log_path);
     Copier copier;
     copier.master = master;
     copier.log = log;
@@ -130,7 +167,7 @@ int run_live(const char *program, char **argv, char **envp, const std::string &l
         // Left early: what the program wrote so far, then the rest as it comes.
         {
             std::lock_guard<std::mutex> lock(copier.mutex);
-            print_log(log_path);
+            print_log(log);
             copier.echo = true;
         }
         while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
@@ -138,7 +175,7 @@ int run_live(const char *program, char **argv, char **envp, const std::string &l
         copy.join();
     } else {
         copy.join();
-        print_log(log_path);
+        print_log(log);
     }
     ::close(master);
     if (log >= 0) {
