@@ -111,8 +111,8 @@ void note_exit_report(const std::string &path, const report::Snapshot &snapshot)
     const report::DeviceTotals *top = nullptr;
     for (const report::DeviceTotals &d : snapshot.devices)
         if (top == nullptr || d.peak_bytes > top->peak_bytes) top = &d;
-    std::string text = "path " + path + "\n";
-    if (top != nullptr) text += "peak " + std::to_string(top->peak_bytes) + "\ndevice " + std::to_string(top->device) + "\n";
+    std::string text = "written " + path + "\n";
+    if (top != nullptr) text += "peak " + std::to_string(top->peak_bytes) + "\non " + std::to_string(top->device) + "\n";
     if (!snapshot.process.signal.empty()) text += "signal " + snapshot.process.signal + "\n";
     write_note("report", text);
 }

@@ -6,7 +6,7 @@
 //                "crash PATH" (crash snapshots on), where those snapshots would go
 //   signal.PID   when a terminating signal reached it with the default action (written from the
 //                signal handler): run then does not send the same signal again
-//   report.PID   after its exit report was written: "path PATH", "peak BYTES", "device N"
+//   report.PID   after its exit report was written: "written PATH", "peak BYTES", "on N"
 //                (the device with the highest peak; -1 host), "signal NAME" when a signal ended it
 // Every note is best effort: a directory that is not there, not a directory, not ours or not
 // private gets nothing, silently (run then says less). Without VRAMTRACE_RUN_NOTES, nothing.

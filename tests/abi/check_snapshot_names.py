@@ -99,6 +99,7 @@ ALLOWED = [
     ("public_api.cpp", {"argument"}, {"api"}, 'dump_snapshot(path, "api", ...): the value of process.reason'),
     ("reporter.cpp", {"argument"}, {"signal"},
      'dump_snapshot(path, "signal", ...) and the file name\'s tag: the value of process.reason'),
+    ("termination_signals.cpp", {"argument"}, {"signal"}, 'dlvsym(RTLD_NEXT, "signal", ...): the libc function'),
     ("summary_format.cpp", {"argument"}, {"allocations", "stack"}, "words of the summary text"),
     ("live_reading.cpp", {"argument"}, "*", "the live protocol's reading (docs/live.md): another format"),
     ("live_view.cpp", set(KEY_PLACES), "*", "the live reading and `top --once --json` (docs/live.md): another format"),

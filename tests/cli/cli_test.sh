@@ -115,8 +115,10 @@ run_library_missing)
     run 125 "$VT_NOLIB" run -- true; stdout_empty; stderr_is_one_line
     stderr_has "vramtrace: error: preload library not found: $lib" ;;
 run_true)
-    run 0 "$VT_STUB" run -- true; stderr_empty
-    run 0 "$VT_STUB" run true ;;
+    # The stub library writes no notes: the verdict says the library was not loaded.
+    run 0 "$VT_STUB" run -- true; stderr_is_one_line
+    stderr_has "vramtrace: no CUDA allocation was seen in true: nothing to report (the library was not loaded: a set-user-ID program or a static binary ignores LD_PRELOAD)"
+    run 0 "$VT_STUB" run --quiet true; stderr_empty ;;
 run_exit_status)
     run 3 "$VT_STUB" run -- sh -c 'exit 3'
     run 1 "$VT_STUB" run -- false
@@ -131,7 +133,7 @@ run_not_executable)
     if [ "$(id -u)" -eq 0 ]; then : ; fi  # root still cannot exec a file with no x bit
     run 126 "$VT_STUB" run -- "$VT_WORK/plain"; stderr_is_one_line; stderr_has "cannot run $VT_WORK/plain" ;;
 run_signal)
-    run 143 "$VT_STUB" run -- sh -c 'kill -TERM $$'; stderr_is_one_line; stderr_has "killed by signal 15"
+    run 143 "$VT_STUB" run -- sh -c 'kill -TERM $$'; stderr_is_one_line; stderr_has "; sh was ended by SIGTERM"
     run 137 "$VT_STUB" run -- sh -c 'kill -KILL $$' ;;
 run_environment)
     lib=$(dirname "$(dirname "$VT_STUB")")/lib/libvramtrace.so
@@ -150,12 +152,12 @@ run_nvtx_injection)
     # run sets NVTX_INJECTION64_PATH to the library, and leaves another tool's value alone with
     # one line on stderr.
     lib=$(dirname "$(dirname "$VT_STUB")")/lib/libvramtrace.so
-    run 0 env -u NVTX_INJECTION64_PATH "$VT_STUB" run -- sh -c 'echo "[$NVTX_INJECTION64_PATH]"'
+    run 0 env -u NVTX_INJECTION64_PATH "$VT_STUB" run -q -- sh -c 'echo "[$NVTX_INJECTION64_PATH]"'
     stdout_has "[$lib]"; stderr_empty
-    run 0 env "NVTX_INJECTION64_PATH=$lib" "$VT_STUB" run -- sh -c 'echo "[$NVTX_INJECTION64_PATH]"'
+    run 0 env "NVTX_INJECTION64_PATH=$lib" "$VT_STUB" run -q -- sh -c 'echo "[$NVTX_INJECTION64_PATH]"'
     stdout_has "[$lib]"; stderr_empty
     other="$VT_WORK/other-tool/libToolsInjection64.so"
-    run 0 env "NVTX_INJECTION64_PATH=$other" "$VT_STUB" run -- sh -c 'echo "[$NVTX_INJECTION64_PATH]"'
+    run 0 env "NVTX_INJECTION64_PATH=$other" "$VT_STUB" run -q -- sh -c 'echo "[$NVTX_INJECTION64_PATH]"'
     stdout_has "[$other]"; stderr_is_one_line
     stderr_has "NVTX_INJECTION64_PATH is already set ($other): NVTX goes to that tool; this run records no NVTX ranges" ;;
 run_usage)
@@ -1248,7 +1250,7 @@ preload_run_output_stdout)
     # run --output -: the snapshot is the program's standard output, piped into a reading command.
     # The program reports its sites into a file, leaving stdout to the snapshot: the folded stacks
     # then hold exactly the bytes it says each site left live.
-    { "$VT" run --no-summary --output - -- "$VT_DIFF_PROG" base "$VT_WORK/sites" </dev/null 2>"$VT_WORK/run.err"
+    { "$VT" run --quiet --output - -- "$VT_DIFF_PROG" base "$VT_WORK/sites" </dev/null 2>"$VT_WORK/run.err"
       echo $? >"$VT_WORK/run.status"; } | "$VT" export -f folded - >"$out" 2>"$err" || fail "export -f folded -"
     [ "$(cat "$VT_WORK/run.status")" -eq 0 ] || fail "run: status $(cat "$VT_WORK/run.status")"
     [ ! -s "$VT_WORK/run.err" ] || fail "run wrote on stderr: $(cat "$VT_WORK/run.err")"
@@ -1259,7 +1261,7 @@ preload_run_output_stdout)
     same_text "$VT_WORK/expected" "$VT_WORK/got"
     # A program that writes to stdout spoils it: its buffered output is flushed at exit, after the
     # snapshot (which is what run --help and the README say).
-    { "$VT" run --no-summary --output - -- "$VT_DIFF_PROG" base </dev/null 2>"$VT_WORK/run.err"; } |
+    { "$VT" run --quiet --output - -- "$VT_DIFF_PROG" base </dev/null 2>"$VT_WORK/run.err"; } |
         "$VT" summary - >"$out" 2>"$err"; [ $? -eq 1 ] || fail "summary of a spoilt snapshot: status"
     stdout_empty; stderr_is_one_line
     stderr_has "vramtrace: error: -: malformed JSON (parse error at line "

@@ -140,8 +140,12 @@ TEST_CASE("cupti: held by another tool, vramtrace run --backend=cupti falls back
     REQUIRE(t.plain.exit_code == 0);
     CHECK(t.traced.exit_code == 0);
     CHECK(without_mappings(t.traced.out) == without_mappings(t.plain.out));
-    CHECK(t.traced.err == std::string("vramtrace: warning: CUPTI is already held by ") + kHolder +
-                              " (one subscriber per process); using the preload hooks instead\n");
+    // The warning, then run's verdict line.
+    const std::string warning = std::string("vramtrace: warning: CUPTI is already held by ") + kHolder +
+                                " (one subscriber per process); using the preload hooks instead\n";
+    CHECK(t.traced.err.rfind(warning, 0) == 0);
+    CHECK(t.traced.err.substr(warning.size()).rfind("vramtrace: wrote " + t.dir, 0) == 0);
+    CHECK(std::count(t.traced.err.begin(), t.traced.err.end(), '\n') == 2);
     REQUIRE(t.has_snapshot);
     std::vector<std::string> expected = expected_rows(t.traced.out, false);
     REQUIRE(expected.size() == 6);
@@ -193,7 +197,7 @@ TEST_CASE("cupti: every allocation family reaches CUPTI: the live set and kinds 
         INFO(name);
         std::string program = bin_dir() + "/" + name;
         std::string dir = make_temp_dir(std::string("cupti_families_") + name);
-        RunResult cupti = run({cli(), "run", "--backend=cupti", "--no-summary", "--output", dir + "/cupti.json", "--",
+        RunResult cupti = run({cli(), "run", "--backend=cupti", "--quiet", "--output", dir + "/cupti.json", "--",
                                program},
                               {false, {}, dir});
         RunResult preload =

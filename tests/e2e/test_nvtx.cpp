@@ -259,7 +259,7 @@ TEST_CASE("nvtx: allocations carry their thread's range stack over two domains, 
 TEST_CASE("nvtx: with the CUPTI backend NVTX comes through CUPTI's NVTX callbacks, with the same ranges, bytes and "
           "categories") {
     std::string dir = make_temp_dir("nvtx-cupti");
-    RunResult r = run({cli(), "run", "--backend=cupti", "--output", dir + "/exit.json", "--", bin_dir() + "/vt_nvtx_program",
+    RunResult r = run({cli(), "run", "--backend=cupti", "--quiet", "--output", dir + "/exit.json", "--", bin_dir() + "/vt_nvtx_program",
                        dir + "/nvtx.json"},
                       {false, {{"VRAMTRACE_SUMMARY", "0"}, {"VRAMTRACE_DEBUG", "1"}}, dir});
     // NVTX was handed to the stand-in libcupti (found beside the stand-in libcudart), whose NVTX
@@ -298,7 +298,7 @@ TEST_CASE("nvtx: without NVTX_INJECTION64_PATH, or with tracing off, the program
 TEST_CASE("nvtx: with CUPTI held by another tool, --backend=cupti falls back on the preload hooks and the library's own "
           "NVTX slots, with the same ranges") {
     std::string dir = make_temp_dir("nvtx-cupti-held");
-    RunResult r = run({cli(), "run", "--backend=cupti", "--output", dir + "/exit.json", "--", bin_dir() + "/vt_nvtx_program",
+    RunResult r = run({cli(), "run", "--backend=cupti", "--quiet", "--output", dir + "/exit.json", "--", bin_dir() + "/vt_nvtx_program",
                        dir + "/nvtx.json"},
                       {false, {{"VRAMTRACE_SUMMARY", "0"}, {"STANDIN_CUPTI_HELD_BY", "Nsight Systems"}}, dir});
     CHECK(r.err == "vramtrace: warning: CUPTI is already held by Nsight Systems (one subscriber per process); using the "
@@ -322,7 +322,7 @@ TEST_CASE("nvtx: NVTX_INJECTION64_PATH naming libcupti itself is kept under --ba
     // libcupti, which passes none of it on.
     std::string dir = make_temp_dir("nvtx-cupti-direct");
     std::string cupti = bin_dir() + "/../standin/libcupti.so.13";
-    RunResult r = run({cli(), "run", "--backend=cupti", "--output", dir + "/exit.json", "--", bin_dir() + "/vt_nvtx_program",
+    RunResult r = run({cli(), "run", "--backend=cupti", "--quiet", "--output", dir + "/exit.json", "--", bin_dir() + "/vt_nvtx_program",
                        dir + "/nvtx.json"},
                       {false, {{"VRAMTRACE_SUMMARY", "0"}, {"NVTX_INJECTION64_PATH", cupti}}, dir});
     INFO(r.err);

@@ -26,7 +26,7 @@ extern char **environ;
 namespace vramtrace::cli {
 
 const char *const kRunHelp =
-    "usage: vramtrace run [--output PATH] [--no-summary] [--no-follow] [--backend=preload|cupti]\n"
+    "usage: vramtrace run [--output PATH] [--no-summary] [--quiet] [--no-follow] [--backend=preload|cupti]\n"
     "                     [--live [--log PATH]] [--] PROGRAM [ARGS...]\n"
     "\n"
     "Runs PROGRAM with libvramtrace.so preloaded: the library is put first in LD_PRELOAD (the\n"
@@ -41,7 +41,10 @@ const char *const kRunHelp =
     "                      program's standard output, only for a program that writes nothing\n"
     "                      there: its own buffered output is flushed after the snapshot)\n"
     "                      (%p is replaced by the pid, %h by the host name, %r by the rank)\n"
-    "  --no-summary        no summary on stderr; sets VRAMTRACE_SUMMARY=0\n"
+    "  --no-summary        no summary on stderr; sets VRAMTRACE_SUMMARY=0 (the verdict line\n"
+    "                      is still printed)\n"
+    "  -q, --quiet         neither the summary nor the verdict line: stderr holds only what the\n"
+    "                      program and vramtrace's warnings write\n"
     "  --no-follow         trace PROGRAM only, not the programs it starts or forks; sets\n"
     "                      VRAMTRACE_FOLLOW=0 (the library takes itself out of LD_PRELOAD)\n"
     "  --backend=NAME      preload (default): the library's hooks record; cupti: CUPTI's\n"
@@ -228,6 +231,7 @@ int run_command(int argc, char **argv) {
     const char *output = nullptr;
     bool no_summary = false;
     bool no_follow = false;
+    bool quiet = false; // no summary and no verdict line
     bool live = false;
     std::string log_pattern = "vramtrace-run-%p.log";
     // Without --backend, the environment's VRAMTRACE_BACKEND (the library reads it too) decides.
@@ -243,6 +247,9 @@ int run_command(int argc, char **argv) {
         if (arg == "-h" || arg == "--help") return write_stdout(kRunHelp) ? kExitOk : kExitFailure;
         if (arg == "--no-summary") {
             no_summary = true;
+        } else if (arg == "-q" || arg == "--quiet") {
+            no_summary = true;
+            quiet = true;
         } else if (arg == "--no-follow") {
             no_follow = true;
         } else if (arg == "--live") {
@@ -372,7 +379,7 @@ int run_command(int argc, char **argv) {
             log_error(std::string("cannot run ") + program + ": " + std::strerror(rc));
         return not_found ? kExitNotFound : kExitCannotExecute;
     }
-    if (!notes_dir.empty()) log_line(run_verdict(notes_dir, g_child, program, status));
+    if (!notes_dir.empty() && !quiet) log_line(run_verdict(notes_dir, g_child, program, status));
     remove_notes_dir(notes_dir);
     if (WIFEXITED(status)) return WEXITSTATUS(status);
     if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);

@@ -119,12 +119,12 @@ std::string run_verdict(const std::string &dir, pid_t pid, const char *program, 
     if (!reports.empty()) {
         auto main = reports.find(pid);
         const Note &r = main != reports.end() ? main->second : reports.begin()->second;
-        std::string text = "wrote " + (r.values.count("path") ? r.values.at("path") : std::string("a report"));
+        std::string text = "wrote " + (r.values.count("written") ? r.values.at("written") : std::string("a report"));
         if (reports.size() > 1) text += " and " + std::to_string(reports.size() - 1) + " more";
         text += " (";
-        if (r.values.count("peak") && r.values.count("device")) {
+        if (r.values.count("peak") && r.values.count("on")) {
             uint64_t peak = std::strtoull(r.values.at("peak").c_str(), nullptr, 10);
-            text += "peak " + report::format_bytes(peak) + " on " + device_name(r.values.at("device")) + "; ";
+            text += "peak " + report::format_bytes(peak) + " on " + device_name(r.values.at("on")) + "; ";
         }
         text += processes(cuda.size() > reports.size() ? cuda.size() : reports.size()) + " traced)";
         return text + ended;
