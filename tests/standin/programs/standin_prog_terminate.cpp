@@ -10,7 +10,8 @@
 //   ignore        SIGTERM set to SIG_IGN after the first CUDA call; the program waits 1 s after
 //                 READY_FILE, prints "still-running" and exits 0
 //   many          like default, with 2,000 more live allocations of 4 KiB (a snapshot larger than
-//                 a pipe's buffer; their expect-live lines are not printed)
+//                 a pipe's buffer; their expect-live lines are not printed; STANDIN_TERMINATE_EXTRA
+//                 sets the count, for bench/signal_report_time.sh)
 //   restore       SIGINT handled by the program before CUDA, then set back to SIG_DFL with
 //                 signal() after it (as Python does at its exit)
 #include <cuda_runtime_api.h>
@@ -72,9 +73,12 @@ int main(int argc, char** argv) {
   if (mode == "restore") signal(SIGINT, &on_int_early);
   void* params = hold_params();
   void* cache = hold_cache();
-  // many: 2,000 more allocations of 4 KiB, so that the snapshot is larger than a pipe's buffer.
+  // many: more allocations of 4 KiB (2,000, or STANDIN_TERMINATE_EXTRA), so that the snapshot is
+  // larger than a pipe's buffer, or as large as a benchmark wants it.
+  const char* extra_text = std::getenv("STANDIN_TERMINATE_EXTRA");
+  const long extra = extra_text != nullptr ? std::atol(extra_text) : 2000;
   if (mode == "many")
-    for (int i = 0; i < 2000; ++i) {
+    for (long i = 0; i < extra; ++i) {
       void* p = nullptr;
       if (cudaMalloc(&p, 4096) != cudaSuccess) return 1;
     }
