@@ -26,8 +26,8 @@ extern char **environ;
 namespace vramtrace::cli {
 
 const char *const kRunHelp =
-    "usage: vramtrace run [--output PATH] [--no-summary] [--quiet] [--no-follow] [--backend=preload|cupti]\n"
-    "                     [--live [--log PATH]] [--] PROGRAM [ARGS...]\n"
+    "usage: vramtrace run [--output PATH] [--no-summary] [--quiet] [--no-follow]\n"
+    "                     [--backend=preload|cupti] [--live [--log PATH]] [--] PROGRAM [ARGS...]\n"
     "\n"
     "Runs PROGRAM with libvramtrace.so preloaded: the library is put first in LD_PRELOAD (the\n"
     "entries already there are kept), and traces every CUDA allocation of the program and of the\n"
