@@ -219,7 +219,11 @@ void publish(const PrometheusText &text, const std::string &path) {
     g_published.store(next, std::memory_order_release);
 }
 
-void sweep_after_write(const std::string &path, const std::string &host) {
+// Where the last reading went, for the sweep after it (the reporter's alone).
+std::string g_sweep_path, g_sweep_host;
+bool g_sweep_due = false;
+
+void sweep_after_write(const std::string &path, const std::string &host, bool (*should_stop)()) {
     const TriggerConfig &cfg = trigger_config();
     std::string pattern = cfg.prometheus_textfile;
     size_t slash = path.rfind('/');
@@ -230,6 +234,8 @@ void sweep_after_write(const std::string &path, const std::string &host) {
     o.host = prometheus_header_host(host);
     o.now_ms = wall_ns() / 1'000'000;
     o.keep_ms = cfg.prometheus_keep_ns / 1'000'000;
+    o.deadline_ns = monotonic_ns() + kSweepMaxNs;
+    o.should_stop = should_stop;
     SweepResult r = sweep_textfile_directory(o);
     if (r.marked != 0 || r.removed != 0)
         log_debug("Prometheus textfiles of processes that are gone: %u marked ended, %u removed", r.marked, r.removed);
@@ -272,7 +278,15 @@ void write_prometheus_textfile() {
     g_written_ino.store(written.created ? written.ino : 0, std::memory_order_release);
     if (!written.created) return; // a device, a FIFO, standard output: no last reading, no directory
     publish(parts, path);
-    sweep_after_write(path, sample.host);
+    g_sweep_path = path;
+    g_sweep_host = sample.host;
+    g_sweep_due = true;
+}
+
+void sweep_prometheus_textfiles(bool (*should_stop)()) {
+    if (!g_sweep_due) return;
+    g_sweep_due = false;
+    sweep_after_write(g_sweep_path, g_sweep_host, should_stop);
 }
 
 void finish_prometheus_textfile() {

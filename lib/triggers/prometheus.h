@@ -14,7 +14,11 @@
 
 namespace vramtrace::triggers {
 
-void write_prometheus_textfile();  // reporter thread: a reading, then a sweep of the directory
+void write_prometheus_textfile();  // reporter thread, under the trigger work lock: a reading
+// Reporter thread, after write_prometheus_textfile and outside any lock the exit waits on: the
+// sweep of the directory the reading went to, for at most kSweepMaxNs, ended early when
+// should_stop() turns true (the exit report has begun).
+void sweep_prometheus_textfiles(bool (*should_stop)());
 void finish_prometheus_textfile(); // after the exit report: the last reading, process_up 0
 // The fatal-signal path: the last reading with process_up 0, written with system calls only from
 // buffers the reporter prepared (no allocation, no lock). The crash handler calls it once; should

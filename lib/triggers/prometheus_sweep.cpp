@@ -1,13 +1,17 @@
 #include "triggers/prometheus_sweep.h"
 
 #include <cerrno>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <string_view>
 #include <unistd.h>
+#include <vector>
 
+#include "core/clock.h"
 #include "dump/atomic_file.h"
 #include "triggers/prometheus_text.h"
 
@@ -100,20 +104,60 @@ void sweep_one(int dir, const std::string &dir_path, const char *name, const Swe
     }
 }
 
-constexpr size_t kMaxPlaceholders = 6;
+// A pattern compiled for glob_match: a placeholder is "one character, then any run of them", so the
+// matcher needs only '?'- and '*'-like steps and no recursion.
+enum class Step : unsigned char { Literal, AnyOne, AnyRun };
+struct PatternStep {
+    Step step;
+    char literal;
+};
 
-bool is_placeholder(const char *p) { return p[0] == '%' && (p[1] == 'p' || p[1] == 'h' || p[1] == 'r'); }
-
-// A placeholder matches one or more characters other than '/'; "%%" matches '%'.
-bool glob_match(const char *n, const char *p) {
-    if (*p == 0) return *n == 0;
-    if (is_placeholder(p)) {
-        for (size_t k = 1; n[k - 1] != 0 && n[k - 1] != '/'; ++k)
-            if (glob_match(n + k, p + 2)) return true;
-        return false;
+std::vector<PatternStep> compile_pattern(const std::string &pattern) {
+    std::vector<PatternStep> steps;
+    steps.reserve(pattern.size() + 4);
+    for (size_t i = 0; i < pattern.size(); ++i) {
+        char c = pattern[i];
+        if (c == '%' && i + 1 < pattern.size()) {
+            char k = pattern[i + 1];
+            if (k == 'p' || k == 'h' || k == 'r') {
+                steps.push_back({Step::AnyOne, 0});
+                steps.push_back({Step::AnyRun, 0});
+                ++i;
+                continue;
+            }
+            if (k == '%') {
+                steps.push_back({Step::Literal, '%'});
+                ++i;
+                continue;
+            }
+        }
+        steps.push_back({Step::Literal, c});
     }
-    if (p[0] == '%' && p[1] == '%') return *n == '%' && glob_match(n + 1, p + 2);
-    return *n == *p && glob_match(n + 1, p + 1);
+    return steps;
+}
+
+// Iterative matching with a restart at the last run step: at most name length x pattern length
+// steps, whatever the name (a backtracking matcher is exponential in the placeholders).
+bool glob_match(std::string_view name, const std::vector<PatternStep> &steps) {
+    if (name.find('/') != std::string_view::npos) return false; // a placeholder never spans a '/'
+    size_t n = 0, p = 0;
+    size_t run_step = SIZE_MAX, run_from = 0;
+    while (n < name.size()) {
+        if (p < steps.size() && steps[p].step == Step::AnyRun) {
+            run_step = p++;
+            run_from = n;
+        } else if (p < steps.size() && (steps[p].step == Step::AnyOne || steps[p].literal == name[n])) {
+            ++p;
+            ++n;
+        } else if (run_step != SIZE_MAX) {
+            p = run_step + 1;
+            n = ++run_from;
+        } else {
+            return false;
+        }
+    }
+    while (p < steps.size() && steps[p].step == Step::AnyRun) ++p;
+    return p == steps.size();
 }
 
 } // namespace
@@ -136,11 +180,8 @@ bool process_running(long pid, uint64_t start_ticks, const std::string &boot_id)
 }
 
 bool textfile_name_matches(const std::string &name, const std::string &pattern) {
-    size_t placeholders = 0;
-    for (size_t i = 0; i + 1 < pattern.size(); ++i)
-        if (pattern[i] == '%' && (pattern[i + 1] == 'p' || pattern[i + 1] == 'h' || pattern[i + 1] == 'r')) ++placeholders;
-    if (placeholders > kMaxPlaceholders || name.size() > 255) return false; // bounds the backtracking
-    return glob_match(name.c_str(), pattern.c_str());
+    if (name.size() > 255) return false; // no file name is longer (NAME_MAX)
+    return glob_match(name, compile_pattern(pattern));
 }
 
 SweepResult sweep_textfile_directory(const SweepOptions &o, ProcessRunning running) {
@@ -152,12 +193,18 @@ SweepResult sweep_textfile_directory(const SweepOptions &o, ProcessRunning runni
         close(dir);
         return result;
     }
+    const std::vector<PatternStep> steps = compile_pattern(o.name_pattern);
     size_t seen = 0;
     while (dirent *e = readdir(d)) {
-        if (++seen > kSweepMaxEntries) break;
+        if (++seen > kSweepMaxEntries || (o.should_stop != nullptr && o.should_stop()) ||
+            (o.deadline_ns != 0 && monotonic_ns() >= o.deadline_ns)) {
+            result.cut_short = true;
+            break;
+        }
         if (e->d_name[0] == '.') continue; // ".", "..", and the writers' temporary files
         if (e->d_type != DT_REG && e->d_type != DT_UNKNOWN) continue;
-        if (!textfile_name_matches(e->d_name, o.name_pattern)) continue;
+        std::string_view name(e->d_name);
+        if (name.size() > 255 || !glob_match(name, steps)) continue;
         sweep_one(dir, o.directory, e->d_name, o, running, result);
     }
     closedir(d);

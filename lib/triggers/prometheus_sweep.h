@@ -20,6 +20,7 @@ namespace vramtrace::triggers {
 
 inline constexpr size_t kSweepMaxEntries = 10000;        // directory entries looked at per sweep
 inline constexpr size_t kSweepMaxFileBytes = 4u << 20;   // larger files are not ours
+inline constexpr uint64_t kSweepMaxNs = 200'000'000;     // time one sweep may take (the reporter's)
 
 struct SweepOptions {
     std::string directory;     // where this process's textfile is
@@ -27,11 +28,14 @@ struct SweepOptions {
     std::string host;          // this host as the header names it (format_prometheus_parts)
     uint64_t now_ms = 0;       // wall clock
     uint64_t keep_ms = 0;      // VRAMTRACE_PROMETHEUS_KEEP
+    uint64_t deadline_ns = 0;  // monotonic_ns() at which the sweep stops where it is; 0: none
+    bool (*should_stop)() = nullptr; // asked before each entry: true ends the sweep (the process exits)
 };
 
 struct SweepResult {
     unsigned marked = 0;  // files rewritten with vramtrace_process_up 0
     unsigned removed = 0; // files removed
+    bool cut_short = false; // stopped by kSweepMaxEntries, the deadline or should_stop
 };
 
 // Whether the process a header names still runs: false only when /proc says so for sure (no such
@@ -39,7 +43,8 @@ struct SweepResult {
 using ProcessRunning = bool (*)(long pid, uint64_t start_ticks, const std::string &boot_id);
 bool process_running(long pid, uint64_t start_ticks, const std::string &boot_id);
 
-// Whether a file name matches the pattern (%p, %h, %r: any non-empty text without '/'; %%: '%').
+// Whether a file name matches the pattern (%p, %h, %r: any non-empty text without '/'; %%: '%'), in
+// at most name length x pattern length steps: a name planted by another user costs no more.
 bool textfile_name_matches(const std::string &name, const std::string &pattern);
 
 SweepResult sweep_textfile_directory(const SweepOptions &options, ProcessRunning running = &process_running);

@@ -61,6 +61,8 @@ uint32_t g_signal_seq = 0; // touched only by whoever holds g_work_mutex
 // left), so that every queued snapshot and pending signal is written exactly once.
 std::mutex g_work_mutex;
 
+bool exit_has_begun() { return g_exiting.load(std::memory_order_acquire); }
+
 constexpr uint64_t kLivenessCheckNs = 500'000'000ull;
 
 void futex_wait_pending(uint64_t timeout_ns) {
@@ -163,6 +165,8 @@ void *reporter_main(void *arg) {
                 next_prometheus = monotonic_ns() + cfg.prometheus_period_ns;
             }
         }
+        // Outside g_work_mutex: the exit waits on that lock, never on another user's files.
+        sweep_prometheus_textfiles(&exit_has_begun);
         now = monotonic_ns();
         if (now >= next_liveness) {
             // The main thread called pthread_exit and every other thread has ended: returning makes

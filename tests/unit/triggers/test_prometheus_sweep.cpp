@@ -135,7 +135,19 @@ TEST_CASE("sweep: the name pattern's placeholders") {
     CHECK(textfile_name_matches("100%-1.prom", "100%%-%p.prom"));
     CHECK_FALSE(textfile_name_matches("100x-1.prom", "100%%-%p.prom"));
     CHECK(textfile_name_matches("fixed.prom", "fixed.prom"));
-    CHECK_FALSE(textfile_name_matches("fixed.prom", "%p%p%p%p%p%p%p.prom")); // too many placeholders
+    CHECK_FALSE(textfile_name_matches("fixed.prom", "%p%p%p%p%p%p%p.prom")); // 7 placeholders need 7 characters
+    CHECK(textfile_name_matches("abcdefg.prom", "%p%p%p%p%p%p%p.prom"));
+    CHECK(textfile_name_matches("a-b-c.prom", "%p-%p.prom"));   // the last '-' may be the pattern's
+    CHECK_FALSE(textfile_name_matches("a/b.prom", "%p.prom"));  // never across a '/'
+    CHECK_FALSE(textfile_name_matches("vt-1.prom", "vt-%p.pro"));
+    CHECK(textfile_name_matches("%p", "%%p"));
+    // A planted name that makes a backtracking matcher try every split (2^n for n placeholders)
+    // is refused at once; and a matching name after it still matches.
+    const std::string dashes = "vt-" + std::string(240, '-') + "7";
+    for (const char *pattern : {"vt-%h-%r-%p.prom", "vt-%h-%r-%p-%p.prom", "%p-%p-%p-%p-%p-%p-%p-%p-%p-%p.prom"})
+        CHECK_FALSE(textfile_name_matches(dashes, pattern));
+    CHECK(textfile_name_matches(dashes + ".prom", "vt-%h-%r-%p-%p.prom"));
+    CHECK_FALSE(textfile_name_matches(std::string(256, 'a'), "%p")); // longer than any file name
 }
 
 TEST_CASE("sweep: this process runs; a pid with another start time or boot id does not") {
