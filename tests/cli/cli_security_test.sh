@@ -198,7 +198,10 @@ attacker_planted_names)
     command -v setpriv >/dev/null || { echo "SKIP [$case_name]: no setpriv (util-linux)"; exit 77; }
     echo "fs.protected_symlinks = $(cat /proc/sys/fs/protected_symlinks 2>/dev/null || echo unknown)"
     secret=$VT_WORK/secret; mkdir -m 700 "$secret"; echo precious >"$secret/victim"
-    d=$VT_WORK/shared; mkdir "$d"; chown 65534:65534 "$d"; chmod 755 "$d"
+    # The attacker's directory is staged outside the build tree, which nobody may not reach.
+    stage=$(sh "$(dirname "$0")/../support/other_user_stage.sh") || fail "cannot stage a directory for nobody"
+    trap 'rm -rf "$stage"' EXIT
+    d=$stage/shared; mkdir "$d"; chown 65534:65534 "$d"; chmod 755 "$d"
     as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
     # plant KIND NAME FIRST LAST: as nobody, KIND (link|file) at NAME's temporary names and NAME.
     plant() {

@@ -107,6 +107,23 @@ RunResult run(const std::vector<std::string> &argv, const RunOptions &options) {
     return result;
 }
 
+OtherUserStage::OtherUserStage(const std::vector<std::string> &paths) {
+    std::vector<std::string> argv = {"/bin/sh", std::string(VT_SUPPORT_DIR) + "/other_user_stage.sh"};
+    argv.insert(argv.end(), paths.begin(), paths.end());
+    RunResult r = run(argv, {false, {}, "/"});
+    if (r.exit_code != 0 || r.out.empty() || r.out.back() != '\n') {
+        error_ = "other_user_stage.sh: exit status " + std::to_string(r.exit_code) + ": " + r.err;
+        return;
+    }
+    path_ = r.out.substr(0, r.out.size() - 1);
+}
+
+OtherUserStage::~OtherUserStage() {
+    if (path_.empty()) return;
+    RunResult r = run({"/bin/rm", "-rf", "--", path_}, {false, {}, "/"});
+    (void)r;
+}
+
 nlohmann::json load_json(const std::string &path) {
     std::ifstream in(path);
     return nlohmann::json::parse(in);

@@ -35,6 +35,23 @@ std::string make_temp_dir(const std::string &name);
 
 RunResult run(const std::vector<std::string> &argv, const RunOptions &options);
 
+// A directory another user (nobody) can reach, holding copies of `paths` under their own names
+// (tests/support/other_user_stage.sh: under TMPDIR or /tmp, mode 0755, never in the build or source
+// tree, which a clone under a 0700 directory keeps from other users). Removed with the object;
+// path() is empty when it could not be made (why: in error()).
+class OtherUserStage {
+public:
+    explicit OtherUserStage(const std::vector<std::string> &paths);
+    ~OtherUserStage();
+    OtherUserStage(const OtherUserStage &) = delete;
+    OtherUserStage &operator=(const OtherUserStage &) = delete;
+    const std::string &path() const { return path_; }
+    const std::string &error() const { return error_; }
+
+private:
+    std::string path_, error_;
+};
+
 nlohmann::json load_json(const std::string &path);
 bool file_exists(const std::string &path);
 std::vector<std::string> list_dir(const std::string &dir);

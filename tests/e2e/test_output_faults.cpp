@@ -30,13 +30,16 @@ std::string read_all(const std::string &path) {
 void write_text(const std::string &path, const std::string &text) { std::ofstream(path) << text; }
 
 // Runs leaky_pipeline traced with the given output and checks the failure is handled as promised.
+// `program`, `env`: the program to run and what its environment adds (a staged copy for another user).
 void check_not_written(const std::vector<std::string> &argv_prefix, const std::string &output,
-                       const std::string &reason) {
+                       const std::string &reason, const std::string &program = bin_dir() + "/leaky_pipeline",
+                       std::map<std::string, std::string> env = {}, std::string cwd = "") {
     std::vector<std::string> argv = argv_prefix;
-    argv.push_back(bin_dir() + "/leaky_pipeline");
+    argv.push_back(program);
     RunResult plain = run({bin_dir() + "/leaky_pipeline"}, {false, {}, ""});
-    std::string cwd = make_temp_dir("cwd");
-    RunResult traced = run(argv, {true, {{"VRAMTRACE_OUTPUT", output}}, cwd});
+    if (cwd.empty()) cwd = make_temp_dir("cwd");
+    env["VRAMTRACE_OUTPUT"] = output;
+    RunResult traced = run(argv, {true, env, cwd});
     INFO("stderr:\n" << traced.err);
     CHECK(traced.exit_code == plain.exit_code);
     CHECK(traced.out == plain.out);
@@ -65,12 +68,22 @@ TEST_CASE("output directory not writable: one warning, exit status unchanged, no
             WARN("no /usr/bin/setpriv (util-linux): skipped as root");
             return;
         }
-        std::string dir = make_temp_dir("read-only-dir");
-        chmod(dir.c_str(), 0555);
+        // nobody runs copies of the program, the library and the stand-in driver, staged where it
+        // can reach them: the build tree may lie under a 0700 directory.
+        OtherUserStage stage({bin_dir() + "/leaky_pipeline", preload_library(), bin_dir() + "/../standin"});
+        REQUIRE(stage.error() == "");
+        const std::string dir = stage.path() + "/read-only-dir", cwd = stage.path() + "/cwd";
+        REQUIRE(mkdir(dir.c_str(), 0555) == 0);
+        REQUIRE(chmod(dir.c_str(), 0555) == 0);
+        REQUIRE(mkdir(cwd.c_str(), 0777) == 0);
+        REQUIRE(chmod(cwd.c_str(), 0777) == 0);
+        const char *first = getenv("VT_E2E_PRELOAD_FIRST");
+        std::string preload = (first != nullptr && *first != 0 ? std::string(first) + ":" : "") + stage.path() +
+                              "/libvramtrace.so";
         check_not_written({"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"},
-                          dir + "/snap-%p.json", "Permission denied");
+                          dir + "/snap-%p.json", "Permission denied", stage.path() + "/leaky_pipeline",
+                          {{"LD_PRELOAD", preload}, {"LD_LIBRARY_PATH", stage.path() + "/standin"}}, cwd);
         CHECK(list_dir(dir).empty());
-        chmod(dir.c_str(), 0700);
     } else {
         std::string dir = make_temp_dir("read-only-dir");
         chmod(dir.c_str(), 0555);
