@@ -4,9 +4,11 @@
 // sweep, with the servers: tests/e2e/prometheus/prometheus_e2e.py.)
 #include <catch2/catch.hpp>
 
+#include <chrono>
 #include <fstream>
 #include <sstream>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "harness.h"
 
@@ -103,4 +105,60 @@ TEST_CASE("prometheus lifecycle: VRAMTRACE_PROMETHEUS_SITES=0 writes no call-sit
     CHECK(bad.err.find("vramtrace: warning: VRAMTRACE_PROMETHEUS_KEEP=\"-1\" is not a number of seconds from 0 to 86400; using 900") !=
           std::string::npos);
     CHECK(bad.out.find("\nvramtrace_call_site_live_bytes{device=\"1\"") != std::string::npos);
+}
+
+TEST_CASE("prometheus lifecycle: 2,000 names planted by another user cost the exit no time, whatever the pattern") {
+    if (geteuid() != 0 || access("/usr/bin/setpriv", X_OK) != 0 || access("/usr/bin/perl", X_OK) != 0) {
+        WARN("needs root, setpriv and perl to plant files as nobody; skipped");
+        return;
+    }
+    // A shared textfile directory (sticky, as the collector's often is), staged where nobody can
+    // reach it; nobody plants names that a backtracking matcher takes exponential time to refuse.
+    OtherUserStage stage(std::vector<std::string>{});
+    REQUIRE(stage.error() == "");
+    const std::string dir = stage.path() + "/textfiles";
+    REQUIRE(mkdir(dir.c_str(), 01777) == 0);
+    REQUIRE(chmod(dir.c_str(), 01777) == 0);
+    RunResult planted = run({"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/perl",
+                             "-e",
+                             "for my $i (1..2000) { my $n = \"$ARGV[0]/vt-\" . ('-' x 240) . $i;"
+                             " open(my $f, '>', $n) or die \"$n: $!\"; close $f }",
+                             dir},
+                            {false, {}, "/"});
+    REQUIRE(planted.exit_code == 0);
+    REQUIRE(list_dir(dir).size() == 2000);
+    char host[256] = {};
+    REQUIRE(gethostname(host, sizeof host - 1) == 0);
+    for (const char *pattern :
+         {"vt-%p.prom", "vt-%h-%p.prom", "vt-%h-%r-%p.prom", "vt-%h-%r-%p-%p.prom", "vt-%%-%r-%h-%p-%p-%p.prom"}) {
+        INFO("pattern " << pattern);
+        // The program waits for its first reading (the one the sweep follows), then exits.
+        std::string file = dir + "/" + pattern;
+        for (auto [from, to] : {std::pair<std::string, std::string>{"%h", host}, {"%r", "3"}, {"%%", "%"}})
+            for (size_t at = file.find(from); at != std::string::npos; at = file.find(from, at + to.size()))
+                file.replace(at, 2, to);
+        auto start = std::chrono::steady_clock::now();
+        RunResult r = run({bin_dir() + "/standin_prog_trigger_watch", "prometheus", file},
+                          {true,
+                           {{"VRAMTRACE_PROMETHEUS_TEXTFILE", dir + "/" + pattern},
+                            {"VRAMTRACE_PROMETHEUS_PERIOD", "0.05"}, // a sweep after every reading
+                            {"VRAMTRACE_OUTPUT", stage.path() + "/snap.json"},
+                            {"VRAMTRACE_SUMMARY", "0"},
+                            {"RANK", "3"}},
+                           stage.path()});
+        double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        INFO("stderr:\n" << r.err);
+        CHECK(r.exit_code == 0);
+        CHECK(r.out.find("--- begin\n# vramtrace textfile v1") != std::string::npos);
+        CHECK(seconds < 1.0);
+        // The attacker's files stay as they were; ours is the one file added, with process_up 0.
+        std::vector<std::string> names = list_dir(dir);
+        CHECK(names.size() == 2001);
+        std::string ours;
+        for (const std::string &n : names)
+            if (n.size() > 5 && n.compare(n.size() - 5, 5, ".prom") == 0) ours = n;
+        REQUIRE(!ours.empty());
+        CHECK(value_of(read_text(dir + "/" + ours), "vramtrace_process_up{") == "0");
+        REQUIRE(unlink((dir + "/" + ours).c_str()) == 0);
+    }
 }

@@ -4,7 +4,7 @@
 //       with VRAMTRACE_WARN_BYTES=8MiB that crosses upward twice (at 9 MiB and at 10 MiB).
 //   standin_prog_trigger_watch periodic
 //       holds 2 MiB (hold_a), prints "ready", then sleeps (the test kills it with SIGKILL).
-//   standin_prog_trigger_watch prometheus FILE   (%p in FILE: this process's pid)
+//   standin_prog_trigger_watch prometheus FILE   (each %p in FILE: this process's pid)
 //       device 0: 6 MiB (hold_a) + 3 MiB (hold_b), frees hold_b; device 1: 1 MiB (hold_e);
 //       so device 0 has current 6 MiB, peak 9 MiB. Waits (up to 10 s) until FILE shows
 //       device 1's 1 MiB, then prints the file between "--- begin" / "--- end" and "mode <octal>".
@@ -94,8 +94,8 @@ int main(int argc, char** argv) {
   }
   if (mode == "prometheus" && argc == 3) {
     std::string path = argv[2];  // "%p" stands for this process's pid
-    size_t at = path.find("%p");
-    if (at != std::string::npos) path.replace(at, 2, std::to_string(getpid()));
+    for (size_t at = path.find("%p"); at != std::string::npos; at = path.find("%p", at))
+      path.replace(at, 2, std::to_string(getpid()));
     hold_a(true);
     void* b = hold_b(false);
     cudaFree(b);
