@@ -242,16 +242,15 @@ TEST_CASE("triggers: VRAMTRACE_WARN_BYTES warns at each upward crossing with the
         text += "@" + site + std::to_string(line_a + second_offset) + " (standin_prog_trigger_watch)\n";
         return text;
     };
-    // Source paths are absolute; compare with the directory part replaced by "@".
+    // Compared with the directory part of each source path replaced by "@".
     auto without_dirs = [](std::string err) {
         std::string out;
         std::istringstream lines(err);
         for (std::string line; std::getline(lines, line);) {
-            size_t at = line.find(" at /");
-            if (at != std::string::npos) {
-                size_t file = line.find("standin_prog_trigger_watch.cpp:", at);
-                line = line.substr(0, at + 4) + "@" + line.substr(file);
-            }
+            // The directories before the file name, absolute or relative as the build recorded them.
+            size_t file = line.find("/standin_prog_trigger_watch.cpp:");
+            size_t at = file == std::string::npos ? file : line.rfind(" at ", file);
+            if (at != std::string::npos) line = line.substr(0, at + 4) + "@" + line.substr(file + 1);
             out += line + "\n";
         }
         return out;
