@@ -40,25 +40,23 @@ fi
 t="$repo/tools"
 # The code under test, compiled once into one static archive (objs/) that every target links: the
 # linker takes from it only what a target uses, as from CMake's static libraries. Its sources are
-# found, not listed, so that moving a file needs no edit here:
+# found, not listed, so that a new or moved file needs no edit here:
 #   - the CLI's code, what vramtrace_cli is made of (tools/CMakeLists.txt): every source under
 #     tools/ but main.cpp;
-#   - the library's code that vramtrace_cli links (vramtrace_report and vramtrace_symbolize in
-#     lib/CMakeLists.txt), and the snapshot reader, by file name wherever they are under lib/.
-lib_names=(atomic_file report_model snapshot_writer json_emitter summary_format summary_body summary_lines text_safety
-  module_map symbolizer debug_files elf_symbols libdw_index dwarf_lookup call_site frame_rules snapshot_reader
-  snapshot_sax_events snapshot_sax_scalars snapshot_files snapshot_references)
+#   - the layers of lib/ that vramtrace_cli links and the CLI's code calls (lib/CMakeLists.txt: one
+#     folder, one layer), whole: snapshot (with the reader), live, report, symbolize; and from
+#     dump/, the file writer alone (the rest of dump/ is the library's snapshot builder).
+lib_dirs=(snapshot live report symbolize)
+lib_files=(dump/atomic_file.cpp)
 archive_sources=()
 while IFS= read -r src; do archive_sources+=("$src"); done < <(find "$t" -name '*.cpp' ! -path "$t/main.cpp" | sort)
-for name in "${lib_names[@]}"; do
-  found=$(find "$repo/lib" -name "$name.cpp" | sort)
-  if [ -z "$found" ]; then
-    # The name must then be one of the CLI's (the snapshot reader's files are in one or the other).
-    [ -n "$(find "$t" -name "$name.cpp" -print -quit)" ] || { echo "run_fuzz: no $name.cpp under lib/ or tools/"; exit 2; }
-    continue
-  fi
-  [ "$(printf '%s\n' "$found" | wc -l)" -eq 1 ] || { echo "run_fuzz: more than one $name.cpp under lib/"; exit 2; }
-  archive_sources+=("$found")
+for d in "${lib_dirs[@]}"; do
+  [ -d "$repo/lib/$d" ] || { echo "run_fuzz: no lib/$d"; exit 2; }
+  while IFS= read -r src; do archive_sources+=("$src"); done < <(find "$repo/lib/$d" -name '*.cpp' | sort)
+done
+for f in "${lib_files[@]}"; do
+  [ -f "$repo/lib/$f" ] || { echo "run_fuzz: no lib/$f"; exit 2; }
+  archive_sources+=("$repo/lib/$f")
 done
 
 # The shipped frame rules, embedded as lib/CMakeLists.txt embeds them.
@@ -75,7 +73,7 @@ cmake -DJS="$t/export/html/viewer.js" -DCSS="$t/export/html/viewer.css" -DOUT="$
 cmp -s "$assets_cpp.new" "$assets_cpp" && rm "$assets_cpp.new" || mv "$assets_cpp.new" "$assets_cpp"
 archive_sources+=("$assets_cpp")
 
-flags=(-std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
+flags=(-std=c++20 -gline-tables-only -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
   -DSPDLOG_FMT_EXTERNAL -DVRAMTRACE_VERSION='"fuzz"' -I"$repo/lib" -I"$t")
 archive="$work/objs/libfuzz_sources.a"
 # Compiles what changed (an object is rebuilt when any source or header under tools/ or lib/ is
@@ -119,11 +117,11 @@ for target in "${targets[@]}"; do
   corpus_name=$target
   case "$target" in
     snapshot_reader) libs=() ;;
-    command_input) libs=(-lz -lfmt -ldl) ;;
+    command_input) libs=(-lz -lfmt -lsimdjson -ldl) ;;
     export_chrome|export_folded|export_pprof|export_pickle|export_html)
       index=0
       for f in chrome folded pprof pickle html; do [ "export_$f" = "$target" ] && break; index=$((index + 1)); done
-      defines=(-DVT_FUZZ_EXPORTER=$index); corpus_name=exporter; libs=(-lz -lfmt -ldl) ;; # html: the diff key of call sites (tools/analysis) links the CLI's logging
+      defines=(-DVT_FUZZ_EXPORTER=$index); corpus_name=exporter; libs=(-lz -lfmt -lsimdjson -ldl) ;; # html: the diff key of call sites (tools/analysis) links the CLI's logging
     *) echo "run_fuzz: unknown target $target"; exit 2 ;;
   esac
   dir="$work/$target"

@@ -86,7 +86,11 @@ Imbalance Merger::imbalance() const {
     std::stable_sort(ordered.begin(), ordered.end(), [&](const auto &a, const auto &b) {
         return std::make_pair(order(a.first.first), a.first.second) < std::make_pair(order(b.first.first), b.first.second);
     });
-    for (const auto &[key, rows] : ordered) {
+    for (const auto &role_rows : ordered) {
+        // Plain references, not a structured binding: the lambdas below capture them, which
+        // clang 14 (the fuzz build's compiler) does not allow for bindings.
+        const std::pair<std::string, uint32_t> &key = role_rows.first;
+        const std::vector<size_t> &rows = role_rows.second;
         report::ImbalanceRole r;
         r.role = key.first;
         r.role_index = key.second;
