@@ -257,7 +257,10 @@ bool parse_live_reading(const std::string &text, LiveNamer &namer, int device, L
                 std::vector<uint32_t> out;
                 if (stack == nullptr) return out;
                 for (uint32_t f : stack->frames) {
-                    if (!described[f]) v.frames[f] = shown(report::describe_frame(s, s.frames[f])), described[f] = true;
+                    if (!described[f]) {
+                        v.frames[f] = shown(report::describe_frame(s, s.frames[f]));
+                        described[f] = true;
+                    }
                     out.push_back(f);
                 }
                 return out;
