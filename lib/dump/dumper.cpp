@@ -25,6 +25,7 @@
 #include "dump/snapshot_builder.h"
 #include "snapshot/snapshot_writer.h"
 #include "report/summary_format.h"
+#include "report/text_safety.h"
 
 namespace vramtrace {
 namespace {
@@ -83,7 +84,9 @@ int write_locked(const report::Snapshot &snapshot, const std::string &target, bo
     std::string error;
     bool written = write_file_atomically(target, &fill_json, const_cast<report::Snapshot *>(&snapshot), &error);
     if (print_summary) {
-        std::string text = report::format_summary(snapshot);
+        // Escaped as `vramtrace summary` escapes its output (cli::write_stdout), so that no frame
+        // or file name reaches the program's terminal with a control or bidi character in it.
+        std::string text = report::escape_control_characters(report::format_summary(snapshot), /*keep_newlines=*/true);
         log_raw(text.data(), text.size());
     }
     if (!written) {

@@ -25,4 +25,26 @@ inline constexpr unsigned kHistorySeconds = 120;
 // ... and at most this many marks, the newest.
 inline constexpr size_t kHistoryMarks = 32;
 
+// What a reading can hold, by construction of the server (lib/serve/live_reading.cpp checks each
+// against its source): the viewer refuses a reading past any of them, so that what it parses,
+// names and groups stays bounded whoever answers on the socket.
+// The out-of-memory failures listed (triggers::kOomsKept), each with its stack.
+inline constexpr size_t kReadingOoms = 16;
+// Stacks: those of the sites and of the failures.
+inline constexpr size_t kReadingStacks = kReadingSites + kReadingOoms;
+// Frames per stack (StackDepot::kMaxDepth), and unique frames in all.
+inline constexpr size_t kReadingStackFrames = 256;
+inline constexpr size_t kReadingFrames = kReadingStacks * kReadingStackFrames;
+// Bytes of a Python frame's function or file name (python::kMaxNameBytes).
+inline constexpr size_t kReadingNameBytes = 1016;
+// JSON values (each number, string, object and array) in a reading: at the bounds above, every
+// frame a distinct Python frame (6 values each) and every stack full, about 490,000 plus the
+// command line's arguments and the modules. The viewer counts them before it builds the document,
+// whose size is what they cost (tens of bytes each), not the answer's bytes.
+inline constexpr size_t kReadingValues = 1000000;
+// Bytes of a whole answer: the viewer stops reading past this and refuses it. A real reading is
+// tens of KiB; at the bounds above, every frame native and distinct, frames and stacks take about
+// 5 MiB, which leaves room for long Python names and command lines.
+inline constexpr size_t kMaxAnswerBytes = 32u << 20;
+
 } // namespace vramtrace::live

@@ -29,6 +29,18 @@ size_t sequence_length(std::string_view text, size_t i) {
 
 const char kHex[] = "0123456789abcdef";
 
+// Whether the valid n-byte sequence at text[i] is a character a terminal acts on rather than
+// shows: a C1 control (U+0080..U+009F, which some terminals take as CSI, OSC, NEL...) or a
+// bidirectional formatting character (U+061C, U+200E, U+200F, U+202A..U+202E, U+2066..U+2069),
+// which reorders the text around it so that a line reads as something it does not hold.
+bool is_acting_character(std::string_view text, size_t i, size_t n) {
+    auto byte = [&](size_t k) { return static_cast<unsigned char>(text[i + k]); };
+    if (n == 2) return (byte(0) == 0xc2 && byte(1) < 0xa0) || (byte(0) == 0xd8 && byte(1) == 0x9c);
+    if (n != 3 || byte(0) != 0xe2) return false;
+    if (byte(1) == 0x80) return byte(2) == 0x8e || byte(2) == 0x8f || (byte(2) >= 0xaa && byte(2) <= 0xae);
+    return byte(1) == 0x81 && byte(2) >= 0xa6 && byte(2) <= 0xa9;
+}
+
 void append_byte_escape(std::string &out, unsigned char b) {
     out += "\\x";
     out += kHex[b >> 4];
@@ -87,10 +99,9 @@ std::string escape_control_characters(std::string_view text, bool keep_newlines)
                 out += char(b);
             }
             ++i;
-        } else if (n == 2 && b == 0xc2 && static_cast<unsigned char>(text[i + 1]) < 0xa0) {
-            append_byte_escape(out, b); // a C1 control character (U+0080..U+009F)
-            append_byte_escape(out, static_cast<unsigned char>(text[i + 1]));
-            i += 2;
+        } else if (n > 1 && is_acting_character(text, i, n)) {
+            for (size_t k = 0; k < n; ++k) append_byte_escape(out, static_cast<unsigned char>(text[i + k]));
+            i += n;
         } else if (n == 0) {
             append_byte_escape(out, b);
             ++i;
@@ -110,22 +121,20 @@ std::string shown_value(std::string_view value, size_t max_bytes) {
 }
 
 std::string one_line(std::string_view text) {
+    // Line feed, tab and carriage return get their short names; every other piece goes through
+    // escape_control_characters, so a line of a report is escaped exactly as `vramtrace summary`
+    // escapes its output. (Splitting at these ASCII bytes never splits a UTF-8 sequence.)
     std::string out;
     out.reserve(text.size());
-    for (char c : text) {
-        auto u = static_cast<unsigned char>(c);
-        if (u >= 0x20 && u != 0x7f) {
-            out += c;
-        } else if (c == '\n') {
-            out += "\\n";
-        } else if (c == '\t') {
-            out += "\\t";
-        } else if (c == '\r') {
-            out += "\\r";
-        } else {
-            append_byte_escape(out, u);
-        }
+    size_t start = 0;
+    for (size_t i = 0; i < text.size(); ++i) {
+        const char c = text[i];
+        if (c != '\n' && c != '\t' && c != '\r') continue;
+        out += escape_control_characters(text.substr(start, i - start));
+        out += c == '\n' ? "\\n" : c == '\t' ? "\\t" : "\\r";
+        start = i + 1;
     }
+    out += escape_control_characters(text.substr(start));
     return out;
 }
 

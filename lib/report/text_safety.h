@@ -22,9 +22,12 @@ std::string replace_invalid_utf8(std::string_view text);
 bool is_valid_utf8(std::string_view text);
 
 // `text` for a terminal or a line-oriented text file: C0 control characters (including ESC, CR and,
-// unless keep_newlines, LF and TAB), DEL, the C1 controls U+0080..U+009F and bytes that are not
-// valid UTF-8 are written as "\xHH" (each byte); everything else is kept. With keep_newlines, LF
-// and TAB stay (a whole report's text).
+// unless keep_newlines, LF and TAB), DEL, the C1 controls U+0080..U+009F, the bidirectional
+// formatting characters (U+061C, U+200E, U+200F, U+202A..U+202E, U+2066..U+2069) and bytes that
+// are not valid UTF-8 are written as "\xHH" (each byte); everything else is kept. With
+// keep_newlines, LF and TAB stay (a whole report's text). The one sanitizer for text shown on a
+// terminal: the CLI's output, the library's summary and warnings, the live view (its JSON too).
+// Its output is valid UTF-8, and escaping it again changes nothing.
 std::string escape_control_characters(std::string_view text, bool keep_newlines = false);
 
 // A value quoted in a warning: escaped as above and, beyond max_bytes, cut (on a character
@@ -32,7 +35,7 @@ std::string escape_control_characters(std::string_view text, bool keep_newlines 
 std::string shown_value(std::string_view value, size_t max_bytes = 80);
 
 // Snapshot text made safe for one line of a report: a line feed, tab and carriage return become
-// \n, \t, \r, every other control character (and DEL) \xHH; everything else is kept as it is.
+// \n, \t, \r; the rest is escape_control_characters(text).
 std::string one_line(std::string_view text);
 
 } // namespace vramtrace::report

@@ -69,6 +69,11 @@ const ProcessText &process_text() {
     return text;
 }
 
+// The bounds the viewer holds a reading to (live/protocol.h) are those of what is read here.
+static_assert(triggers::kOomsKept <= live::kReadingOoms);
+static_assert(StackDepot::kMaxDepth <= live::kReadingStackFrames);
+static_assert(python::kMaxNameBytes <= live::kReadingNameBytes);
+
 struct SiteSum {
     uint32_t stack = 0;
     int device = 0;

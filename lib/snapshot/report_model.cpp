@@ -245,7 +245,9 @@ struct GroupItem {
     uint64_t size = 0;
 };
 
-std::vector<CallSiteGroup> group_items(const Snapshot &snapshot, const std::vector<GroupItem> &items) {
+// With item_groups: for each item, the index of its group in the returned order.
+std::vector<CallSiteGroup> group_items(const Snapshot &snapshot, const std::vector<GroupItem> &items,
+                                       std::vector<size_t> *item_groups = nullptr) {
     std::vector<CallSiteGroup> groups;
     std::vector<std::map<uint64_t, uint64_t, std::greater<>>> sizes;
     std::unordered_map<std::string, size_t> by_key;
@@ -322,8 +324,11 @@ std::vector<CallSiteGroup> group_items(const Snapshot &snapshot, const std::vect
         return index;
     };
 
+    std::vector<size_t> unsorted_group; // per item, while groups are in order of first use
+    if (item_groups) unsorted_group.reserve(items.size());
     for (const GroupItem &item : items) {
         size_t index = item.stack == 0 ? no_stack() : group_for_stack(item.stack);
+        if (item_groups) unsorted_group.push_back(index);
         CallSiteGroup &g = groups[index];
         g.live_bytes += item.bytes;
         g.live_count += item.count;
@@ -346,12 +351,27 @@ std::vector<CallSiteGroup> group_items(const Snapshot &snapshot, const std::vect
             return bytes_a != bytes_b ? bytes_a > bytes_b : a.first > b.first;
         });
     }
-    std::sort(groups.begin(), groups.end(), [](const CallSiteGroup &a, const CallSiteGroup &b) {
+    // Keys are unique, so the order is total and sorting positions gives the groups' order.
+    std::vector<size_t> order(groups.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](size_t i, size_t j) {
+        const CallSiteGroup &a = groups[i], &b = groups[j];
         if (a.live_bytes != b.live_bytes) return a.live_bytes > b.live_bytes;
         if (a.live_count != b.live_count) return a.live_count > b.live_count;
         return a.key < b.key;
     });
-    return groups;
+    std::vector<CallSiteGroup> sorted;
+    sorted.reserve(groups.size());
+    std::vector<size_t> position(groups.size());
+    for (size_t i = 0; i < order.size(); ++i) {
+        position[order[i]] = i;
+        sorted.push_back(std::move(groups[order[i]]));
+    }
+    if (item_groups) {
+        item_groups->clear();
+        for (size_t index : unsorted_group) item_groups->push_back(position[index]);
+    }
+    return sorted;
 }
 } // namespace
 
@@ -371,11 +391,12 @@ std::vector<CallSiteGroup> group_folded_by_call_site(const Snapshot &snapshot, s
     return group_items(snapshot, items);
 }
 
-std::vector<CallSiteGroup> group_by_call_site(const Snapshot &snapshot, const std::vector<StackWeight> &weights) {
+std::vector<CallSiteGroup> group_by_call_site(const Snapshot &snapshot, const std::vector<StackWeight> &weights,
+                                              std::vector<size_t> *weight_groups) {
     std::vector<GroupItem> items;
     items.reserve(weights.size());
     for (const StackWeight &w : weights) items.push_back({w.stack, w.bytes, w.count});
-    return group_items(snapshot, items);
+    return group_items(snapshot, items, weight_groups);
 }
 
 } // namespace vramtrace::report

@@ -551,7 +551,9 @@ struct StackWeight {
 };
 // Groups weighted stacks by call site with the same keys, locations and order as
 // group_live_by_call_site (live_bytes/live_count are the summed weights); apis, devices and sizes
-// stay empty.
-std::vector<CallSiteGroup> group_by_call_site(const Snapshot &snapshot, const std::vector<StackWeight> &weights);
+// stay empty. With weight_groups: for each weight, the index of its group in the result (one pass,
+// for callers that need to know which stacks each group merged).
+std::vector<CallSiteGroup> group_by_call_site(const Snapshot &snapshot, const std::vector<StackWeight> &weights,
+                                              std::vector<size_t> *weight_groups = nullptr);
 
 } // namespace vramtrace::report

@@ -9,6 +9,7 @@
 #include "dump/dumper.h"
 #include "snapshot/report_model.h"
 #include "dump/snapshot_builder.h"
+#include "report/text_safety.h"
 #include "device/driver_queries.h"
 #include "triggers/reporter.h"
 #include "triggers/trigger_config.h"
@@ -97,6 +98,8 @@ void print_threshold_warning(PendingWork &w) {
     }
     if (groups.size() > kTopSites)
         text += "vramtrace:   ... and " + std::to_string(groups.size() - kTopSites) + " more call sites\n";
+    // Call-site names come from the program's binaries: escaped as the exit summary is.
+    text = report::escape_control_characters(text, /*keep_newlines=*/true);
     log_raw(text.data(), text.size());
 }
 

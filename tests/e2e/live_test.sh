@@ -329,6 +329,75 @@ serve_cost)
     done
     echo "serve_cpu_ns of 10 readings with history, 10000 live allocations: $(tr '\n' ' ' <"$W/costs")"
     finish a "$PID" ;;
+odd_symbol_name)
+    # A call site whose symbol name (read by the viewer from the ELF file, and by the library at
+    # exit) holds U+0085, U+202E and the byte 0xff: escaped byte by byte everywhere it is shown.
+    start a oddname
+    odd='hold_odd_\\xc2\\x85_\\xe2\\x80\\xae_\\xff'
+    run 0 "$VT" top --once --json --pid "$PID"
+    cp "$out" "$W/reading.json"
+    jq_is "$W/reading.json" '[.top_sites[] | [.function, .bytes, .count]]' "[[\"$odd\",2097152,1]]"
+    jq_is "$W/reading.json" '.top_sites[0].stacks[0].frames[0] | startswith("hold_odd_\\xc2")' 'true'
+    run 0 "$VT" top --once --pid "$PID"
+    grep -qF '2.00 MiB  1       other     hold_odd_\xc2\x85_\xe2\x80\xae_\xff at ' "$out" || fail "text reading"
+    touch "$W/go-a"; wait "$PID" || fail "program a failed"
+    grep -qF 'hold_odd_\xc2\x85_\xe2\x80\xae_\xff at ' "$W/prog-a.err" || fail "the exit summary does not name the site escaped"
+    # Nothing raw reached any of them: no C1 control, no bidi character, only valid UTF-8.
+    python3 - "$W/reading.json" "$out" "$W/prog-a.err" <<'PY' || fail "a raw character was shown"
+import re, sys
+for name in sys.argv[1:]:
+    text = open(name, "rb").read().decode("utf-8")  # raises on invalid UTF-8
+    bad = re.findall("[\x80-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]", text)
+    if bad:
+        sys.exit("%s holds %r" % (name, bad))
+PY
+    ;;
+oversized_reading|deep_reading|many_sites|wide_reading)
+    # A server that answers 2 GiB, a stack of 300,000 frames, 20,000 sites, 11 million JSON values
+    # in 32 MiB: the viewer refuses each with one line, within bounded memory (/usr/bin/time's
+    # maximum resident set, KiB).
+    mkdir -m 700 "$SOCKDIR"
+    case $case_name in
+    oversized_reading) mode=big ;;
+    deep_reading) mode=deep ;;
+    many_sites) mode=sites ;;
+    wide_reading) mode=wide ;;
+    esac
+    python3 "$(dirname "$0")/live_fake_server.py" $mode "$SOCKDIR" "$W/ready-fake" 2>"$W/prog-fake.err" &
+    PIDS="$PIDS $!"
+    wait_for "$W/ready-fake"; spid=$(cat "$W/ready-fake")
+    run 1 /usr/bin/time -f '%M %e' -o "$W/usage" "$VT" top --once --json --pid "$spid"
+    stderr_is_one_line
+    case $case_name in
+    oversized_reading) stderr_has "vramtrace: error: top: process $spid: $SOCKDIR/$spid.sock: the answer is longer than 33554432 bytes, the most a reading holds; refused"
+                       ceiling=102400 ;;
+    deep_reading) stderr_has "vramtrace: error: top: process $spid: the reading is over the protocol's bounds (300000 frames in one stack, at most 256)"
+                  ceiling=65536 ;;
+    many_sites) stderr_has "vramtrace: error: top: process $spid: the reading is over the protocol's bounds (20000 sites, at most 256)"
+                ceiling=65536 ;;
+    wide_reading) stderr_has "vramtrace: error: top: process $spid: the reading is over the protocol's bounds (more than 1000000 JSON values)"
+                  ceiling=102400 ;;
+    esac
+    # (time's last line; a line before it says the command exited with status 1)
+    read -r rss seconds <<EOF
+$(tail -n 1 "$W/usage")
+EOF
+    echo "$case_name: the viewer's maximum resident set $rss KiB, $seconds s"
+    [ "$rss" -le "$ceiling" ] || fail "the viewer's maximum resident set was $rss KiB, above $ceiling KiB" ;;
+peer_uid_refused)
+    [ "$(id -u)" -eq 0 ] || { echo "SKIP: needs root to serve as another uid"; exit 77; }
+    # A socket file of ours (root's), listened on by a process of uid 65534: the path checks pass,
+    # SO_PEERCRED says who listens, and the viewer refuses it before sending anything.
+    mkdir -m 700 "$SOCKDIR"
+    python3 "$(dirname "$0")/live_fake_server.py" peer "$SOCKDIR" "$W/ready-fake" 2>"$W/prog-fake.err" &
+    PIDS="$PIDS $!"
+    wait_for "$W/ready-fake"; spid=$(cat "$W/ready-fake")
+    [ "$(stat -c %u "$SOCKDIR/$spid.sock")" = 0 ] || fail "the socket file is not root's"
+    run 1 "$VT" top --once --json --pid "$spid"; stderr_is_one_line
+    stderr_has "vramtrace: error: top: process $spid: $SOCKDIR/$spid.sock: served by a process of uid 65534, neither root nor uid 0; not used"
+    run 0 "$VT" top --once --json; stderr_is_one_line
+    stderr_has "vramtrace: warning: process $spid: $SOCKDIR/$spid.sock: served by a process of uid 65534, neither root nor uid 0; not used"
+    jq_is "$out" '.processes' '[]' ;;
 *)
     . "$(dirname "$0")/live_tui_cases.sh" ;;
 esac

@@ -102,6 +102,22 @@ oom_feed)
     line_is 22 '  mark "ready"'
     line_is 23 "  OOM cuda:0 4.00 GiB (cudaMalloc)"
     key q; finish a "$PID" ;;
+tui_odd_symbol_name)
+    # The call site's symbol name holds U+0085, U+202E and the byte 0xff: drawn escaped, in the
+    # table and in the expanded stack, and nothing raw reaches the terminal.
+    start a oddname
+    tui "$VT" top --pid "$PID"
+    line_is $SITE1 '  2.00 MiB       1  other             hold_odd_\xc2\x85_\xe2\x80\xae_\xff at '
+    key Enter
+    line_is $((SITE1 + 1)) '      hold_odd_\xc2\x85_\xe2\x80\xae_\xff at '
+    python3 - "$screen" <<'PY' || fail "a raw character reached the terminal"
+import re, sys
+text = open(sys.argv[1], "rb").read().decode("utf-8")
+bad = re.findall("[\x80-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ufffd]", text)
+if bad:
+    sys.exit("the screen holds %r" % bad)
+PY
+    key q; touch "$W/go-a"; wait "$PID" || fail "program a failed" ;;
 tui_no_colour)
     start a
     TUI_NO_COLOR=1 tui "$VT" top --pid "$PID"

@@ -1,11 +1,15 @@
 #include "analysis/live_view.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <string_view>
+#include <unordered_map>
 
 #include "input/offline_symbolize.h"
 #include "live/protocol.h"
+#include "report/text_safety.h"
 #include "symbolize/call_site.h"
 #include "symbolize/symbolizer.h"
 
@@ -81,8 +85,67 @@ void LiveNamer::name(report::Snapshot &snapshot) {
     snapshot.process.symbolized = true;
 }
 
+namespace {
+
+// Text shown from a reading: escaped as every string the CLI shows is.
+std::string shown(std::string_view text) { return report::escape_control_characters(text); }
+
+// A reading past the protocol's bounds (live/protocol.h): what it holds, for the one line.
+struct OverBounds {
+    std::string what;
+};
+void bound(size_t count, size_t most, const char *what) {
+    if (count > most)
+        throw OverBounds{std::to_string(count) + " " + what + ", at most " + std::to_string(most)};
+}
+// A member, its number of elements checked before anything is copied out of it.
+const json &bounded_array(const json &o, const char *name, size_t most, const char *what) {
+    const json &a = o.at(name);
+    bound(a.size(), most, what);
+    return a;
+}
+std::string bounded_name(const json &o, const char *name) {
+    std::string text = get_or<std::string>(o, name, "");
+    bound(text.size(), live::kReadingNameBytes, "bytes in a Python frame's name");
+    return text;
+}
+
+// Counts the values of a JSON text without building it, stopping past `most`: a document costs
+// tens of bytes a value, so 32 MiB of "{}," would otherwise be a gigabyte.
+struct ValueCounter {
+    size_t count = 0, most = 0;
+    bool more() { return ++count <= most; }
+    bool null() { return more(); }
+    bool boolean(bool) { return more(); }
+    bool number_integer(json::number_integer_t) { return more(); }
+    bool number_unsigned(json::number_unsigned_t) { return more(); }
+    bool number_float(json::number_float_t, const json::string_t &) { return more(); }
+    bool string(json::string_t &) { return more(); }
+    bool binary(json::binary_t &) { return more(); }
+    bool start_object(size_t) { return more(); }
+    bool key(json::string_t &) { return true; }
+    bool end_object() { return true; }
+    bool start_array(size_t) { return more(); }
+    bool end_array() { return true; }
+    bool parse_error(size_t, const std::string &, const nlohmann::detail::exception &) { return false; }
+};
+
+} // namespace
+
 bool parse_live_reading(const std::string &text, LiveNamer &namer, int device, LiveView *out, std::string *error,
                         bool with_sites) {
+    if (text.size() > live::kMaxAnswerBytes) {
+        *error = "the reading is over the protocol's bounds (" + std::to_string(text.size()) + " bytes, at most " +
+                 std::to_string(live::kMaxAnswerBytes) + ")";
+        return false;
+    }
+    ValueCounter counter;
+    counter.most = live::kReadingValues;
+    json::sax_parse(text, &counter);
+    if (counter.count > counter.most) {
+        *error = "the reading is over the protocol's bounds (more than " + std::to_string(counter.most) + " JSON values)";
+        return false;
+    }
     json doc = json::parse(text, nullptr, false);
     if (doc.is_discarded() || !doc.is_object() || get_or<std::string>(doc, "format", "") != live::kFormatName) {
         *error = "the answer is not a live reading";
@@ -96,11 +159,11 @@ bool parse_live_reading(const std::string &text, LiveNamer &namer, int device, L
         LiveView v;
         const json &p = doc.at("process");
         v.pid = p.at("pid").get<int64_t>();
-        v.command_line = p.at("command_line").get<std::vector<std::string>>();
-        v.rank = get_or<std::string>(p, "rank", "");
-        v.host = get_or<std::string>(p, "host", "");
-        v.executable = get_or<std::string>(p, "executable", "");
-        v.exit_snapshot = get_or<std::string>(p, "exit_snapshot", "");
+        for (const json &arg : p.at("command_line")) v.command_line.push_back(shown(arg.get<std::string>()));
+        v.rank = shown(get_or<std::string>(p, "rank", ""));
+        v.host = shown(get_or<std::string>(p, "host", ""));
+        v.executable = shown(get_or<std::string>(p, "executable", ""));
+        v.exit_snapshot = shown(get_or<std::string>(p, "exit_snapshot", ""));
         v.monotonic_ns = get_or<uint64_t>(p, "monotonic_ns", 0);
         v.live_snapshots = get_or<uint64_t>(p, "live_snapshots", 0);
         for (const json &d : doc.at("devices")) {
@@ -113,7 +176,7 @@ bool parse_live_reading(const std::string &text, LiveNamer &namer, int device, L
             t.free_count = get_or<uint64_t>(d, "free_count", 0);
             t.total_allocated_bytes = get_or<uint64_t>(d, "total_allocated_bytes", 0);
             t.total_freed_bytes = get_or<uint64_t>(d, "total_freed_bytes", 0);
-            t.uuid = get_or<std::string>(d, "uuid", "");
+            t.uuid = shown(get_or<std::string>(d, "uuid", ""));
             t.total_memory_bytes = opt_u64(d, "total_memory_bytes");
             t.process_used_bytes = opt_u64(d, "process_used_bytes");
             t.graph_reserved_bytes = opt_u64(d, "graph_reserved_bytes");
@@ -129,17 +192,23 @@ bool parse_live_reading(const std::string &text, LiveNamer &namer, int device, L
         // The stacks as a snapshot model, named and attributed as a snapshot file's would be.
         report::Snapshot s;
         if (with_sites) {
+            const json &sites_in = bounded_array(doc, "sites", live::kReadingSites, "sites");
+            const json &frames_in = bounded_array(doc, "frames", live::kReadingFrames, "frames");
+            const json &stacks_in = bounded_array(doc, "stacks", live::kReadingStacks, "stacks");
+            for (const json &st : stacks_in)
+                bound(bounded_array(st, "frames", SIZE_MAX, "").size(), live::kReadingStackFrames, "frames in one stack");
             s.process.symbolized = false;
             for (const json &m : doc.at("modules"))
                 s.modules.push_back({m.at("path").get<std::string>(), hex_or_number(m.at("base")),
                                      get_or<std::string>(m, "build_id", "")});
-            for (const json &f : doc.at("frames")) {
+            s.frames.reserve(frames_in.size());
+            for (const json &f : frames_in) {
                 report::Frame frame;
                 frame.address = hex_or_number(f.at("address"));
                 frame.python = get_or<bool>(f, "python", false);
                 if (frame.python) {
-                    frame.function = get_or<std::string>(f, "function", "");
-                    frame.file = get_or<std::string>(f, "file", "");
+                    frame.function = bounded_name(f, "function");
+                    frame.file = bounded_name(f, "file");
                     frame.line = get_or<uint32_t>(f, "line", 0);
                 } else if (f.contains("module")) {
                     frame.module = f.at("module").get<int>();
@@ -148,7 +217,7 @@ bool parse_live_reading(const std::string &text, LiveNamer &namer, int device, L
                 }
                 s.frames.push_back(std::move(frame));
             }
-            for (const json &st : doc.at("stacks")) {
+            for (const json &st : stacks_in) {
                 report::Stack stack;
                 stack.id = st.at("id").get<uint32_t>();
                 for (const json &i : st.at("frames")) {
@@ -166,7 +235,7 @@ bool parse_live_reading(const std::string &text, LiveNamer &namer, int device, L
                 int device;
             };
             std::vector<Weighted> weights;
-            for (const json &site : doc.at("sites")) {
+            for (const json &site : sites_in) {
                 int d = site.at("device").get<int>();
                 if (device >= -2 && d != device) continue;
                 weights.push_back({{site.at("stack").get<uint32_t>(), site.at("bytes").get<uint64_t>(),
@@ -175,44 +244,54 @@ bool parse_live_reading(const std::string &text, LiveNamer &namer, int device, L
             }
             std::vector<report::StackWeight> all;
             for (const Weighted &w : weights) all.push_back(w.weight);
-            std::vector<report::CallSiteGroup> groups = report::group_by_call_site(s, all);
-            // Which group each stack falls in, for its category, devices and the stack to expand.
-            std::map<std::string, size_t> group_of_key;
-            for (size_t i = 0; i < groups.size(); ++i) group_of_key[groups[i].key] = i;
+            // One grouping pass, which also says which group each stack fell in (for its category,
+            // devices and the stack to expand).
+            std::vector<size_t> group_of;
+            std::vector<report::CallSiteGroup> groups = report::group_by_call_site(s, all, &group_of);
+            std::unordered_map<uint32_t, const report::Stack *> stack_by_id;
+            for (const report::Stack &st : s.stacks) stack_by_id.try_emplace(st.id, &st);
+            // Each frame a kept stack uses, described once.
+            v.frames.assign(s.frames.size(), std::string());
+            std::vector<bool> described(s.frames.size(), false);
+            auto frame_indices = [&](const report::Stack *stack) {
+                std::vector<uint32_t> out;
+                if (stack == nullptr) return out;
+                for (uint32_t f : stack->frames) {
+                    if (!described[f]) {
+                        v.frames[f] = shown(report::describe_frame(s, s.frames[f]));
+                        described[f] = true;
+                    }
+                    out.push_back(f);
+                }
+                return out;
+            };
             std::vector<LiveSite> sites(groups.size());
             std::vector<uint64_t> heaviest(groups.size(), 0);
             std::vector<std::set<int>> devices(groups.size());
-            for (const Weighted &w : weights) {
-                std::vector<report::CallSiteGroup> one = report::group_by_call_site(s, {w.weight});
-                if (one.empty()) continue;
-                auto it = group_of_key.find(one.front().key);
-                if (it == group_of_key.end()) continue;
-                size_t g = it->second;
+            for (size_t k = 0; k < weights.size(); ++k) {
+                const Weighted &w = weights[k];
+                size_t g = group_of[k];
                 devices[g].insert(w.device);
-                const report::Stack *stack = s.find_stack(w.weight.stack);
-                LiveSite::MergedStack merged{w.weight.bytes, w.weight.count, w.device, {}};
-                if (stack != nullptr)
-                    for (uint32_t f : stack->frames) merged.frames.push_back(report::describe_frame(s, s.frames[f]));
-                sites[g].stacks.push_back(std::move(merged));
+                auto found = stack_by_id.find(w.weight.stack);
+                const report::Stack *stack = found == stack_by_id.end() ? nullptr : found->second;
+                sites[g].stacks.push_back({w.weight.bytes, w.weight.count, w.device, frame_indices(stack)});
                 if (w.weight.bytes <= heaviest[g] && !sites[g].stack.empty()) continue;
                 heaviest[g] = w.weight.bytes;
-                sites[g].stack.clear();
-                sites[g].category = stack != nullptr ? stack->category : "";
-                if (stack != nullptr)
-                    for (uint32_t f : stack->frames) sites[g].stack.push_back(report::describe_frame(s, s.frames[f]));
+                sites[g].category = stack != nullptr ? shown(stack->category) : "";
+                sites[g].stack = sites[g].stacks.back().frames;
             }
             for (size_t i = 0; i < groups.size(); ++i) {
                 LiveSite &site = sites[i];
                 std::stable_sort(site.stacks.begin(), site.stacks.end(),
                                  [](const LiveSite::MergedStack &a, const LiveSite::MergedStack &b) { return a.bytes > b.bytes; });
-                site.location = groups[i].location;
+                site.location = shown(groups[i].location);
                 site.bytes = groups[i].live_bytes;
                 site.count = groups[i].live_count;
                 site.devices.assign(devices[i].begin(), devices[i].end());
                 if (groups[i].kind == report::CallSiteGroup::Kind::Frame && groups[i].frame >= 0) {
                     const report::Frame &f = s.frames[size_t(groups[i].frame)];
-                    site.function = f.function;
-                    site.file = f.file;
+                    site.function = shown(f.function);
+                    site.file = shown(f.file);
                     site.line = f.line;
                 }
             }
@@ -229,12 +308,12 @@ bool parse_live_reading(const std::string &text, LiveNamer &namer, int device, L
             v.pools.push_back(pl);
         }
         v.oom_count = get_or<uint64_t>(doc, "oom_count", 0);
-        for (const json &o : doc.at("ooms")) {
+        for (const json &o : bounded_array(doc, "ooms", live::kReadingOoms, "out-of-memory failures")) {
             report::OomEvent e;
             e.time_ns = get_or<uint64_t>(o, "time_ns", 0);
             e.device = get_or<int>(o, "device", -2);
             e.requested_bytes = get_or<uint64_t>(o, "requested_bytes", 0);
-            e.api = get_or<std::string>(o, "api", "");
+            e.api = shown(get_or<std::string>(o, "api", ""));
             e.stack = get_or<uint32_t>(o, "stack", 0);
             v.ooms.push_back(std::move(e));
         }
@@ -243,14 +322,19 @@ bool parse_live_reading(const std::string &text, LiveNamer &namer, int device, L
             v.has_history = true;
             for (const json &d : h.at("devices")) {
                 int ordinal = d.at("device").get<int>();
+                const json &bytes = bounded_array(d, "bytes", live::kHistorySeconds, "seconds of history");
                 for (LiveDevice &ld : v.devices)
-                    if (ld.totals.device == ordinal) ld.history = d.at("bytes").get<std::vector<int64_t>>();
+                    if (ld.totals.device == ordinal) ld.history = bytes.get<std::vector<int64_t>>();
             }
-            for (const json &m : h.at("marks")) v.marks.push_back({get_or<uint64_t>(m, "time_ns", 0), get_or<std::string>(m, "label", "")});
+            for (const json &m : bounded_array(h, "marks", live::kHistoryMarks, "marks"))
+                v.marks.push_back({get_or<uint64_t>(m, "time_ns", 0), shown(get_or<std::string>(m, "label", ""))});
         }
         v.serve_cpu_ns = get_or<uint64_t>(doc, "serve_cpu_ns", 0);
         *out = std::move(v);
         return true;
+    } catch (const OverBounds &e) {
+        *error = "the reading is over the protocol's bounds (" + e.what + ")";
+        return false;
     } catch (const json::exception &e) {
         *error = std::string("the reading is malformed (") + e.what() + ")";
         return false;
@@ -277,11 +361,18 @@ bool parse_snapshot_answer(const std::string &text, std::string *path, std::stri
     return false;
 }
 
+// A stack's frames as text.
+static json frame_texts(const LiveView &v, const std::vector<uint32_t> &frames) {
+    json out = json::array();
+    for (uint32_t f : frames) out.push_back(v.frames[f]);
+    return out;
+}
+
 // A site's merged stacks as the JSON reading lists them.
-static json merged_stacks(const LiveSite &site) {
+static json merged_stacks(const LiveView &v, const LiveSite &site) {
     json out = json::array();
     for (const LiveSite::MergedStack &m : site.stacks)
-        out.push_back({{"bytes", m.bytes}, {"count", m.count}, {"device", m.device}, {"frames", m.frames}});
+        out.push_back({{"bytes", m.bytes}, {"count", m.count}, {"device", m.device}, {"frames", frame_texts(v, m.frames)}});
     return out;
 }
 
@@ -317,8 +408,8 @@ std::string live_view_json(const LiveView &v, size_t top) {
                          {"count", s.count},
                          {"category", s.category},
                          {"devices", s.devices},
-                         {"stack", s.stack},
-                         {"stacks", merged_stacks(s)}});
+                         {"stack", frame_texts(v, s.stack)},
+                         {"stacks", merged_stacks(v, s)}});
     }
     out["top_sites"] = std::move(sites);
     uint64_t more_bytes = v.left_out_bytes, more_count = v.left_out_count;

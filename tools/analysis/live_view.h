@@ -22,6 +22,8 @@ struct LiveDevice {
                                                  // first; -1: not known (empty without history)
 };
 
+// Every string of a view is escaped for a terminal (report::escape_control_characters, as
+// `vramtrace summary` escapes its output): names come from the process and from files on disk.
 struct LiveSite {
     std::string location;        // describe_frame of the call site, or a parenthesised note
     std::string function, file;  // the call-site frame's ("" when there is none)
@@ -29,13 +31,15 @@ struct LiveSite {
     uint64_t bytes = 0, count = 0;
     std::string category;        // the frame rules' category of its heaviest stack
     std::vector<int> devices;    // ascending
-    std::vector<std::string> stack; // the heaviest stack's frames, leaf first (describe_frame)
+    // The heaviest stack's frames, leaf first: indices into LiveView::frames, so that a frame is
+    // described once however many stacks hold it.
+    std::vector<uint32_t> stack;
     // Every stack the site merges, heaviest first: one call site can gather stacks that reach it
     // on different paths (a library's own allocation and one through a framework's pool).
     struct MergedStack {
         uint64_t bytes = 0, count = 0;
         int device = 0;
-        std::vector<std::string> frames; // leaf first (describe_frame)
+        std::vector<uint32_t> frames; // leaf first, indices into LiveView::frames
     };
     std::vector<MergedStack> stacks;
 };
@@ -54,6 +58,8 @@ struct LiveView {
     std::vector<LiveDevice> devices;  // ascending ordinal
     uint64_t live_allocations = 0, live_bytes = 0;
     std::vector<LiveSite> sites;      // bytes descending (report::group_by_call_site's order)
+    std::vector<std::string> frames;  // describe_frame of the reading's frames that sites use
+                                      // (the others stay empty)
     uint64_t left_out_sites = 0, left_out_bytes = 0, left_out_count = 0;
     std::vector<report::Pool> pools;
     std::vector<report::OomEvent> ooms;
@@ -81,7 +87,9 @@ private:
 
 // Parses one reading; `device` >= -2 keeps only that device's sites (-3: all devices). Without
 // `with_sites` the frames are neither named nor grouped (the process list needs only the
-// devices) and `sites` stays empty. False with *error (one line) when the text is not a reading.
+// devices) and `sites` stays empty. False with *error (one line) when the text is not a reading,
+// or holds more than a server sends (live/protocol.h: sites, stacks, frames per stack, frames,
+// names, OOMs, marks, seconds of history).
 bool parse_live_reading(const std::string &text, LiveNamer &namer, int device, LiveView *out, std::string *error,
                         bool with_sites = true);
 

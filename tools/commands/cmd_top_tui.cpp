@@ -38,10 +38,13 @@ struct Ui {
 };
 
 // Writes `text` at (y, x) cut to the screen's width, counting a UTF-8 character as one cell (the
-// only wide characters drawn are the sparkline's, each one cell wide).
-void put(int y, int x, const std::string &text, attr_t attr = A_NORMAL) {
+// only wide characters drawn are the sparkline's, each one cell wide). Everything drawn passes
+// through here, escaped as `vramtrace summary` escapes its output: names, paths and messages come
+// from the process and from files on disk.
+void put(int y, int x, const std::string &raw, attr_t attr = A_NORMAL) {
     int width = COLS - x;
     if (y < 0 || y >= LINES || width <= 0) return;
+    const std::string text = report::escape_control_characters(raw);
     std::string shown;
     int cells = 0;
     for (size_t i = 0; i < text.size(); ++i) {
@@ -283,9 +286,9 @@ private:
                             size_t(COLS)),
                 attr);
             if (int(i) == selected_ && expanded_)
-                for (const std::string &f : s.stack) {
+                for (uint32_t f : s.stack) {
                     if (y >= last_site_row) break;
-                    put(y++, 0, "      " + report::one_line(f));
+                    put(y++, 0, "      " + report::one_line(view_.frames[f]));
                 }
         }
         if (feed_lines > 0) {

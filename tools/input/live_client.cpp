@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "live/protocol.h"
 #include "live/socket_dir.h"
 
 namespace vramtrace::cli {
@@ -53,7 +54,19 @@ bool stale(const LiveEndpoint &e) {
     return errno == ECONNREFUSED;
 }
 
+// The uid of the process at the other end of a connected socket (the one that called listen), or
+// false with errno.
+bool peer_uid(int fd, uid_t *uid) {
+    ucred cred{};
+    socklen_t len = sizeof cred;
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) return false;
+    *uid = cred.uid;
+    return true;
+}
+
 } // namespace
+
+bool peer_uid_allowed(uid_t peer, uid_t self) { return peer == 0 || peer == self; }
 
 std::vector<LiveEndpoint> find_live_processes(std::vector<std::string> *warnings) {
     std::vector<LiveEndpoint> out;
@@ -107,11 +120,25 @@ bool live_endpoint_of(pid_t pid, LiveEndpoint *out, std::string *error) {
 }
 
 bool live_request(const LiveEndpoint &endpoint, const char *request, std::string *answer, std::string *error,
-                  int timeout_ms) {
+                  int timeout_ms, size_t max_bytes) {
     answer->clear();
     int fd = connect_to(endpoint.socket);
     if (fd < 0) {
         *error = endpoint.socket + ": cannot connect (" + strerror(errno) + ")";
+        return false;
+    }
+    // The path checks say who made the socket file, not who listens on it: the process that
+    // answers must be root or this user too, as the server accepts only this user's viewers.
+    uid_t peer = 0;
+    if (!peer_uid(fd, &peer)) {
+        *error = endpoint.socket + ": cannot tell who serves it (" + strerror(errno) + "); not used";
+        close(fd);
+        return false;
+    }
+    if (!peer_uid_allowed(peer, getuid())) {
+        *error = endpoint.socket + ": served by a process of uid " + std::to_string(peer) + ", neither root nor uid " +
+                 std::to_string(getuid()) + "; not used";
+        close(fd);
         return false;
     }
     const uint64_t deadline = now_ms() + uint64_t(timeout_ms);
@@ -141,6 +168,14 @@ bool live_request(const LiveEndpoint &endpoint, const char *request, std::string
             return false;
         }
         if (n == 0) break;
+        if (answer->size() + size_t(n) > max_bytes) {
+            *error = endpoint.socket + ": the answer is longer than " + std::to_string(max_bytes) +
+                     " bytes, the most a reading holds; refused";
+            answer->clear();
+            answer->shrink_to_fit();
+            close(fd);
+            return false;
+        }
         answer->append(buf, size_t(n));
     }
     close(fd);

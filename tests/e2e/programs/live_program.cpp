@@ -7,6 +7,7 @@
 // "sites" allocations, then a child (fork) that holds 2 MiB from hold_buffer, writes
 // READY_FILE.child with its pid, waits for GO_FILE.child and exits before the parent goes on;
 // "oom": the "sites" allocations and one of 4 GiB that fails (the stand-in device has 1 GiB);
+// "oddname": 2 MiB from a function whose symbol name needs escaping (hold_odd), never freed;
 // "closefds": the "sites" allocations, then every descriptor above 2 closed (as a daemon does) and
 // READY_FILE kept open, so that its descriptor has a number the library's socket had.
 // It writes READY_FILE once it holds them, then waits until GO_FILE exists (checked every 20 ms).
@@ -33,6 +34,13 @@ __attribute__((noinline)) void *hold_buffer(size_t bytes) {
     g_buffer_line = __LINE__ + 1;
     return cudaMalloc(&p, bytes) == cudaSuccess ? p : nullptr;
 }
+// A call site whose symbol name holds a C1 control (U+0085), a right-to-left override (U+202E)
+// and a byte that is not UTF-8 (0xff); frames are named from the ELF symbol table.
+__attribute__((noinline)) void *hold_odd() __asm__("hold_odd_\xc2\x85_\xe2\x80\xae_\xff");
+__attribute__((noinline)) void *hold_odd() {
+    void *p = nullptr;
+    return cudaMalloc(&p, 2u << 20) == cudaSuccess ? p : nullptr;
+}
 __attribute__((noinline)) void *hold_many() {
     void *p = nullptr;
     return cudaMalloc(&p, 4096) == cudaSuccess ? p : nullptr;
@@ -54,6 +62,9 @@ int main(int argc, char **argv) {
         if (strcmp(mode, "oom") == 0 && hold_buffer(size_t(4) << 30) != nullptr) return 1;
         printf("site hold_weights() %d\nsite hold_buffer(unsigned long) %d\n", g_weights_line, g_buffer_line);
         fflush(stdout);
+    } else if (strcmp(mode, "oddname") == 0) {
+        // Left allocated at exit, so that the exit summary names the call site too.
+        if (hold_odd() == nullptr) return 1;
     } else if (strcmp(mode, "many") == 0) {
         for (int i = 0; i < 10000; ++i) held.push_back(hold_many());
     }

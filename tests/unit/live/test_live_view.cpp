@@ -5,6 +5,7 @@
 #include <string>
 
 #include "analysis/live_view.h"
+#include "input/live_client.h"
 
 using namespace vramtrace::cli;
 
@@ -63,7 +64,7 @@ TEST_CASE("a reading: devices, call sites across stacks, what was left out") {
     CHECK(v.sites[1].devices == std::vector<int>{0, 1});
     // The heaviest of its stacks (1: 200 bytes) is the one shown.
     REQUIRE(v.sites[1].stack.size() == 2);
-    CHECK(v.sites[1].stack[1] == "main at /src/train.py:20 (python)");
+    CHECK(v.frames[v.sites[1].stack[1]] == "main at /src/train.py:20 (python)");
     CHECK(v.left_out_bytes == 7);
     CHECK(v.oom_count == 1);
     REQUIRE(v.marks.size() == 1);
@@ -108,4 +109,112 @@ TEST_CASE("a reading for the process list: devices only, no frame named") {
     REQUIRE(v.devices.size() == 2);
     CHECK(v.devices[1].totals.current_bytes == 50);
     CHECK(v.command_line == std::vector<std::string>{"python", "train.py"});
+}
+
+TEST_CASE("a reading's merged stacks: each stack of a site once, heaviest first, frames shared") {
+    LiveNamer namer;
+    LiveView v;
+    std::string error;
+    REQUIRE(parse_live_reading(kReading, namer, -3, &v, &error));
+    REQUIRE(v.sites.size() == 2);
+    const LiveSite &step = v.sites[1];
+    REQUIRE(step.stacks.size() == 3);
+    CHECK(step.stacks[0].bytes == 200);
+    CHECK(step.stacks[1].bytes == 100);
+    CHECK(step.stacks[1].device == 0);
+    CHECK(step.stacks[2].bytes == 50);
+    CHECK(step.stacks[2].device == 1);
+    // Stack 2 on both devices: the same frames, described once.
+    CHECK(step.stacks[1].frames == std::vector<uint32_t>{0, 2});
+    CHECK(step.stacks[2].frames == std::vector<uint32_t>{0, 2});
+    CHECK(v.frames[2] == "main at /src/train.py:21 (python)");
+    CHECK(v.sites[0].stacks.size() == 1);
+    CHECK(v.sites[0].stacks[0].frames == std::vector<uint32_t>{3, 1});
+}
+
+namespace {
+
+// kReading with `from` replaced by `to` (once).
+std::string reading_with(const std::string &from, const std::string &to) {
+    std::string text = kReading;
+    size_t at = text.find(from);
+    REQUIRE(at != std::string::npos);
+    return text.replace(at, from.size(), to);
+}
+
+std::string list_of(size_t n, const std::string &item) {
+    std::string out;
+    for (size_t i = 0; i < n; ++i) out += (i ? "," : "") + item;
+    return out;
+}
+
+} // namespace
+
+TEST_CASE("a reading past the protocol's bounds is refused with one line") {
+    LiveNamer namer;
+    LiveView v;
+    std::string error;
+    auto refused = [&](const std::string &text) {
+        error.clear();
+        CHECK_FALSE(parse_live_reading(text, namer, -3, &v, &error));
+        return error;
+    };
+    CHECK(refused(reading_with(R"("stacks":[{"id":1,"frames":[0,1]})",
+                               R"("stacks":[{"id":1,"frames":[)" + list_of(257, "0") + "]}")) ==
+          "the reading is over the protocol's bounds (257 frames in one stack, at most 256)");
+    CHECK(refused(reading_with(R"("sites":[)", R"("sites":[)" + list_of(253, R"({"stack":1,"device":0,"bytes":1,"count":1})") + ",")) ==
+          "the reading is over the protocol's bounds (257 sites, at most 256)");
+    CHECK(refused(reading_with(R"("stacks":[)", R"("stacks":[)" + list_of(270, R"({"id":9,"frames":[0]})") + ",")) ==
+          "the reading is over the protocol's bounds (273 stacks, at most 272)");
+    CHECK(refused(reading_with(R"("function":"step")", R"("function":")" + std::string(1017, 'f') + "\"")) ==
+          "the reading is over the protocol's bounds (1017 bytes in a Python frame's name, at most 1016)");
+    CHECK(refused(reading_with(R"("ooms":[)", R"("ooms":[)" + list_of(16, R"({"time_ns":1})") + ",")) ==
+          "the reading is over the protocol's bounds (17 out-of-memory failures, at most 16)");
+    CHECK(refused(reading_with(R"("marks":[)", R"("marks":[)" + list_of(32, R"({"time_ns":1,"label":"m"})") + ",")) ==
+          "the reading is over the protocol's bounds (33 marks, at most 32)");
+    CHECK(refused(reading_with(R"("bytes":[-1,100,700])", "\"bytes\":[" + list_of(121, "0") + "]")) ==
+          "the reading is over the protocol's bounds (121 seconds of history, at most 120)");
+    CHECK(refused(std::string(kReading) + std::string((32u << 20) + 1 - std::string(kReading).size(), ' ')) ==
+          "the reading is over the protocol's bounds (33554433 bytes, at most 33554432)");
+    CHECK(refused(reading_with(R"("pools":[])", "\"pools\":[],\"pad\":[" + list_of(1000000, "0") + "]")) ==
+          "the reading is over the protocol's bounds (more than 1000000 JSON values)");
+    // At the bounds: accepted.
+    REQUIRE(parse_live_reading(reading_with(R"("stacks":[{"id":1,"frames":[0,1]})",
+                                            R"("stacks":[{"id":1,"frames":[)" + list_of(256, "0") + "]}"),
+                               namer, -3, &v, &error));
+    CHECK(v.sites[1].stacks[0].frames.size() == 256);
+}
+
+TEST_CASE("a reading's text is escaped for a terminal, and its JSON stays valid") {
+    LiveNamer namer;
+    LiveView v;
+    std::string error;
+    // A C1 control (U+0085) and a right-to-left override (U+202E), as the process sends them (its
+    // JSON is valid UTF-8; a name that is not comes from the files on disk: live_test.sh).
+    const std::string odd = "\xc2\x85\xe2\x80\xae";
+    std::string text = reading_with(R"("function":"load")", "\"function\":\"load" + odd + "\"");
+    size_t at = text.find(R"("train.py"])");
+    REQUIRE(at != std::string::npos);
+    text.replace(at, 11, "\"train" + odd + "\"]");
+    at = text.find(R"("label":"epoch 1")");
+    REQUIRE(at != std::string::npos);
+    text.replace(at, 17, "\"label\":\"epoch" + odd + "\"");
+    REQUIRE(parse_live_reading(text, namer, -3, &v, &error));
+    const std::string escaped = "\\xc2\\x85\\xe2\\x80\\xae";
+    CHECK(v.sites[0].function == "load" + escaped);
+    CHECK(v.sites[0].location == "load" + escaped + " at /src/data.py:5 (python)");
+    CHECK(v.frames[v.sites[0].stack[0]] == "load" + escaped + " at /src/data.py:5 (python)");
+    CHECK(v.command_line == std::vector<std::string>{"python", "train" + escaped});
+    CHECK(v.marks[0].label == "epoch" + escaped);
+    std::string json = live_view_json(v, 10);
+    CHECK(json.find("\"function\": \"load\\\\xc2\\\\x85\\\\xe2\\\\x80\\\\xae\"") != std::string::npos);
+    CHECK(json.find("\"label\": \"epoch\\\\xc2\\\\x85\\\\xe2\\\\x80\\\\xae\"") != std::string::npos);
+}
+
+TEST_CASE("a server may be root or this user, no one else") {
+    CHECK(peer_uid_allowed(0, 1000));
+    CHECK(peer_uid_allowed(1000, 1000));
+    CHECK_FALSE(peer_uid_allowed(65534, 1000));
+    CHECK(peer_uid_allowed(0, 0));
+    CHECK_FALSE(peer_uid_allowed(1000, 0));
 }

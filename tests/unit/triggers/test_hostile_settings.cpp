@@ -54,6 +54,21 @@ TEST_CASE("hostile settings: values echoed in messages are bounded and escaped")
     CHECK(report::shown_value(std::string(79, 'x') + "\xc3\xa9" + "yy") == std::string(79, 'x') + "... (83 bytes)");
     CHECK(report::escape_control_characters("tab\there\nnew", true) == "tab\there\nnew");
     CHECK(report::escape_control_characters("\xc2\x9b" "31m", false) == "\\xc2\\x9b31m");
+    // Bidirectional formatting characters, each byte escaped; other characters of those blocks kept.
+    CHECK(report::escape_control_characters("a\xe2\x80\xae" "b\xe2\x81\xa6" "c\xe2\x80\x8f" "d\xd8\x9c" "e") ==
+          "a\\xe2\\x80\\xaeb\\xe2\\x81\\xa6c\\xe2\\x80\\x8fd\\xd8\\x9ce");
+    CHECK(report::escape_control_characters("\xe2\x80\xaa\xe2\x80\xad\xe2\x81\xa9") ==
+          "\\xe2\\x80\\xaa\\xe2\\x80\\xad\\xe2\\x81\\xa9");
+    CHECK(report::escape_control_characters("\xe2\x80\x94\xe2\x80\xaf\xe2\x81\xa5\xd8\x9b") ==
+          "\xe2\x80\x94\xe2\x80\xaf\xe2\x81\xa5\xd8\x9b"); // em dash, U+202F, U+2065, U+061B
+    // Escaping escaped text changes nothing.
+    const std::string once = report::escape_control_characters("x\xc2\x85\xe2\x80\xae\xff\x1b");
+    CHECK(once == "x\\xc2\\x85\\xe2\\x80\\xae\\xff\\x1b");
+    CHECK(report::escape_control_characters(once) == once);
+    // one_line: the same escapes, with line breaks and tabs named.
+    CHECK(report::one_line("a\nb\tc\rd\x01\xc2\x85\xe2\x80\xae\xff\xc3\xa9") ==
+          "a\\nb\\tc\\rd\\x01\\xc2\\x85\\xe2\\x80\\xae\\xff\xc3\xa9");
+    CHECK(report::one_line("\xe2\n\x80\xae") == "\\xe2\\n\\x80\\xae");
     CHECK(report::utf8_cut_length("ab\xe2\x82\xac", 4) == 2);
     CHECK(report::replace_invalid_utf8("\xed\xa0\x80" "ok\xc0\xaf") == "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbdok\xef\xbf\xbd\xef\xbf\xbd");
 }
