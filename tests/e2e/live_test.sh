@@ -40,14 +40,7 @@ jq_is() {
 }
 stderr_is_one_line() { [ "$(wc -l <"$err")" -eq 1 ] || fail "stderr is not exactly one line"; }
 stderr_has() { grep -qF -- "$1" "$err" || fail "stderr lacks: $1"; }
-# wait_for FILE: up to 20 s.
-wait_for() {
-    i=0
-    while [ ! -e "$1" ]; do
-        i=$((i + 1)); [ $i -gt 400 ] && fail "timed out waiting for $1"
-        sleep 0.05
-    done
-}
+. "$(dirname "$0")/../support/wait_for.sh" # wait_for FILE
 # start NAME [MODE]: the program under the library, in the background; sets PID to its pid once
 # it holds its allocations (ready file), with its snapshot at $W/NAME.json.
 start() {

@@ -39,13 +39,7 @@ jq_is() {
 # How a process ended, from its status in bash: "exited N" or "signaled N" (bash shows a death by
 # signal N as 128+N, as `vramtrace run` returns it).
 ended() { if [ "$1" -gt 128 ]; then echo "signaled $(($1 - 128))"; else echo "exited $1"; fi; }
-wait_for() {
-    i=0
-    while [ ! -e "$1" ]; do
-        i=$((i + 1)); [ $i -gt 400 ] && fail "timed out waiting for $1"
-        sleep 0.05
-    done
-}
+. "$(dirname "$0")/../support/wait_for.sh" # wait_for FILE
 # start NAME MODE [traced]: the program in the background with SIGINT and SIGQUIT at their
 # defaults (a background job of a script inherits them ignored); PID: its pid once it is ready.
 start() {
@@ -85,16 +79,17 @@ sigint_default|sighup_default|sigquit_default|sigterm_default)
     jq_is traced.json ".process | [.reason, .signal, .signal_sender_pid == $$]" \
         "[\"exit\",\"SIG$sig\",true]" ;;
 sigterm_timeout)
-    # timeout(1) signals the program, then its whole process group.
-    env LD_PRELOAD="$VT_LIB" VRAMTRACE_OUTPUT="$W/traced.json" timeout -s TERM 1 "$VT_PROG" default "$W/r1" >traced.out 2>traced.err
+    # timeout(1) signals the program, then its whole process group; 4 s: the program is ready (its
+    # allocations made) long before, on a loaded machine too.
+    env LD_PRELOAD="$VT_LIB" VRAMTRACE_OUTPUT="$W/traced.json" timeout -s TERM 4 "$VT_PROG" default "$W/r1" >traced.out 2>traced.err
     traced=$?
-    timeout -s TERM 1 "$VT_PROG" default "$W/r2" >plain.out 2>plain.err
+    timeout -s TERM 4 "$VT_PROG" default "$W/r2" >plain.out 2>plain.err
     [ "$traced" = $? ] && [ "$traced" = 124 ] || fail "timeout returned $traced traced"
     live_set_is traced.json traced.out
     jq_is traced.json .process.signal '"SIGTERM"'
     # Under vramtrace run: the program gets SIGTERM once (from timeout's group signal), the report
     # names timeout as the sender, and run passes nothing on.
-    timeout -s TERM 1 "$VT" run --no-summary -o "$W/run.json" -- "$VT_PROG" default "$W/r3" >run.out 2>run.err
+    timeout -s TERM 4 "$VT" run --no-summary -o "$W/run.json" -- "$VT_PROG" default "$W/r3" >run.out 2>run.err
     [ $? = 124 ] || fail "timeout of run returned other than 124"
     live_set_is run.json run.out
     jq_is run.json .process.signal '"SIGTERM"'
@@ -177,7 +172,7 @@ verdicts)
         rm -f ready
         VRAMTRACE_PERIOD=$period "$VT" run --no-summary -o "$W/k.json" -- "$VT_PROG" default "$W/ready" >k.out 2>k.err & JOB=$!
         PIDS="$PIDS $JOB"
-        wait_for ready; [ -n "$period" ] && sleep 0.4
+        wait_for ready; [ -n "$period" ] && wait_for "$W/k.periodic.json"
         kill -KILL "$(cat ready)"; finish
         [ "$END" = "signaled 9" ] || fail "run ended $END" # run's 128+9 reads as 137 in bash too
         if [ -z "$period" ]; then
