@@ -107,7 +107,7 @@ int view_command(int argc, char **argv) {
     if (!write_stdout(name + "\n")) return kExitFailure;
     const char *display = std::getenv("DISPLAY"), *wayland = std::getenv("WAYLAND_DISPLAY");
     if (!no_open && ((display && *display) || (wayland && *wayland)) && !open_in_browser(name))
-        log_warning("xdg-open could not open the page; open " + report::shown_value(name) + " in a browser");
+        log_warning("xdg-open could not open the page; open " + report::shown_value(name, 4096) + " in a browser");
     return kExitOk;
 }
 
