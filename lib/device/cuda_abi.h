@@ -1,8 +1,9 @@
 // The few CUDA ABI types and constants the interceptors need, declared here instead of including
 // cuda.h / cuda_runtime_api.h: those headers remap names with macros (cuMemAlloc -> cuMemAlloc_v2,
 // _ptsz variants) that would rename our own exported definitions, and the library must build and
-// load without the toolkit. tests/abi/abi_constants_test.cpp checks every value against the real
-// headers.
+// load without the toolkit. No test compares the values one by one with the real headers: the
+// programs and the stand-in driver of the e2e tests are built with those headers, so a wrong value
+// or layout shows there as a wrong record (tests/e2e/test_coverage_families.cpp).
 #pragma once
 
 #include <cstddef>
@@ -95,8 +96,8 @@ struct CUmemPoolPropsPrefix { // CUmemPoolProps / cudaMemPoolProps: 88 bytes, we
     unsigned short usage;
     unsigned char reserved[54];
 };
-// CUDA_MEM_ALLOC_NODE_PARAMS (v1) and cudaMemAllocNodeParams share this layout (checked by
-// tests/standin/programs/standin_abi_layout.cpp against the toolkit's headers).
+// CUDA_MEM_ALLOC_NODE_PARAMS (v1) and cudaMemAllocNodeParams share this layout (the graph-node cases
+// of tests/e2e/test_coverage_families.cpp pass them from a program built with the toolkit's headers).
 struct MemAllocNodeParams {
     CUmemPoolPropsPrefix poolProps;
     const void *accessDescs;

@@ -1,10 +1,11 @@
 // Every member name of the snapshot format (docs/snapshot-format.md; the members that `vramtrace
 // merge` adds: docs/cli.md, "The merged snapshot"), in one table. Every writer (the library's,
-// lib/snapshot/snapshot_writer.cpp; the crash handler's, lib/triggers/crash_writer.cpp; the merge's,
-// tools/merge_write.cpp) and the reader (tools/snapshot_schema.h) take their names from here, so
-// they cannot spell a member differently. tests/abi/check_snapshot_names.py parses this file, fails
-// when a member name is spelled as a literal anywhere else in lib/ or tools/, and compares the table
-// with the field tables of the two documents.
+// lib/snapshot/snapshot_writer.cpp; the crash handler's, lib/triggers/crash_writer.cpp; the
+// merge's, tools/analysis/merge_write.cpp) and the reader (lib/snapshot/reader/snapshot_schema.h)
+// take their names from here, so they cannot spell a member differently.
+// tests/abi/check_snapshot_names.py parses this file, fails when a member name is spelled as a
+// literal anywhere else in lib/ or tools/, and compares the table with the field tables of the two
+// documents.
 //
 // Shape: one namespace per kind of object, named after the member that holds it (`top` is the
 // document itself; `sites` are the records of both peaks[].sites and teardowns[].sites, `inlined`
