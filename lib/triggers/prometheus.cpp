@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstring>
 #include <fcntl.h>
+#include <mutex>
 #include <new>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -222,6 +223,8 @@ void publish(const PrometheusText &text, const std::string &path) {
 // Where the last reading went, for the sweep after it (the reporter's alone).
 std::string g_sweep_path, g_sweep_host;
 bool g_sweep_due = false;
+// SweepOptions::file_lock. std::mutex: constant-initialized, trivially destructible (libstdc++).
+std::mutex g_sweep_file_mutex;
 
 void sweep_after_write(const std::string &path, const std::string &host, bool (*should_stop)()) {
     const TriggerConfig &cfg = trigger_config();
@@ -236,7 +239,11 @@ void sweep_after_write(const std::string &path, const std::string &host, bool (*
     o.keep_ms = cfg.prometheus_keep_ns / 1'000'000;
     o.deadline_ns = monotonic_ns() + kSweepMaxNs;
     o.should_stop = should_stop;
+    o.file_lock = &g_sweep_file_mutex;
     SweepResult r = sweep_textfile_directory(o);
+    if (r.cut_short)
+        log_debug("Prometheus sweep of %s stopped early (entry, time or exit bound); the next one starts over",
+                  o.directory.c_str());
     if (r.marked != 0 || r.removed != 0)
         log_debug("Prometheus textfiles of processes that are gone: %u marked ended, %u removed", r.marked, r.removed);
 }
@@ -281,6 +288,13 @@ void write_prometheus_textfile() {
     g_sweep_path = path;
     g_sweep_host = sample.host;
     g_sweep_due = true;
+}
+
+void wait_for_prometheus_sweep_file() { std::lock_guard<std::mutex> wait(g_sweep_file_mutex); }
+
+void reset_prometheus_sweep_after_fork() {
+    new (&g_sweep_file_mutex) std::mutex;
+    g_sweep_due = false;
 }
 
 void sweep_prometheus_textfiles(bool (*should_stop)()) {

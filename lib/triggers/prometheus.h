@@ -19,6 +19,10 @@ void write_prometheus_textfile();  // reporter thread, under the trigger work lo
 // sweep of the directory the reading went to, for at most kSweepMaxNs, ended early when
 // should_stop() turns true (the exit report has begun).
 void sweep_prometheus_textfiles(bool (*should_stop)());
+// The exit, once should_stop() is true: waits for the file the sweep may be rewriting (at most one).
+void wait_for_prometheus_sweep_file();
+// A fork child: the lock rebuilt (the parent's reporter may have held it), no sweep pending.
+void reset_prometheus_sweep_after_fork();
 void finish_prometheus_textfile(); // after the exit report: the last reading, process_up 0
 // The fatal-signal path: the last reading with process_up 0, written with system calls only from
 // buffers the reporter prepared (no allocation, no lock). The crash handler calls it once; should

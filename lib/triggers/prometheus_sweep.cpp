@@ -137,9 +137,9 @@ std::vector<PatternStep> compile_pattern(const std::string &pattern) {
 }
 
 // Iterative matching with a restart at the last run step: at most name length x pattern length
-// steps, whatever the name (a backtracking matcher is exponential in the placeholders).
+// steps, whatever the name (a backtracking matcher is exponential in the placeholders). The name is
+// a file name: no '/', at most 255 bytes (name_matches checks both).
 bool glob_match(std::string_view name, const std::vector<PatternStep> &steps) {
-    if (name.find('/') != std::string_view::npos) return false; // a placeholder never spans a '/'
     size_t n = 0, p = 0;
     size_t run_step = SIZE_MAX, run_from = 0;
     while (n < name.size()) {
@@ -158,6 +158,12 @@ bool glob_match(std::string_view name, const std::vector<PatternStep> &steps) {
     }
     while (p < steps.size() && steps[p].step == Step::AnyRun) ++p;
     return p == steps.size();
+}
+
+bool name_matches(std::string_view name, const std::vector<PatternStep> &steps) {
+    // No file name is longer (NAME_MAX); a placeholder never spans a '/'.
+    if (name.size() > 255 || name.find('/') != std::string_view::npos) return false;
+    return glob_match(name, steps);
 }
 
 } // namespace
@@ -180,8 +186,7 @@ bool process_running(long pid, uint64_t start_ticks, const std::string &boot_id)
 }
 
 bool textfile_name_matches(const std::string &name, const std::string &pattern) {
-    if (name.size() > 255) return false; // no file name is longer (NAME_MAX)
-    return glob_match(name, compile_pattern(pattern));
+    return name_matches(name, compile_pattern(pattern));
 }
 
 SweepResult sweep_textfile_directory(const SweepOptions &o, ProcessRunning running) {
@@ -203,8 +208,13 @@ SweepResult sweep_textfile_directory(const SweepOptions &o, ProcessRunning runni
         }
         if (e->d_name[0] == '.') continue; // ".", "..", and the writers' temporary files
         if (e->d_type != DT_REG && e->d_type != DT_UNKNOWN) continue;
-        std::string_view name(e->d_name);
-        if (name.size() > 255 || !glob_match(name, steps)) continue;
+        if (!name_matches(e->d_name, steps)) continue;
+        std::unique_lock<std::mutex> held;
+        if (o.file_lock != nullptr) held = std::unique_lock<std::mutex>(*o.file_lock);
+        if (o.should_stop != nullptr && o.should_stop()) {
+            result.cut_short = true;
+            break;
+        }
         sweep_one(dir, o.directory, e->d_name, o, running, result);
     }
     closedir(d);

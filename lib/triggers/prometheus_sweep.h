@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <mutex>
 #include <string>
 
 namespace vramtrace::triggers {
@@ -30,6 +31,9 @@ struct SweepOptions {
     uint64_t keep_ms = 0;      // VRAMTRACE_PROMETHEUS_KEEP
     uint64_t deadline_ns = 0;  // monotonic_ns() at which the sweep stops where it is; 0: none
     bool (*should_stop)() = nullptr; // asked before each entry: true ends the sweep (the process exits)
+    // Held around each file's rewrite or removal, with should_stop asked again under it: the exit
+    // takes it once after should_stop turns true, so no temporary file of a rewrite is left behind.
+    std::mutex *file_lock = nullptr;
 };
 
 struct SweepResult {

@@ -258,6 +258,7 @@ void triggers_before_exit_dump() {
     // Waits for the reporter's current work, then does what is left here: an OOM snapshot captured
     // just before exit, a signal that just arrived.
     std::lock_guard<std::mutex> work(g_work_mutex);
+    wait_for_prometheus_sweep_file();
     uint32_t bits = g_pending.exchange(0, std::memory_order_acq_rel) | kWakeQueue;
     do_pending_work(bits);
     check_dump_signal_at_exit();
@@ -282,6 +283,7 @@ void triggers_after_fork_in_child() {
     g_reporter_alive.store(false, std::memory_order_relaxed);
     g_generation.fetch_add(1, std::memory_order_relaxed);
     reset_oom_log();
+    reset_prometheus_sweep_after_fork();
     reset_oom_rate_limit();
     reset_threshold();
     serve::live_server_after_fork_in_child();
