@@ -32,11 +32,11 @@ std::string make_temp_dir(const std::string &name) {
     return dir;
 }
 
-std::string preload_list() {
+std::string preload_list(const std::string &library) {
     // VT_E2E_PRELOAD_FIRST: a library loaded before ours, the sanitizer runtime when the library
     // itself is built with one (tests/sanitizers/run_*_e2e.sh): that runtime must come first.
     const char *first = getenv("VT_E2E_PRELOAD_FIRST");
-    return (first != nullptr && *first != 0 ? std::string(first) + ":" : "") + preload_library();
+    return (first != nullptr && *first != 0 ? std::string(first) + ":" : "") + library;
 }
 
 static std::vector<std::string> build_env(const RunOptions &options) {

@@ -26,8 +26,9 @@ struct RunOptions {
 // Paths from the build (compile definitions).
 std::string bin_dir();
 std::string preload_library();
-// What the tests put in LD_PRELOAD: preload_library(), after VT_E2E_PRELOAD_FIRST when that is set.
-std::string preload_list();
+// What the tests put in LD_PRELOAD: `library` (default preload_library()), after
+// VT_E2E_PRELOAD_FIRST when that is set.
+std::string preload_list(const std::string &library = preload_library());
 std::string cli();
 
 // A fresh empty directory under the build's test area.

@@ -77,9 +77,7 @@ TEST_CASE("output directory not writable: one warning, exit status unchanged, no
         REQUIRE(chmod(dir.c_str(), 0555) == 0);
         REQUIRE(mkdir(cwd.c_str(), 0777) == 0);
         REQUIRE(chmod(cwd.c_str(), 0777) == 0);
-        const char *first = getenv("VT_E2E_PRELOAD_FIRST");
-        std::string preload = (first != nullptr && *first != 0 ? std::string(first) + ":" : "") + stage.path() +
-                              "/libvramtrace.so";
+        const std::string preload = preload_list(stage.path() + "/libvramtrace.so");
         check_not_written({"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"},
                           dir + "/snap-%p.json", "Permission denied", stage.path() + "/leaky_pipeline",
                           {{"LD_PRELOAD", preload}, {"LD_LIBRARY_PATH", stage.path() + "/standin"}}, cwd);

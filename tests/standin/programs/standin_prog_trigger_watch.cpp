@@ -7,7 +7,8 @@
 //   standin_prog_trigger_watch prometheus FILE   (each %p in FILE: this process's pid)
 //       device 0: 6 MiB (hold_a) + 3 MiB (hold_b), frees hold_b; device 1: 1 MiB (hold_e);
 //       so device 0 has current 6 MiB, peak 9 MiB. Waits (up to 10 s) until FILE shows
-//       device 1's 1 MiB, then prints the file between "--- begin" / "--- end" and "mode <octal>".
+//       device 1's 1 MiB, then prints the file between "--- begin" / "--- end", "mode <octal>"
+//       and "returning-at-ns <CLOCK_MONOTONIC ns>" as main returns.
 //   standin_prog_trigger_watch serve DIR   (tests/cli/prometheus_e2e.sh)
 //       device 0: 6 MiB (hold_a), 4 MiB (hold_c), 1 MiB (hold_d); device 1: 1 MiB (hold_e) and
 //       1 MiB from the default pool (hold_from_pool: 2 MiB reserved); prints
@@ -113,6 +114,10 @@ int main(int argc, char** argv) {
     struct stat st;
     if (stat(path.c_str(), &st) != 0) return 1;
     std::printf("--- begin\n%s--- end\nmode %o\n", text.c_str(), static_cast<unsigned>(st.st_mode & 07777));
+    // When main returns (CLOCK_MONOTONIC, ns): what the exit costs is measured from here.
+    timespec now{};
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    std::printf("returning-at-ns %lld\n", static_cast<long long>(now.tv_sec) * 1000000000LL + now.tv_nsec);
     return 0;
   }
   if (mode == "serve" && argc == 3) {
