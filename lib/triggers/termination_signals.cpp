@@ -9,6 +9,7 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/log.h"
@@ -46,6 +47,24 @@ std::atomic<bool> g_enabled{false}; // installed: a SIG_DFL the program sets lat
 std::atomic<int> g_requested{0};
 std::atomic<int64_t> g_sender_pid{0};
 std::atomic<int64_t> g_sender_uid{-1};
+// When the first one arrived (CLOCK_MONOTONIC ns) and who sent it (0: the kernel, a terminal).
+std::atomic<uint64_t> g_first_at_ns{0};
+std::atomic<int64_t> g_first_sender{-1};
+
+// timeout(1) and other supervisors signal the program, then its process group: the same signal from
+// the same process twice, microseconds apart. The second is the same request, not a user's second
+// Ctrl-C asking to end at once, which comes from a terminal (sender 0) or much later.
+constexpr uint64_t kSameRequestNs = 100'000'000;
+
+uint64_t monotonic_now_ns() {
+    timespec ts{};
+    clock_gettime(CLOCK_MONOTONIC, &ts); // async-signal-safe
+    return uint64_t(ts.tv_sec) * 1'000'000'000ull + uint64_t(ts.tv_nsec);
+}
+
+int64_t sender_of(const siginfo_t *info) {
+    return info != nullptr && info->si_code <= 0 ? int64_t(info->si_pid) : 0;
+}
 
 bool managed(int signo) {
     for (int s : kTerminating)
@@ -138,6 +157,14 @@ void on_terminating_signal(int signo, siginfo_t *info, void *) {
     const int saved = errno;
     int none = 0;
     const bool first = g_requested.compare_exchange_strong(none, signo, std::memory_order_acq_rel);
+    if (first) {
+        g_first_sender.store(sender_of(info), std::memory_order_relaxed);
+        g_first_at_ns.store(monotonic_now_ns(), std::memory_order_release);
+    } else if (none == signo && sender_of(info) != 0 && sender_of(info) == g_first_sender.load(std::memory_order_relaxed) &&
+               monotonic_now_ns() - g_first_at_ns.load(std::memory_order_acquire) < kSameRequestNs) {
+        errno = saved;
+        return; // the first one's report goes on, then it ends the process
+    }
     // The report is written by the reporter thread; none when this process has none (a fork child
     // before its first allocation) or when this thread is the one writing the exit report.
     const bool can_wait = first && cuda_seen() && reporter_running() &&

@@ -121,17 +121,27 @@ report_off)
     [ "$END" = "signaled 15" ] || fail "ended $END"
     [ ! -e traced.json ] || fail "a report was written with VRAMTRACE_SIGNAL_REPORT=0" ;;
 ctrl_c_twice)
-    # The report goes to a FIFO whose reader never reads: the write blocks; a second SIGINT 0.3 s
+    # The report goes to a FIFO whose reader never reads: the write blocks; a second SIGINT 0.5 s
     # after the first ends the process at once, long before the 5 s bound.
     mkfifo out.fifo
     sleep 30 <out.fifo & PIDS="$PIDS $!"
     env --default-signal=INT LD_PRELOAD="$VT_LIB" VRAMTRACE_OUTPUT="$W/out.fifo" VRAMTRACE_SUMMARY=0 \
         "$VT_PROG" many "$W/ready" >traced.out 2>traced.err & JOB=$!
     wait_for ready
-    t0=$(date +%s%N); kill -INT "$(cat ready)"; sleep 0.3; kill -INT "$(cat ready)"
+    t0=$(date +%s%N); kill -INT "$(cat ready)"; sleep 0.5; kill -INT "$(cat ready)"
     finish; ms=$(( ($(date +%s%N) - t0) / 1000000 ))
     [ "$END" = "signaled 2" ] || fail "ended $END"
     [ "$ms" -lt 2000 ] || fail "took $ms ms to end after the first SIGINT" ;;
+same_sender_twice)
+    # timeout(1)'s way: SIGTERM to the program, then again to its group, from the same process;
+    # here 20 ms apart, so that the second arrives while the first one's report (100,000
+    # allocations, about half a second) is written. It is the same request: the report is whole.
+    EXTRA_ENV=STANDIN_TERMINATE_EXTRA=100000 start traced many traced
+    python3 -c 'import os, sys, time; p = int(sys.argv[1]); os.kill(p, 15); time.sleep(0.02); os.kill(p, 15)' "$PID"
+    finish
+    [ "$END" = "signaled 15" ] || fail "ended $END"
+    jq_is traced.json '.process | [.reason, .signal]' '["exit","SIGTERM"]'
+    jq_is traced.json '.allocations | length' 100002 ;;
 run_killed)
     # kill -TERM of vramtrace run: the program gets it, writes its report, run returns 128+15.
     "$VT" run --no-summary -o "$W/run.json" -- "$VT_PROG" default "$W/ready" >run.out 2>run.err & JOB=$!
