@@ -1,39 +1,35 @@
-// Settings read once from the environment at start. Every variable is documented in README.md
-// (the table under "Use"); garbage in any of them gives one warning and the default.
+// The library's settings read once at start: the rows of group "core" in settings/settings.def,
+// which documents each one (docs/configuration.md is generated from it). A value that cannot be
+// parsed gives one warning and the default.
 #pragma once
 
 #include <cstdint>
 
+#include "settings/setting_members.h"
+#include "settings/settings.h"
+
 namespace vramtrace {
 
 struct Config {
-    bool disabled = false;          // VRAMTRACE_DISABLE=1: forward everything, record nothing
-    bool summary = true;            // VRAMTRACE_SUMMARY=0: no summary on stderr at exit
-    bool debug = false;             // VRAMTRACE_DEBUG=1: say which layers are installed
-    uint32_t stack_depth = 32;      // VRAMTRACE_STACK_DEPTH: frames kept per stack, 0..256
-    bool hook_exports = true;       // VRAMTRACE_HOOK_EXPORTS=0: exported cuda*/cu* record nothing
-    bool hook_dlsym = true;         // VRAMTRACE_HOOK_DLSYM=0: dlsym hands out no driver wrappers
-    bool hook_procaddress = true;   // VRAMTRACE_HOOK_PROCADDRESS=0: no cuGetProcAddress substitution
-    bool follow = true;             // VRAMTRACE_FOLLOW=0: trace this process only, not its children
-    bool crash_dump = true;         // VRAMTRACE_CRASH_DUMP=0: no fatal-signal handlers, no crash snapshot
-    bool python = true;             // VRAMTRACE_PYTHON=0: no Python frames in stacks (docs/python-frames.md)
-    bool tsc_clock = true;          // VRAMTRACE_TSC=0: every time from the vDSO, no counter line (core/clock.h)
-    uint32_t events = 65536;        // VRAMTRACE_EVENTS: events kept in the history ring (96 bytes
-                                    // each), 0 = no history; at most 2^28
-    const char *output = "vramtrace-%p.json"; // VRAMTRACE_OUTPUT; %p pid, %h host, %% a percent sign
-    // VRAMTRACE_BACKEND (docs/cupti.md): 0 unset (preload, or CUPTI when the library was loaded only
-    // through CUDA_INJECTION64_PATH), 1 "preload", 2 "cupti".
-    uint8_t backend = 0;
-    const char *cupti_library = nullptr; // VRAMTRACE_CUPTI_LIBRARY: the libcupti to dlopen
-    const char *run_notes = nullptr; // VRAMTRACE_RUN_NOTES: the private directory `vramtrace run`
-                                     // makes for its verdict line (lib/dump/run_notes.h)
-    bool test_fail_mappings = false; // VRAMTRACE_TEST_FAIL_MAPPINGS=1 (tests only): once the tracker
-                                     // is built, every later mapping for it fails, as when the
-                                     // kernel has no memory left (drops are counted and reported)
+#define VT_SETTING(group, field, name, kind, value, ...) VT_SETTING_IN_CONFIG_##group(field, kind, value)
+#define VT_SETTING_IN_CONFIG_core(field, kind, value) VT_MEMBER_##kind(field, value)
+#define VT_SETTING_IN_CONFIG_triggers(field, kind, value)
+#define VT_SETTING_IN_CONFIG_text(field, kind, value)
+#include "settings/settings.def"
+#undef VT_SETTING
 };
 
-// The settings in force. Zero-initialised defaults until load_config() runs.
+// The settings in force: the defaults until load_config() runs.
 const Config &config();
 void load_config(); // reads the environment; called once from init
+
+// The one warning for a value the setting cannot take: NAME="VALUE" is not WHAT; using the default
+// D (or: left off). VALUE is shown cut and with control characters replaced (core/log.h).
+void warn_refused_setting(settings::Id id, const char *value);
+
+// A Bool or Count row read from the environment: its value, or fallback (with the warning) when
+// unset or refused.
+bool read_bool_setting(settings::Id id, bool fallback);
+uint32_t read_count_setting(settings::Id id, uint32_t fallback);
 
 } // namespace vramtrace

@@ -17,6 +17,7 @@
 
 #include "core/config.h"
 #include "core/log.h"
+#include "core/process_identity.h"
 #include "core/thread_state.h"
 #include "core/tracker.h"
 #include "dump/atomic_file.h"
@@ -98,7 +99,7 @@ int write_locked(const report::Snapshot &snapshot, const std::string &target, bo
 }
 
 std::string expand_for(const report::ProcessInfo &process) {
-    return expand_output_path(config().output, process.pid, process.host.c_str(), rank_from_environment().c_str());
+    return expand_output_path(config().output, process.pid, process.host.c_str(), launcher_rank());
 }
 
 } // namespace
@@ -161,11 +162,7 @@ bool symbolize_captured_snapshot(report::Snapshot &snapshot) {
 }
 
 std::string exit_output_path() {
-    char host[256];
-    if (gethostname(host, sizeof host) != 0) host[0] = 0;
-    host[sizeof host - 1] = 0;
-    return expand_output_path(config().output, static_cast<long>(getpid()), host,
-                              rank_from_environment().c_str());
+    return expand_output_path(config().output, static_cast<long>(getpid()), host_name(), launcher_rank());
 }
 
 std::string trigger_output_path(const char *reason, int seq) {

@@ -20,8 +20,8 @@ std::string expand_output_path(const char *pattern, long pid, const char *host, 
 //   ("out/vramtrace-12.json", "periodic", -1) -> "out/vramtrace-12.periodic.json"
 std::string trigger_path_for(const std::string &expanded_output, const char *reason, int seq);
 
-// The same for this process: VRAMTRACE_OUTPUT expanded with its pid, host and rank (the rank from
-// rank_from_environment() in dump/snapshot_builder.h). Defined in dumper.cpp, beside the
+// The same for this process: VRAMTRACE_OUTPUT expanded with its pid, host and rank (as read at
+// start, core/process_identity.h). Defined in dumper.cpp, beside the
 // exit snapshot's own naming, so that this file stays free of process state (unit-tested alone).
 std::string trigger_output_path(const char *reason, int seq);
 

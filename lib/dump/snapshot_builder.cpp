@@ -13,6 +13,7 @@
 #include "core/clock.h"
 #include "core/config.h"
 #include "core/log.h"
+#include "core/process_identity.h"
 #include "device/driver_api.h"
 #include "device/real_functions.h"
 #include "python/python_frame_table.h"
@@ -305,10 +306,7 @@ report::ProcessInfo process_info(const Tracker &t, const char *reason) {
     char buf[4096];
     ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
     if (n > 0) p.executable.assign(buf, static_cast<size_t>(n));
-    if (gethostname(buf, sizeof buf) == 0) {
-        buf[sizeof buf - 1] = 0;
-        p.host = buf;
-    }
+    p.host = host_name();
     p.start_time_ns = t.start_wall_ns;
     p.dump_time_ns = wall_ns();
     p.driver_version = cached_driver_version(); // no CUDA call while dumping
@@ -316,7 +314,7 @@ report::ProcessInfo process_info(const Tracker &t, const char *reason) {
     p.vramtrace_version = VRAMTRACE_VERSION;
     p.stack_depth = config().stack_depth;
     p.dump_monotonic_ns = monotonic_ns();
-    p.rank = rank_from_environment();
+    p.rank = launcher_rank();
     p.symbolized = false; // until symbolize_snapshot
     return p;
 }
@@ -342,14 +340,6 @@ static void add_rows_for_held_devices(report::Snapshot &s) {
     if (added)
         std::stable_sort(s.devices.begin(), s.devices.end(),
                          [](const report::DeviceTotals &x, const report::DeviceTotals &y) { return x.device < y.device; });
-}
-
-std::string rank_from_environment() {
-    for (const char *name : {"RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK"}) {
-        const char *v = getenv(name);
-        if (v != nullptr && *v != 0) return v;
-    }
-    return {};
 }
 
 report::Snapshot capture_snapshot(Tracker &t, const char *reason) {

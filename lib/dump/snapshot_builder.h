@@ -20,8 +20,4 @@ report::Snapshot capture_snapshot(Tracker &tracker, const char *reason);
 void symbolize_snapshot(report::Snapshot &snapshot);
 report::Snapshot build_snapshot(Tracker &tracker, const char *reason);
 
-// The rank of this process from the launcher's environment, read now: RANK, else SLURM_PROCID,
-// else OMPI_COMM_WORLD_RANK, else PMI_RANK; "" when none is set (or set empty).
-std::string rank_from_environment();
-
 } // namespace vramtrace

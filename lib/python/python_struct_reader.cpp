@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "core/config.h"
 #include "core/log.h"
 
 namespace vramtrace::python::cpython {
@@ -17,10 +18,8 @@ std::atomic<uint32_t> g_cache_epoch{0};
 std::atomic<uint32_t> g_table_size_seen{0};
 
 void choose_struct_reader(const Api &a) {
-    const char *structs = getenv("VRAMTRACE_PYTHON_STRUCTS");
-    const char *skew = getenv("VRAMTRACE_PYTHON_TEST_SKEW");
-    g_test_skew = skew ? atoi(skew) : 0;
-    if (structs != nullptr && strcmp(structs, "0") == 0) {
+    g_test_skew = static_cast<int>(config().python_test_skew);
+    if (!config().python_structs) {
         log_debug("Python frames: struct reader off (VRAMTRACE_PYTHON_STRUCTS=0)");
     } else if (layout_for(a.minor, g_layout)) {
         g_structs.store(kStructsUnchecked, std::memory_order_relaxed);

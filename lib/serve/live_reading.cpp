@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/clock.h"
+#include "core/process_identity.h"
 #include "device/device_info.h"
 #include "dump/oom_log.h"
 #include "dump/output_path.h"
@@ -60,10 +61,7 @@ const ProcessText &process_text() {
         char buf[4096];
         ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
         if (n > 0) p.executable.assign(buf, size_t(n));
-        if (gethostname(buf, sizeof buf) == 0) {
-            buf[sizeof buf - 1] = 0;
-            p.host = buf;
-        }
+        p.host = host_name();
         return made;
     }();
     return text;
@@ -319,7 +317,7 @@ bool write_reading(Tracker &t, int fd, const ReadingOptions &options) {
     j.ch(']');
     j.ch(','); j.key("executable"); j.str(p.executable);
     j.ch(','); j.key("host"); j.str(p.host);
-    j.ch(','); j.key("rank"); j.str(rank_from_environment());
+    j.ch(','); j.key("rank"); j.str(launcher_rank());
     j.ch(','); j.key("python"); j.str(python::interpreter_version());
     j.ch(','); j.key("start_time_ns"); j.u64(t.start_wall_ns);
     j.ch(','); j.key("monotonic_ns"); j.u64(now);

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "core/clock.h"
+#include "core/config.h"
 #include "core/log.h"
 #include "core/tracker.h"
 #include "dump/dumper.h"
@@ -215,10 +216,7 @@ void descriptor_lost(int fd) {
     }
 }
 
-bool live_enabled() {
-    const char *v = getenv("VRAMTRACE_LIVE");
-    return v == nullptr || strcmp(v, "0") != 0;
-}
+bool live_enabled() { return config().live; }
 
 } // namespace
 

@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "settings/settings.h"
 #include "symbolize/debug_files.h"
 #include "symbolize/regular_file.h"
 
@@ -133,7 +134,7 @@ void DwarfLookup::load(const SymbolizerOptions &options) {
     notice(message_);
 #else
     std::vector<std::string> candidates;
-    const char *env = secure_getenv("VRAMTRACE_LIBDW");
+    const char *env = settings::text(settings::Id::libdw);
     if (!options.libdw_path.empty()) {
         candidates.push_back(options.libdw_path);
     } else if (env && *env) {

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "settings/settings.h"
 #include "symbolize/regular_file.h"
 
 // The shipped table (lib/symbolize/frame_rules.txt), embedded at build time.
@@ -201,8 +202,8 @@ const FrameRules &FrameRules::from_environment(void (*warn)(const char *message)
     // A function-local static rather than std::call_once, which would need glibc 2.34's
     // pthread_once (tests/abi/check_glibc_floor.sh).
     static const FrameRules *rules = [warn]() -> const FrameRules * {
-        const char *path = getenv("VRAMTRACE_FRAMEWORK_RULES");
-        if (path == nullptr || *path == 0) return &builtin();
+        const char *path = settings::text(settings::Id::framework_rules);
+        if (path == nullptr) return &builtin();
         auto *r = new FrameRules;
         std::string text, error;
         // Only a regular file, read without blocking (a FIFO named here must not hold a dump up),

@@ -21,11 +21,11 @@
 
 #include "core/config.h"
 #include "core/log.h"
+#include "core/process_identity.h"
 #include "core/thread_state.h"
 #include "core/tracker.h"
 #include "dump/atomic_file.h"
 #include "dump/output_path.h"
-#include "dump/snapshot_builder.h" // rank_from_environment
 #include "triggers/crash_writer.h"
 #include "triggers/prometheus.h"
 #include "triggers/termination_signals.h"
@@ -49,8 +49,6 @@ char g_temp[2][kPathBytes + 64];
 pid_t g_path_pid = 0;
 // The output is a character device or FIFO: written in place, no temporary file, no rename.
 bool g_in_place = false;
-char g_host[256];
-char g_rank[128];
 CrashProcess g_process;
 
 enum : int { kIdle, kWriting, kDone };
@@ -349,11 +347,8 @@ void on_fatal_signal(int sig, siginfo_t *info, void *context) {
 
 void install_crash_handlers() {
     if (!config().crash_dump || tracker() == nullptr) return;
-    if (gethostname(g_host, sizeof g_host) != 0) g_host[0] = 0;
-    g_host[sizeof g_host - 1] = 0;
-    if (!copy_string(g_rank, sizeof g_rank, rank_from_environment())) g_rank[0] = 0;
-    g_process.host = g_host;
-    g_process.rank = g_rank;
+    g_process.host = host_name();
+    g_process.rank = launcher_rank();
     g_process.page_size = getauxval(AT_PAGESZ) ? getauxval(AT_PAGESZ) : 4096;
     g_process.stack_depth = config().stack_depth;
     prepare_paths();

@@ -30,8 +30,8 @@ inline constexpr uint32_t kMaxModules = 4096;
 
 // What the handler knows about the process without calling anything unsafe: prepared at install.
 struct CrashProcess {
-    const char *host = "";          // gethostname at install
-    const char *rank = "";          // rank_from_environment at install ("" none)
+    const char *host = "";          // core/process_identity.h: read at start
+    const char *rank = "";          // the same ("" none)
     uint64_t page_size = 4096;
     uint32_t stack_depth = 0;       // VRAMTRACE_STACK_DEPTH
 };

@@ -15,6 +15,7 @@
 
 #include "core/clock.h"
 #include "core/log.h"
+#include "core/process_identity.h"
 #include "core/tracker.h"
 #include "dump/atomic_file.h"
 #include "dump/dumper.h"
@@ -31,13 +32,6 @@ namespace {
 std::string textfile_path(const std::string &host, const std::string &rank) {
     return expand_output_path(trigger_config().prometheus_textfile, static_cast<long>(getpid()), host.c_str(),
                               rank.c_str());
-}
-
-std::string this_host() {
-    char host[256];
-    if (gethostname(host, sizeof host) != 0) host[0] = 0;
-    host[sizeof host - 1] = 0;
-    return host;
 }
 
 std::string own_command() {
@@ -157,8 +151,8 @@ PrometheusSample take_sample(Tracker &t) {
     const TriggerConfig &cfg = trigger_config();
     PrometheusSample sample;
     sample.pid = static_cast<long>(getpid());
-    sample.host = this_host();
-    sample.rank = rank_from_environment();
+    sample.host = host_name();
+    sample.rank = launcher_rank();
     sample.command = own_command();
     sample.start_ticks = own_start_ticks();
     sample.boot_id = own_boot_id();

@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "core/log.h"
+#include "core/config.h"
 #include "triggers/trigger_parse.h"
 
 namespace vramtrace::triggers {
@@ -15,10 +15,7 @@ const TriggerConfig kDefaults;
 // 0: not read, 1: being read (by the first caller), 2: read and published.
 std::atomic<int> g_state{0};
 
-const char *setting(const char *name) {
-    const char *v = getenv(name);
-    return v != nullptr && *v != 0 ? v : nullptr;
-}
+using settings::Id;
 
 // A number of seconds that may be 0 ("0", "0.0").
 bool parse_interval(const char *v, uint64_t *ns) {
@@ -32,6 +29,51 @@ bool parse_interval(const char *v, uint64_t *ns) {
     if (*p != 0 || p == v) return false;
     *ns = 0;
     return true;
+}
+
+uint64_t read_seconds(Id id, uint64_t fallback) {
+    const char *v = settings::text(id);
+    if (v == nullptr) return fallback;
+    auto ns = parse_period_ns(v);
+    if (ns && *ns <= settings::info(id).max * 1'000'000'000ull) return *ns;
+    warn_refused_setting(id, v);
+    return fallback;
+}
+
+uint64_t read_seconds_or_zero(Id id, uint64_t fallback) {
+    const char *v = settings::text(id);
+    if (v == nullptr) return fallback;
+    uint64_t ns = 0;
+    if (parse_interval(v, &ns) && ns <= settings::info(id).max * 1'000'000'000ull) return ns;
+    warn_refused_setting(id, v);
+    return fallback;
+}
+
+const char *read_text(Id id, const char *fallback) {
+    const char *v = settings::text(id);
+    return v != nullptr ? v : fallback;
+}
+
+void read_signal(Id id, int &signo, bool &is_explicit) {
+    const char *v = settings::text(id);
+    if (v == nullptr) return;
+    if (auto s = parse_signal(v)) {
+        signo = *s;
+        is_explicit = true;
+    } else {
+        warn_refused_setting(id, v);
+    }
+}
+
+void read_threshold(Id id, uint64_t &bytes, double &fraction) {
+    const char *v = settings::text(id);
+    if (v == nullptr) return;
+    if (auto t = parse_byte_threshold(v)) {
+        bytes = t->bytes;
+        fraction = t->fraction;
+    } else {
+        warn_refused_setting(id, v);
+    }
 }
 
 } // namespace
@@ -51,70 +93,19 @@ void load_trigger_config() {
     int expected = 0;
     if (!g_state.compare_exchange_strong(expected, 1, std::memory_order_acq_rel)) return; // read once
     TriggerConfig c;
-    if (const char *v = setting("VRAMTRACE_SIGNAL")) {
-        if (auto s = parse_signal(v)) {
-            c.dump_signal = *s;
-            c.dump_signal_explicit = true;
-        } else {
-            log_warning("VRAMTRACE_SIGNAL=\"%s\" is not a signal that can request a snapshot (SIGUSR1, SIGUSR2 "
-                        "or SIGRTMIN+N, by name or number; 0 or none for off); using SIGUSR2", ShownValue(v).text);
-        }
-    }
-    if (const char *v = setting("VRAMTRACE_WARN_BYTES")) {
-        if (auto t = parse_byte_threshold(v)) {
-            c.warn_bytes = t->bytes;
-            c.warn_fraction = t->fraction;
-        } else {
-            log_warning("VRAMTRACE_WARN_BYTES=\"%s\" is not a size (bytes with an optional KiB/MiB/GiB "
-                        "suffix) or a fraction (0.9, 90%%) of device memory; no warning", ShownValue(v).text);
-        }
-    }
-    if (const char *v = setting("VRAMTRACE_WARN_INTERVAL")) {
-        if (!parse_interval(v, &c.warn_interval_ns))
-            log_warning("VRAMTRACE_WARN_INTERVAL=\"%s\" is not a number of seconds from 0 to 86400; using 10", ShownValue(v).text);
-    }
-    if (const char *v = setting("VRAMTRACE_PERIOD")) {
-        if (auto ns = parse_period_ns(v)) c.period_ns = *ns;
-        else log_warning("VRAMTRACE_PERIOD=\"%s\" is not a number of seconds above 0 (at most 86400); "
-                         "no periodic snapshot", ShownValue(v).text);
-    }
-    c.prometheus_textfile = setting("VRAMTRACE_PROMETHEUS_TEXTFILE");
-    if (const char *v = setting("VRAMTRACE_PROMETHEUS_PERIOD")) {
-        if (auto ns = parse_period_ns(v)) c.prometheus_period_ns = *ns;
-        else log_warning("VRAMTRACE_PROMETHEUS_PERIOD=\"%s\" is not a number of seconds above 0 (at most "
-                         "86400); using 15", ShownValue(v).text);
-    }
-    if (const char *v = setting("VRAMTRACE_PROMETHEUS_SITES")) {
-        char *end = nullptr;
-        unsigned long n = strtoul(v, &end, 10);
-        if (*v >= '0' && *v <= '9' && *end == 0 && n <= 1000) c.prometheus_sites = static_cast<uint32_t>(n);
-        else log_warning("VRAMTRACE_PROMETHEUS_SITES=\"%s\" is not a whole number from 0 to 1000; using 10", ShownValue(v).text);
-    }
-    if (const char *v = setting("VRAMTRACE_PROMETHEUS_KEEP")) {
-        if (!parse_interval(v, &c.prometheus_keep_ns))
-            log_warning("VRAMTRACE_PROMETHEUS_KEEP=\"%s\" is not a number of seconds from 0 to 86400; using 900", ShownValue(v).text);
-    }
-    if (const char *v = setting("VRAMTRACE_OOM_SNAPSHOTS")) {
-        char *end = nullptr;
-        unsigned long n = strtoul(v, &end, 10);
-        if (*v >= '0' && *v <= '9' && *end == 0 && n <= 1000) c.oom_snapshots = static_cast<uint32_t>(n);
-        else log_warning("VRAMTRACE_OOM_SNAPSHOTS=\"%s\" is not a whole number from 0 to 1000; using 3", ShownValue(v).text);
-    }
-    if (const char *v = setting("VRAMTRACE_OOM_INTERVAL")) {
-        if (!parse_interval(v, &c.oom_interval_ns))
-            log_warning("VRAMTRACE_OOM_INTERVAL=\"%s\" is not a number of seconds from 0 to 86400; using 10", ShownValue(v).text);
-    }
-    if (const char *v = setting("VRAMTRACE_SIGNAL_REPORT")) {
-        if (strcmp(v, "0") == 0) c.signal_report = false;
-        else if (strcmp(v, "1") != 0)
-            log_warning("VRAMTRACE_SIGNAL_REPORT=\"%s\" is not 0 or 1; using 1", ShownValue(v).text);
-    }
-    if (const char *v = setting("VRAMTRACE_SIGNAL_REPORT_TIMEOUT")) {
-        auto ns = parse_period_ns(v);
-        if (ns && *ns <= 600'000'000'000ull) c.signal_report_timeout_ns = *ns;
-        else log_warning("VRAMTRACE_SIGNAL_REPORT_TIMEOUT=\"%s\" is not a number of seconds above 0 (at most "
-                         "600); using 5", ShownValue(v).text);
-    }
+#define VT_SETTING(group, field, name, kind, ...) VT_LOAD_TRIGGERS_##group(field, kind)
+#define VT_LOAD_TRIGGERS_triggers(field, kind) VT_LOAD_TRIGGERS_##kind(field)
+#define VT_LOAD_TRIGGERS_core(field, kind)
+#define VT_LOAD_TRIGGERS_text(field, kind)
+#define VT_LOAD_TRIGGERS_Bool(field) c.field = read_bool_setting(Id::field, c.field);
+#define VT_LOAD_TRIGGERS_Count(field) c.field = read_count_setting(Id::field, c.field);
+#define VT_LOAD_TRIGGERS_Seconds(field) c.field = read_seconds(Id::field, c.field);
+#define VT_LOAD_TRIGGERS_SecondsOrZero(field) c.field = read_seconds_or_zero(Id::field, c.field);
+#define VT_LOAD_TRIGGERS_Text(field) c.field = read_text(Id::field, c.field);
+#define VT_LOAD_TRIGGERS_Signal(field) read_signal(Id::field, c.field, c.field##_explicit);
+#define VT_LOAD_TRIGGERS_Threshold(field) read_threshold(Id::field, c.field##_bytes, c.field##_fraction);
+#include "settings/settings.def"
+#undef VT_SETTING
     g_config = c;
     g_state.store(2, std::memory_order_release);
 }

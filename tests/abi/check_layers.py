@@ -9,8 +9,8 @@ check cannot disagree. Fails (exit 1, one line per offence) when
   - an include climbs out of its folder with "../";
   - a folder of lib/ is not a layer, or a layer has a folder inside it (snapshot/reader, the CLI's
     streaming reader, is the one exception: it uses only lib/snapshot, and no layer includes it);
-  - tools/ includes a lib/ layer the CLI does not link (only snapshot, report, symbolize, dump,
-    tracking and live are shared with it; the hooks, triggers and the tracker live in the host process);
+  - tools/ includes a lib/ layer the CLI does not link (only settings, snapshot, report, symbolize,
+    dump, tracking and live are shared with it; the hooks, triggers and the tracker live in the host process);
   - docs/design.md's layer picture names the layers in another order.
 Usage: check_layers.py REPO_ROOT
 """
@@ -91,7 +91,7 @@ for folder in sorted(os.listdir(lib)):
                 elif top in uses and top not in allowed:
                     errors.append(f'{where}: "{inc}": {folder} does not use {top}')
 
-cli_layers = {"snapshot", "report", "symbolize", "dump", "tracking", "live"}
+cli_layers = {"settings", "snapshot", "report", "symbolize", "dump", "tracking", "live"}
 for dirpath, _, files in os.walk(os.path.join(root, "tools")):
     for name in sorted(files):
         if not name.endswith((".cpp", ".h")):

@@ -74,7 +74,7 @@ TEST_CASE("prometheus lifecycle: a crash writes the last reading with process_up
     CHECK((st.st_mode & 07777) == 0644);
 }
 
-TEST_CASE("prometheus lifecycle: VRAMTRACE_PROMETHEUS_SITES=0 writes no call-site series; a bad value warns") {
+TEST_CASE("prometheus lifecycle: VRAMTRACE_PROMETHEUS_SITES=0 writes no call-site series, a bad value warns") {
     std::string dir = make_temp_dir("prometheus-sites");
     RunResult r = run({bin_dir() + "/standin_prog_trigger_watch", "prometheus", dir + "/vt-%p.prom"},
                       {true,
@@ -100,9 +100,9 @@ TEST_CASE("prometheus lifecycle: VRAMTRACE_PROMETHEUS_SITES=0 writes no call-sit
                           {"VRAMTRACE_SUMMARY", "0"}},
                          dir});
     CHECK(bad.exit_code == 0);
-    CHECK(bad.err.find("vramtrace: warning: VRAMTRACE_PROMETHEUS_SITES=\"ten\" is not a whole number from 0 to 1000; using 10") !=
+    CHECK(bad.err.find("vramtrace: warning: VRAMTRACE_PROMETHEUS_SITES=\"ten\" is not a whole number from 0 to 1000; using the default 10") !=
           std::string::npos);
-    CHECK(bad.err.find("vramtrace: warning: VRAMTRACE_PROMETHEUS_KEEP=\"-1\" is not a number of seconds from 0 to 86400; using 900") !=
+    CHECK(bad.err.find("vramtrace: warning: VRAMTRACE_PROMETHEUS_KEEP=\"-1\" is not a number of seconds from 0 to 86400; using the default 900") !=
           std::string::npos);
     CHECK(bad.out.find("\nvramtrace_call_site_live_bytes{device=\"1\"") != std::string::npos);
 }

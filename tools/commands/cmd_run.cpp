@@ -4,7 +4,6 @@
 #include <climits>
 #include <csignal>
 #include <cstring>
-#include <strings.h>
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -20,6 +19,8 @@
 #include "commands/run_supervise.h"
 #include "commands/run_verdict.h"
 #include "common/cli.h"
+#include "common/settings_help.h"
+#include "settings/settings.h"
 
 extern char **environ;
 
@@ -235,8 +236,8 @@ int run_command(int argc, char **argv) {
     bool live = false;
     std::string log_pattern = "vramtrace-run-%p.log";
     // Without --backend, the environment's VRAMTRACE_BACKEND (the library reads it too) decides.
-    const char *env_backend = ::getenv("VRAMTRACE_BACKEND");
-    std::string_view backend = env_backend != nullptr && strcasecmp(env_backend, "cupti") == 0 ? "cupti" : "preload";
+    auto env_backend = settings::parse_backend(settings::text(settings::Id::backend));
+    std::string_view backend = env_backend == 2 ? "cupti" : "preload";
     int first = 1;
     for (; first < argc; ++first) {
         std::string_view arg = argv[first];
@@ -244,7 +245,7 @@ int run_command(int argc, char **argv) {
             ++first;
             break;
         }
-        if (arg == "-h" || arg == "--help") return write_stdout(kRunHelp) ? kExitOk : kExitFailure;
+        if (arg == "-h" || arg == "--help") return write_stdout(std::string(kRunHelp) + "\n" + environment_help()) ? kExitOk : kExitFailure;
         if (arg == "--no-summary") {
             no_summary = true;
         } else if (arg == "-q" || arg == "--quiet") {
