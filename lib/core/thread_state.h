@@ -14,7 +14,7 @@ struct ThreadState {
     int depth;
     uint32_t tid;
     uint32_t entries; // ReentrancyGuards constructed on this thread: one per piece of our own work,
-                      // so that a value read inside one (interception/current_context.h) is not
+                      // so that a value read inside one (device/current_context.h) is not
                       // taken for the next one's
 };
 

@@ -79,8 +79,8 @@ public:
     virtual void default_pool_used(int device) = 0;
     virtual void graph_memory_used(int device) = 0;
 
-    // Lifetimes the driver ends without a free call per allocation (core/vmm_lifetime.h,
-    // core/context_teardown.h). The take_* calls come at a call's entry and return a token for
+    // Lifetimes the driver ends without a free call per allocation (interception/vmm_lifetime.h,
+    // interception/context_teardown.h). The take_* calls come at a call's entry and return a token for
     // finish_free as take does. The defaults, for sinks that keep no such books, treat a release
     // and an unmap as a free of the handle / the mapped address, and contexts as nothing.
     virtual uint64_t take_release(uint64_t handle) { return take(handle); }

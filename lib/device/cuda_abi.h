@@ -1,9 +1,10 @@
 // The few CUDA ABI types and constants the interceptors need, declared here instead of including
 // cuda.h / cuda_runtime_api.h: those headers remap names with macros (cuMemAlloc -> cuMemAlloc_v2,
 // _ptsz variants) that would rename our own exported definitions, and the library must build and
-// load without the toolkit. No test compares the values one by one with the real headers: the
-// programs and the stand-in driver of the e2e tests are built with those headers, so a wrong value
-// or layout shows there as a wrong record (tests/e2e/test_coverage_families.cpp).
+// load without the toolkit. tests/abi/cuda_abi_matches_headers.cpp compares every constant, the
+// size of every type and the size and member offsets of every struct here with the real headers at
+// build time (VT_CUDA_ABI_NAMESPACE_ONLY leaves out the global names below, which those headers
+// declare themselves).
 #pragma once
 
 #include <cstddef>
@@ -128,6 +129,8 @@ inline constexpr int kRuntimeUnknown = 999;        // cudaErrorUnknown
 
 } // namespace vramtrace::cuda
 
+#ifndef VT_CUDA_ABI_NAMESPACE_ONLY
+
 // C-linkage spellings used in the hook table's parameter lists.
 using CUresult = vramtrace::cuda::CUresult;
 using cudaError_t = vramtrace::cuda::cudaError_t;
@@ -169,3 +172,4 @@ struct CUexecAffinityParam;
 struct CUctxCreateParams;
 struct CUDA_GRAPH_INSTANTIATE_PARAMS;
 using cudaMemPoolProps = vramtrace::cuda::CUmemPoolPropsPrefix;
+#endif // VT_CUDA_ABI_NAMESPACE_ONLY

@@ -110,7 +110,7 @@ uint64_t events_freed_by(const nlohmann::json &snap, const std::string &cause) {
 
 // With the CUPTI backend the runtime's calls are seen as the driver calls they make (cudaMalloc as
 // cuMemAlloc_v2): same_live_set compares through driver_apis_for then.
-TEST_CASE("lifecycle: cudaDeviceReset ends the context's allocations; a reused address is exact") {
+TEST_CASE("lifecycle: cudaDeviceReset ends the context's allocations, a reused address is exact") {
     std::string backend = GENERATE(as<std::string>{}, "preload", "cupti");
     Scenario s = run_scenario("reset", backend);
     INFO("backend " << backend);
@@ -156,7 +156,7 @@ TEST_CASE("lifecycle: cuCtxDestroy of one created context among two ends only it
     CHECK(contexts.size() == 2);
 }
 
-TEST_CASE("lifecycle: the last primary context release ends its allocations; the next generation is apart") {
+TEST_CASE("lifecycle: the last primary context release ends its allocations, the next generation is apart") {
     std::string backend = GENERATE(as<std::string>{}, "preload", "cupti");
     Scenario s = run_scenario("release", backend);
     INFO("backend " << backend);

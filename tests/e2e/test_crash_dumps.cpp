@@ -151,7 +151,7 @@ TEST_CASE("crash: a handler installed before vramtrace's still runs after the sn
     CHECK(snapshot.at("allocations").size() == 3);
 }
 
-TEST_CASE("crash: a handler the program installs later replaces ours; chaining to it still writes the snapshot") {
+TEST_CASE("crash: a handler the program installs later replaces ours, chaining to it still writes the snapshot") {
     CrashRun r = run_crash("chain-in-main");
     check_same_ending(r, SIGSEGV);
     CHECK(r.plain.out.find("program-handler ran\n") != std::string::npos);

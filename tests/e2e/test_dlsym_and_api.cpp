@@ -14,7 +14,7 @@ TEST_CASE("the dlsym hook keeps RTLD_NEXT relative to the caller for names it do
     CHECK(traced.out == expected);
 }
 
-TEST_CASE("C API: stats and dump at a check point; the program runs without the library too") {
+TEST_CASE("C API: stats and dump at a check point, the program runs without the library too") {
     RunResult plain = run({bin_dir() + "/vt_c_api_program"}, {false, {}, ""});
     CHECK(plain.exit_code == 0);
     CHECK(plain.out == "vramtrace not loaded\n");

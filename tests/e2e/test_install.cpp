@@ -17,7 +17,7 @@ std::string read_all(const std::string &path) {
 }
 } // namespace
 
-TEST_CASE("an installed vramtrace, moved elsewhere, still finds its library; package files work") {
+TEST_CASE("an installed vramtrace, moved elsewhere, still finds its library, package files work") {
     std::string dir = make_temp_dir("install");
     std::string build = bin_dir() + "/..";
     RunResult install = run({"cmake", "--install", build, "--prefix", dir + "/prefix"}, {false, {}, dir});

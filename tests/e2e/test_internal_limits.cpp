@@ -70,7 +70,7 @@ TEST_CASE("a wrapped event ring is counted in the snapshot and noted in the summ
           std::vector<std::string>{"note: the event history kept the newest 4 events of 9 (VRAMTRACE_EVENTS=4)"});
 }
 
-TEST_CASE("stacks the depot cannot store are counted and warned about; the bytes stay exact") {
+TEST_CASE("stacks the depot cannot store are counted and warned about, the bytes stay exact") {
     std::string dir = make_temp_dir("limits-stacks");
     RunResult r = run({bin_dir() + "/vt_peak_program", dir + "/dump.json"},
                       {true, {{"VRAMTRACE_OUTPUT", dir + "/exit.json"}, {"VRAMTRACE_TEST_FAIL_MAPPINGS", "1"}}, dir});

@@ -93,7 +93,7 @@ void check_live_with_churn(const nlohmann::json &snapshot, const std::vector<Exp
 
 } // namespace
 
-TEST_CASE("fork: a child that uses CUDA reports only its own allocations in its own file; "
+TEST_CASE("fork: a child that uses CUDA reports only its own allocations in its own file, "
           "children that exit without CUDA or only exec write and print nothing") {
     std::string dir = make_temp_dir("fork");
     RunResult plain = run({program("vt_lifecycle_program"), "fork"}, {false, {}, ""});
@@ -237,7 +237,7 @@ TEST_CASE("VRAMTRACE_FOLLOW=0: forked children are not traced either") {
     CHECK(count_of(traced.err, "vramtrace: snapshot written to ") == 1);
 }
 
-TEST_CASE("vramtrace run follows children by default; --no-follow traces the program only") {
+TEST_CASE("vramtrace run follows children by default, --no-follow traces the program only") {
     for (bool follow : {true, false}) {
         INFO("follow: " << follow);
         std::string dir = make_temp_dir("run-follow");

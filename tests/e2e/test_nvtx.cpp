@@ -314,7 +314,7 @@ TEST_CASE("nvtx: with CUPTI held by another tool, --backend=cupti falls back on 
                                                  {16 * MiB, "cudaMalloc"}});
 }
 
-TEST_CASE("nvtx: NVTX_INJECTION64_PATH naming libcupti itself is kept under --backend=cupti; calls before cuInit are "
+TEST_CASE("nvtx: NVTX_INJECTION64_PATH naming libcupti itself is kept under --backend=cupti, calls before cuInit are "
           "not seen then") {
     // NVTX then loads libcupti at its first call, before cuInit, when vramtrace has not subscribed
     // yet: CUPTI reports nothing of what comes before (the domain, its string and category names,

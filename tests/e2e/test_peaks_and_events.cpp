@@ -25,7 +25,7 @@ std::string call_site_function(const nlohmann::json &s, uint64_t stack_id) {
 
 } // namespace
 
-TEST_CASE("peaks name exactly the call sites live at the peak; marks appear in order") {
+TEST_CASE("peaks name exactly the call sites live at the peak, marks appear in order") {
     std::string dir = make_temp_dir("peaks");
     RunResult r = run({bin_dir() + "/vt_peak_program", dir + "/peak.json"},
                       {true, {{"VRAMTRACE_OUTPUT", dir + "/exit.json"}, {"VRAMTRACE_SUMMARY", "0"}}, dir});

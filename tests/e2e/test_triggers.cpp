@@ -69,7 +69,7 @@ std::vector<std::string> names_with(const std::string &dir, const std::string &p
 
 } // namespace
 
-TEST_CASE("triggers: an OOM is captured inside the failing call; the program sees exactly what it would have") {
+TEST_CASE("triggers: an OOM is captured inside the failing call, the program sees exactly what it would have") {
     std::map<std::string, std::string> env = {{"STANDIN_CUDA_DEVICE_BYTES", kSmallDevice}};
     RunResult plain = run({program("standin_prog_trigger_oom"), "3"}, {false, env, ""});
     std::string dir = make_temp_dir("triggers-oom");
@@ -190,7 +190,7 @@ TEST_CASE("triggers: SIGUSR2 (default SIG_DFL) writes a snapshot and the program
     CHECK(r.result.err == "vramtrace: snapshot on signal written to " + r.dir + "/snap.signal-1.json\n");
 }
 
-TEST_CASE("triggers: VRAMTRACE_SIGNAL by name; a program handler installed before is chained with its siginfo") {
+TEST_CASE("triggers: VRAMTRACE_SIGNAL by name, a program handler installed before is chained with its siginfo") {
     SignalRun r = run_signal_program("chain-before", SIGUSR1, true, {{"VRAMTRACE_SIGNAL", "SIGUSR1"}});
     INFO("stdout:\n" << r.result.out << "stderr:\n" << r.result.err);
     CHECK(r.result.exit_code == 0);

@@ -158,7 +158,7 @@ TEST_CASE("two devices: an IPC import in another process is listed under the exp
     CHECK(on_device1 == 3u << 20);
 }
 
-TEST_CASE("two devices: ranks with their own CUDA_VISIBLE_DEVICES each see ordinal 0; snapshots and merge tell the GPUs apart by UUID") {
+TEST_CASE("two devices: ranks with their own CUDA_VISIBLE_DEVICES each see ordinal 0, snapshots and merge tell the GPUs apart by UUID") {
     // Rank 0 is given physical device 1, rank 1 physical device 0 (as a launcher does, one GPU per
     // rank): both allocate on "cuda:0". VRAMTRACE_OUTPUT's %r names each rank's file.
     std::string dir = make_temp_dir("two-devices-visible");

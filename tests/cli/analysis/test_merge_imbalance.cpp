@@ -103,7 +103,7 @@ TEST_CASE("merge imbalance: lower median, extremes, a low outlier, the floor, th
     CHECK(text.find("imbalance: host-pinned memory of each rank, 5 ranks\n") != std::string::npos);
 }
 
-TEST_CASE("merge imbalance: an even count takes the lower middle; a heavy rank's sites above the median", "[merge]") {
+TEST_CASE("merge imbalance: an even count takes the lower middle, a heavy rank's sites above the median", "[merge]") {
     Merger m(SiteKeyOptions{}, nullptr);
     // Peaks 200, 210, 220, 230, 1000 MiB (and a sixth of 205): sorted 200 205 210 220 230 1000, the
     // lower middle 210 MiB. Deviations 10 5 0 10 20 790: MAD 10 MiB, scale max(10, 2.1, 1) MiB.

@@ -99,7 +99,7 @@ TEST_CASE("pickle safety: a string of 2^32 + 8 bytes is cut and marked, its leng
     CHECK(bytes.find("a...[truncated]") != std::string::npos);
 }
 
-TEST_CASE("pickle safety: a string is cut on a UTF-8 boundary; invalid UTF-8 is replaced", "[export]") {
+TEST_CASE("pickle safety: a string is cut on a UTF-8 boundary, invalid UTF-8 is replaced", "[export]") {
     // "é" (2 bytes) straddling the cut: kept whole or not at all.
     std::string text(PickleWriter::kMaxStringBytes - PickleWriter::kTruncatedMarker.size() - 1, 'a');
     text += "\xc3\xa9";

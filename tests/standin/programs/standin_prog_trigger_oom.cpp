@@ -1,4 +1,4 @@
-// Out of memory under the OOM trigger (tests/e2e/test_triggers_oom.cpp). Run it with
+// Out of memory under the OOM trigger (tests/e2e/test_triggers.cpp). Run it with
 // STANDIN_CUDA_DEVICE_BYTES=67108864 (a 64 MiB device): it holds 16 MiB + 8 MiB on device 0, then
 // asks for 48 MiB N times (argv[1], default 1) from request_too_much, each answered
 // cudaErrorMemoryAllocation with the pointer untouched and errno as it was. It prints its oracle:

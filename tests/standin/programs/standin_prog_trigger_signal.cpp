@@ -1,4 +1,4 @@
-// The snapshot signal (VRAMTRACE_SIGNAL) as a program sees it (tests/e2e/test_triggers_signal.cpp).
+// The snapshot signal (VRAMTRACE_SIGNAL) as a program sees it (tests/e2e/test_triggers.cpp).
 //   standin_prog_trigger_signal MODE SIGNO WAIT_FILE
 // Holds 4 MiB (hold_before), sends itself SIGNO, waits up to 10 s for WAIT_FILE ("-": does not
 // wait), then allocates 2 MiB more (hold_after) and exits 0: the signal snapshot must list exactly

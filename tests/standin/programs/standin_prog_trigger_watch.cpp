@@ -1,4 +1,4 @@
-// The watching triggers as a program sees them (tests/e2e/test_triggers_watch.cpp).
+// The watching triggers as a program sees them (tests/e2e/test_triggers.cpp).
 //   standin_prog_trigger_watch threshold
 //       device 0: 6 MiB (hold_a) + 3 MiB (hold_b), free hold_b, 4 MiB (hold_c), 1 MiB (hold_d);
 //       with VRAMTRACE_WARN_BYTES=8MiB that crosses upward twice (at 9 MiB and at 10 MiB).
@@ -9,7 +9,7 @@
 //       so device 0 has current 6 MiB, peak 9 MiB. Waits (up to 10 s) until FILE shows
 //       device 1's 1 MiB, then prints the file between "--- begin" / "--- end", "mode <octal>"
 //       and "returning-at-ns <CLOCK_MONOTONIC ns>" as main returns.
-//   standin_prog_trigger_watch serve DIR   (tests/cli/prometheus_e2e.sh)
+//   standin_prog_trigger_watch serve DIR   (tests/e2e/prometheus/prometheus_e2e.py)
 //       device 0: 6 MiB (hold_a), 4 MiB (hold_c), 1 MiB (hold_d); device 1: 1 MiB (hold_e) and
 //       1 MiB from the default pool (hold_from_pool: 2 MiB reserved); prints
 //       "ready PID"; when DIR/oom-PID appears, asks for 64 MiB more on device 0 (fails with

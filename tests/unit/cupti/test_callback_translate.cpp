@@ -151,7 +151,7 @@ TEST_CASE("cuMemAlloc_v2 and cuMemFree_v2 become one record, then none") {
     CHECK(sink.pending.empty());
 }
 
-TEST_CASE("a failed allocation records nothing; out of memory goes to the OOM trigger with the request") {
+TEST_CASE("a failed allocation records nothing, out of memory goes to the OOM trigger with the request") {
     RecordingSink sink;
     CUdeviceptr ptr = 0;
     cuMemAlloc_v2_params alloc{&ptr, 12345};

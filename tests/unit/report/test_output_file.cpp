@@ -99,7 +99,7 @@ TEST_CASE("output file: a character device at the target is written in place, ne
     CHECK(output_written_in_place(dev));
 }
 
-TEST_CASE("output file: a FIFO is written in place; with no reader the library's write fails at once") {
+TEST_CASE("output file: a FIFO is written in place, with no reader the library's write fails at once") {
     std::string dir = temp_dir();
     std::string fifo = dir + "/fifo";
     REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
@@ -192,7 +192,7 @@ TEST_CASE("output file: a directory or a socket at the target is refused with on
     CHECK(names_in(sub).empty());
 }
 
-TEST_CASE("output file: a trusted symlink to a device is followed; anyone else's is replaced") {
+TEST_CASE("output file: a trusted symlink to a device is followed, anyone else's is replaced") {
     std::string dir = temp_dir(); // 0700, ours: a symlink we make here is trusted
     std::string dev = dir + "/null";
     if (!make_null_device(dev)) {

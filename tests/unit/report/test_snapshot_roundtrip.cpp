@@ -349,7 +349,7 @@ TEST_CASE("round trip: NVTX start/end intervals, closed and still open, and thei
     compare(s, back);
 }
 
-TEST_CASE("round trip: NVTX categories on range stacks and intervals; left out where there are none", "[roundtrip]") {
+TEST_CASE("round trip: NVTX categories on range stacks and intervals, left out where there are none", "[roundtrip]") {
     vt_test::TempDir dir;
     Snapshot s = vt_test::golden_snapshot();
     s.range_stacks.push_back({1, {"", "ml"}, {"step", "forward"}, {"", "phase"}});
@@ -381,7 +381,7 @@ TEST_CASE("round trip: NVTX categories on range stacks and intervals; left out w
     compare(s, back);
 }
 
-TEST_CASE("round trip: the process rows of NVTX regions and intervals; left out where there are none", "[roundtrip]") {
+TEST_CASE("round trip: the process rows of NVTX regions and intervals, left out where there are none", "[roundtrip]") {
     vt_test::TempDir dir;
     Snapshot s = vt_test::golden_snapshot();
     s.nvtx_regions.push_back({0x7f1000000000, 4096, 0x7f1000000000, 1048576, 0, 0, 0, 41, uint64_t(1)});

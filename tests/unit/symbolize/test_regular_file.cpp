@@ -66,7 +66,7 @@ TEST_CASE("regular file: a FIFO, a directory and a socket are refused without wa
     close(sock);
 }
 
-TEST_CASE("regular file: a regular file opens blocking, with its stat; size bound and symlinks as asked",
+TEST_CASE("regular file: a regular file opens blocking, with its stat, size bound and symlinks as asked",
           "[regular_file]") {
     ScratchDir d;
     write_file(d / "file", "twelve bytes");

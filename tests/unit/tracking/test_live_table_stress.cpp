@@ -277,7 +277,7 @@ TEST_CASE("LiveTable: concurrent inserts of disjoint sets from a tiny first leve
     CHECK(table.live_count() == 0);
 }
 
-TEST_CASE("LiveTable: each thread inserts into its own shard; any thread finds, erases and walks every entry",
+TEST_CASE("LiveTable: each thread inserts into its own shard, any thread finds, erases and walks every entry",
           "[live_table]") {
     // Two threads insert 1000 entries each; the main thread, which built the table, finds and
     // erases the first thread's, a third thread the second's: frees from another thread than the

@@ -84,7 +84,7 @@ TEST_CASE("unwind rules: a frame-pointer prologue, row by row") {
     CHECK(rule_bp_off(body) == -16);
 }
 
-TEST_CASE("unwind rules: an undefined return address ends the walk; other shapes are left to libunwind") {
+TEST_CASE("unwind rules: an undefined return address ends the walk, other shapes are left to libunwind") {
     size_t at = 0;
     std::vector<uint8_t> end = eh_frame({0x07, 16 /* DW_CFA_undefined rip */}, &at);
     CHECK(rule_kind(rule_from_fde(end.data() + at, kStart, kStart + 5)) == kKindEnd);

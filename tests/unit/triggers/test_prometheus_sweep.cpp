@@ -150,7 +150,7 @@ TEST_CASE("sweep: the name pattern's placeholders") {
     CHECK_FALSE(textfile_name_matches(std::string(256, 'a'), "%p")); // longer than any file name
 }
 
-TEST_CASE("sweep: this process runs; a pid with another start time or boot id does not") {
+TEST_CASE("sweep: this process runs, a pid with another start time or boot id does not") {
     uint64_t ticks = own_start_ticks();
     std::string boot = own_boot_id();
     REQUIRE(ticks != 0);

@@ -146,7 +146,7 @@ TEST_CASE("prometheus: the top N sites per device and one (other) series with th
     CHECK(select_top_sites(in, 0)[0].live_bytes == 805);
 }
 
-TEST_CASE("prometheus: label values bounded on character boundaries; sites equal once bounded are one series") {
+TEST_CASE("prometheus: label values bounded on character boundaries, sites equal once bounded are one series") {
     std::string long_path = "/" + std::string(300, 'd') + "/\xc3\xa9t\xc3\xa9.py:9";
     std::string bounded = bound_label_value(long_path, kFileLineLabelBytes, true);
     CHECK(bounded.size() <= kFileLineLabelBytes);
@@ -164,7 +164,7 @@ TEST_CASE("prometheus: label values bounded on character boundaries; sites equal
     CHECK(out[0].function == std::string(253, 'g') + "...");
 }
 
-TEST_CASE("prometheus: the header is parsed back; a file is marked ended once, as the exit writes it") {
+TEST_CASE("prometheus: the header is parsed back, a file is marked ended once, as the exit writes it") {
     PrometheusSample s = two_devices();
     std::string up = format_prometheus(s);
     PrometheusFileHeader h;
