@@ -12,6 +12,7 @@
 
 #include <cupti_driver_cbid.h> // ids only: a plain enum, no other CUDA header
 
+#include "device/abi_values.h"
 #include "interception/array_size.h"
 #include "device/driver_api.h"
 #include "triggers/oom_request_size.h"
@@ -44,12 +45,9 @@ namespace params {
 #include "device/hooks.def"
 } // namespace params
 
-template <class T> uint64_t to_u64(T value) {
-    if constexpr (std::is_pointer_v<T>) return reinterpret_cast<uint64_t>(value);
-    else return static_cast<uint64_t>(value);
-}
-// The names hooks.def's expressions use (hook_bodies.cpp defines the same for the preload hooks).
-template <class T> uint64_t out(T *p) { return p ? to_u64(*p) : 0; }
+// The names hooks.def's expressions use, as in the preload hooks (interception/hook_bodies.cpp).
+using cuda::out;
+using cuda::to_u64;
 
 // Captures begun and not yet ended (as custom_hooks.cpp counts them): while none is active, no
 // stream-ordered call needs the driver's capture status.

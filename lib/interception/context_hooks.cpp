@@ -5,18 +5,19 @@
 // process exits (process_exiting): the exit report lists what the program left live.
 #include <vector>
 
+#include "device/abi_values.h"
 #include "interception/context_teardown.h"
 #include "interception/hook_scope.h"
 
 namespace vramtrace {
 namespace {
 
-template <class T> uint64_t u64(T v) { return reinterpret_cast<uint64_t>(v); }
+using cuda::to_u64;
 
 template <class Call> CUresult context_created(Reach reach, CUcontext *pctx, CUdevice dev, Call &&call) {
     CUresult rc = call();
     if (rc == cuda::kSuccess && pctx != nullptr && *pctx != nullptr)
-        if (Tracker *t = tracker_for(reach)) t->contexts.note_created(u64(*pctx), dev);
+        if (Tracker *t = tracker_for(reach)) t->contexts.note_created(to_u64(*pctx), dev);
     return rc;
 }
 
@@ -46,7 +47,7 @@ Tracker *teardown_tracker(Reach reach) {
 template <class Call> CUresult context_destroyed(Reach reach, ApiId api, CUcontext ctx, Call &&call) {
     Tracker *t = teardown_tracker(reach);
     if (t == nullptr || ctx == nullptr) return call();
-    std::vector<uint16_t> ids = live_context_ids(*t, u64(ctx));
+    std::vector<uint16_t> ids = live_context_ids(*t, to_u64(ctx));
     if (ids.empty()) return call();
     return teardown(*t, ids, TeardownCause::Destroy, api, t->contexts.device_of(ids.front()), call);
 }

@@ -5,6 +5,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "device/abi_values.h"
 #include "interception/hook_scope.h"
 #include "device/device_info.h"
 
@@ -132,11 +133,8 @@ template <class Call> int stream_free(Reach reach, uint64_t ptr, uint64_t stream
     return tracked_free(reach, ptr, call);
 }
 
-template <class T> uint64_t u64(T v) {
-    if constexpr (std::is_pointer_v<T>) return reinterpret_cast<uint64_t>(v);
-    else return static_cast<uint64_t>(v);
-}
-template <class T> uint64_t out_of(T *p) { return p ? u64(*p) : 0; }
+using cuda::to_u64;
+using cuda::out;
 
 } // namespace
 
@@ -146,14 +144,14 @@ namespace hooks {
     ret name(Reach reach, VT_EXPAND params) {                                                  \
         auto real = VT_REAL(name);                                                             \
         if (real == nullptr) return fail;                                                      \
-        return stream_alloc(reach, ApiId::name, u64(stream), per_thread, u64(pool),            \
-                            [&] { return real call_args; }, [&] { return out_of(dptr); }, size); \
+        return stream_alloc(reach, ApiId::name, to_u64(stream), per_thread, to_u64(pool),            \
+                            [&] { return real call_args; }, [&] { return out(dptr); }, size); \
     }
 #define VT_STREAM_FREE(ret, fail, name, per_thread, params, call_args, ptr, stream)              \
     ret name(Reach reach, VT_EXPAND params) {                                                  \
         auto real = VT_REAL(name);                                                             \
         if (real == nullptr) return fail;                                                      \
-        return stream_free(reach, u64(ptr), u64(stream), per_thread, [&] { return real call_args; }); \
+        return stream_free(reach, to_u64(ptr), to_u64(stream), per_thread, [&] { return real call_args; }); \
     }
 
 VT_STREAM_ALLOC(cudaError_t, cuda::kRuntimeUnknown, cudaMallocAsync, false, 0,
@@ -258,7 +256,7 @@ template <class Call> int graph_destroy(Reach reach, uint64_t graph, Call &&call
 // Pools: remembered (never recorded as allocations) whichever layer sees them first.
 template <class Handle, class Props, class Call> int pool_create(Handle *pool, const Props *props, Call &&call) {
     int rc = call();
-    if (rc == cuda::kSuccess && pool != nullptr) note_pool_created(u64(*pool), pool_location_device(props));
+    if (rc == cuda::kSuccess && pool != nullptr) note_pool_created(to_u64(*pool), pool_location_device(props));
     return rc;
 }
 
@@ -277,7 +275,7 @@ cudaError_t cudaGraphAddMemAllocNode(Reach reach, cudaGraphNode_t *pGraphNode, c
                                      cudaMemAllocNodeParams *nodeParams) {
     auto real = VT_REAL(cudaGraphAddMemAllocNode);
     if (real == nullptr) return cuda::kRuntimeUnknown;
-    return graph_alloc_node(reach, ApiId::cudaGraphAddMemAllocNode, u64(graph), nodeParams,
+    return graph_alloc_node(reach, ApiId::cudaGraphAddMemAllocNode, to_u64(graph), nodeParams,
                             [&] { return real(pGraphNode, graph, pDependencies, numDependencies, nodeParams); });
 }
 
@@ -285,20 +283,20 @@ CUresult cuGraphAddMemAllocNode(Reach reach, CUgraphNode *phGraphNode, CUgraph h
                                 size_t numDependencies, CUDA_MEM_ALLOC_NODE_PARAMS *nodeParams) {
     auto real = VT_REAL(cuGraphAddMemAllocNode);
     if (real == nullptr) return cuda::kDriverUnknown;
-    return graph_alloc_node(reach, ApiId::cuGraphAddMemAllocNode, u64(hGraph), nodeParams,
+    return graph_alloc_node(reach, ApiId::cuGraphAddMemAllocNode, to_u64(hGraph), nodeParams,
                             [&] { return real(phGraphNode, hGraph, dependencies, numDependencies, nodeParams); });
 }
 
 cudaError_t cudaGraphDestroy(Reach reach, cudaGraph_t graph) {
     auto real = VT_REAL(cudaGraphDestroy);
     if (real == nullptr) return cuda::kRuntimeUnknown;
-    return graph_destroy(reach, u64(graph), [&] { return real(graph); });
+    return graph_destroy(reach, to_u64(graph), [&] { return real(graph); });
 }
 
 CUresult cuGraphDestroy(Reach reach, CUgraph hGraph) {
     auto real = VT_REAL(cuGraphDestroy);
     if (real == nullptr) return cuda::kDriverUnknown;
-    return graph_destroy(reach, u64(hGraph), [&] { return real(hGraph); });
+    return graph_destroy(reach, to_u64(hGraph), [&] { return real(hGraph); });
 }
 
 cudaError_t cudaMemPoolCreate(Reach, cudaMemPool_t *memPool, const cudaMemPoolProps *poolProps) {
@@ -316,13 +314,13 @@ CUresult cuMemPoolCreate(Reach, CUmemoryPool *pool, const CUmemPoolProps *poolPr
 cudaError_t cudaMemPoolDestroy(Reach, cudaMemPool_t memPool) {
     auto real = VT_REAL(cudaMemPoolDestroy);
     if (real == nullptr) return cuda::kRuntimeUnknown;
-    return pool_destroy(u64(memPool), [&] { return real(memPool); });
+    return pool_destroy(to_u64(memPool), [&] { return real(memPool); });
 }
 
 CUresult cuMemPoolDestroy(Reach, CUmemoryPool pool) {
     auto real = VT_REAL(cuMemPoolDestroy);
     if (real == nullptr) return cuda::kDriverUnknown;
-    return pool_destroy(u64(pool), [&] { return real(pool); });
+    return pool_destroy(to_u64(pool), [&] { return real(pool); });
 }
 
 } // namespace hooks

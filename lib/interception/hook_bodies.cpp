@@ -2,21 +2,15 @@
 // behaviour (VT_DRIVER_CUSTOM) are written by hand elsewhere.
 #include <type_traits>
 
+#include "device/abi_values.h"
 #include "interception/array_size.h"
 #include "interception/hook_scope.h"
 
 namespace vramtrace::hooks {
 namespace {
 
-template <class T> uint64_t to_u64(T value) {
-    if constexpr (std::is_pointer_v<T>)
-        return reinterpret_cast<uint64_t>(value);
-    else
-        return static_cast<uint64_t>(value);
-}
-
-// What a call wrote to an out-parameter (a pointer, a CUdeviceptr, a pitch), 0 when out is null.
-template <class T> uint64_t out(T *p) { return p ? to_u64(*p) : 0; }
+using cuda::out;
+using cuda::to_u64;
 
 uint64_t pitched_address(const cudaPitchedPtr *p) { return p ? to_u64(p->ptr) : 0; }
 uint64_t pitched_bytes(const cudaPitchedPtr *p, const cudaExtent &e) {

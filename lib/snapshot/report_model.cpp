@@ -11,15 +11,15 @@
 
 namespace vramtrace::report {
 
-namespace {
-
-__extension__ typedef unsigned __int128 u128; // exact products of two 64-bit values
-
 std::string to_dec(uint64_t value) {
     char buf[24];
     auto res = std::to_chars(buf, buf + sizeof buf, value);
     return std::string(buf, res.ptr);
 }
+
+namespace {
+
+__extension__ typedef unsigned __int128 u128; // exact products of two 64-bit values
 
 // value / 100 as "I.FF" (value in hundredths).
 std::string hundredths(uint64_t value) {

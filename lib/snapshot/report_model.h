@@ -477,6 +477,8 @@ void adopt_graph_memory_pools(Snapshot &snapshot);
 // ---- Helpers shared by the summary formatter (library and CLI) and the CLI commands. ----
 // None of them throws anything but std::bad_alloc.
 
+// Decimal digits of value: "0", "4194304". Every report and export writes counts through this.
+std::string to_dec(uint64_t value);
 // Human-readable size in binary units, two decimals, rounded half up: "512 B", "1.50 KiB",
 // "3.00 MiB", "1.00 GiB", ... up to EiB.
 std::string format_bytes(uint64_t bytes);

@@ -78,6 +78,12 @@ async function caseReport(browser) {
   const page = await open(browser, exportPage('report', [path.join(DATA, 'export_input.json')]));
   same('report: timelines per device', await page.evaluate(() => window.vramtraceViewer.timelines().map(t => [t.device, t.bands])),
     [['cuda:0', 2], ['cuda:1', 1], ['host', 1]]);
+  // Byte counts read as the CLI writes them: the cases the C++ format_bytes is held to.
+  const cases = fs.readFileSync(path.resolve(__dirname, '../unit/report/data/format_bytes_cases.txt'), 'utf8')
+    .split('\n').filter(l => l && !l.startsWith('#')).map(l => l.split('\t'));
+  same('report: 21 byte-formatting cases', cases.length, 21);
+  same('report: bytes formatted as the CLI formats them',
+    await page.evaluate(cs => cs.map(([b]) => window.vramtraceViewer.formatBytes(Number(b))), cases), cases.map(c => c[1]));
   same('report: the peak is preselected', await text(page, '#vt-comp-title'),
     'Live at the peak of cuda:0 (1.000 s, exact, from the peak counters): 4.00 MiB (4194304 B) in 2 allocations');
   same('report: top sites at the peak', await rows(page), [

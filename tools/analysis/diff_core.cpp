@@ -29,7 +29,7 @@ template <class T> void merge_sorted_unique(std::vector<T> &into, const std::vec
     }
 }
 
-std::string dec(uint64_t v) { return std::to_string(v); }
+using report::to_dec;
 
 // "+12.34%" of the base; "" when the base is 0.
 std::string percent_change(const Compared &c) {
@@ -321,15 +321,15 @@ std::string format_change_bytes(const Compared &c) {
     bool negative = d < 0;
     uint64_t magnitude = uint64_t(negative ? -d : d);
     std::string sign = negative ? "-" : "+";
-    if (magnitude < 1024) return sign + dec(magnitude) + " B";
-    return sign + report::format_bytes(magnitude) + " (" + sign + dec(magnitude) + " B)";
+    if (magnitude < 1024) return sign + to_dec(magnitude) + " B";
+    return sign + report::format_bytes(magnitude) + " (" + sign + to_dec(magnitude) + " B)";
 }
 
 std::string format_change_count(const Compared &c) {
     i128 d = delta(c);
     if (d == 0) return "0";
     bool negative = d < 0;
-    return (negative ? "-" : "+") + dec(uint64_t(negative ? -d : d));
+    return (negative ? "-" : "+") + to_dec(uint64_t(negative ? -d : d));
 }
 
 std::string format_diff_text(const SnapshotSites &base, const SnapshotSites &now, const DiffResult &diff,
@@ -347,10 +347,10 @@ std::string format_diff_text(const SnapshotSites &base, const SnapshotSites &now
         totals.add({label, report::format_bytes_exact(c.base), report::format_bytes_exact(c.now), change});
     };
     bytes_row("live bytes", diff.live_bytes);
-    totals.add({"live allocations", dec(diff.live_count.base), dec(diff.live_count.now),
+    totals.add({"live allocations", to_dec(diff.live_count.base), to_dec(diff.live_count.now),
                 format_change_count(diff.live_count)});
     if (diff.oom_count)
-        totals.add({"OOM failures", dec(diff.oom_count->base), dec(diff.oom_count->now),
+        totals.add({"OOM failures", to_dec(diff.oom_count->base), to_dec(diff.oom_count->now),
                     format_change_count(*diff.oom_count)});
     for (const DeviceDiff &d : diff.devices) {
         std::string label = report::device_label(d.device);
@@ -359,9 +359,9 @@ std::string format_diff_text(const SnapshotSites &base, const SnapshotSites &now
     }
     out += totals.render("");
     if (base.dropped_allocations || now.dropped_allocations || base.dropped_stacks || now.dropped_stacks)
-        out += "warning: records were dropped (allocations " + dec(base.dropped_allocations) + " -> " +
-               dec(now.dropped_allocations) + ", stacks " + dec(base.dropped_stacks) + " -> " +
-               dec(now.dropped_stacks) + "): the totals above may differ from the call sites below\n";
+        out += "warning: records were dropped (allocations " + to_dec(base.dropped_allocations) + " -> " +
+               to_dec(now.dropped_allocations) + ", stacks " + to_dec(base.dropped_stacks) + " -> " +
+               to_dec(now.dropped_stacks) + "): the totals above may differ from the call sites below\n";
     if (std::string categories = format_categories_text(diff); !categories.empty()) out += "\n" + categories;
     if (std::string ranges = format_ranges_text(diff); !ranges.empty()) out += "\n" + ranges;
 
@@ -388,7 +388,7 @@ std::string format_diff_text(const SnapshotSites &base, const SnapshotSites &now
         for (size_t i = 0; i < listed; ++i) {
             const SiteDiff &d = diff.sites[i];
             std::string at_peak = d.at_peak ? format_change_bytes(d.at_peak_sum()) : "n/a";
-            std::string counts = dec(d.live_count.base) + " -> " + dec(d.live_count.now);
+            std::string counts = to_dec(d.live_count.base) + " -> " + to_dec(d.live_count.now);
             if (d.live_count.changed()) counts += " (" + format_change_count(d.live_count) + ")";
             table.add({format_change_bytes(d.live_bytes), report::format_bytes(d.live_bytes.base),
                        report::format_bytes(d.live_bytes.now), counts, at_peak, status_name(d.status),

@@ -11,12 +11,6 @@ using report::Frame;
 using report::Snapshot;
 using report::Stack;
 
-std::string to_dec(uint64_t value) {
-    char buf[24];
-    auto res = std::to_chars(buf, buf + sizeof buf, value);
-    return std::string(buf, res.ptr);
-}
-
 std::string to_dec_signed(int64_t value) {
     char buf[24];
     auto res = std::to_chars(buf, buf + sizeof buf, value);

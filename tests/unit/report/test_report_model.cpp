@@ -20,6 +20,22 @@ TEST_CASE("format_bytes: binary units, two decimals, rounded half up", "[model]"
     CHECK(format_bytes(UINT64_MAX) == "16.00 EiB");
 }
 
+// The cases the HTML viewer's fmtBytes is held to as well (tests/browser/viewer_test.cjs): the two
+// round the same way.
+TEST_CASE("format_bytes: the cases of data/format_bytes_cases.txt", "[model]") {
+    std::istringstream cases(vt_test::read_file(std::string(VT_TEST_DATA_DIR) + "/format_bytes_cases.txt"));
+    int checked = 0;
+    for (std::string line; std::getline(cases, line);) {
+        if (line.empty() || line[0] == '#') continue;
+        size_t tab = line.find('\t');
+        REQUIRE(tab != std::string::npos);
+        uint64_t bytes = std::stoull(line.substr(0, tab));
+        CHECK(format_bytes(bytes) == line.substr(tab + 1));
+        ++checked;
+    }
+    CHECK(checked == 21);
+}
+
 TEST_CASE("format_bytes_exact adds the byte count above 1 KiB", "[model]") {
     CHECK(format_bytes_exact(512) == "512 B");
     CHECK(format_bytes_exact(3145728) == "3.00 MiB (3145728 B)");

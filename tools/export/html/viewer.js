@@ -29,11 +29,20 @@
     return e;
   }
   const UNITS = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB', 'EiB'];
+  // As the CLI's format_bytes: hundredths of the unit rounded half up on the exact byte count
+  // (BigInt: no binary-fraction rounding), the next unit once a value rounds to 1024 of this one.
   function fmtBytes(b) {
-    if (b < 1024) return Math.round(b) + ' B';
-    let u = 0, v = b;
-    while (v >= 1024 && u < UNITS.length - 1) { v /= 1024; u++; }
-    return v.toFixed(2) + ' ' + UNITS[u];
+    if (!(b >= 1024)) return Math.round(b) + ' B';
+    const n = BigInt(Math.round(b));
+    let unit = 1, divisor = 1024n;
+    for (;;) {
+      const scaled = (n * 100n + divisor / 2n) / divisor;
+      if (scaled < 102400n || unit === UNITS.length - 1) {
+        return (scaled / 100n) + '.' + String(scaled % 100n).padStart(2, '0') + ' ' + UNITS[unit];
+      }
+      unit++;
+      divisor *= 1024n;
+    }
   }
   // The exact count only where a double holds it exactly (sizes past 2^53 come from hostile files).
   function fmtBytesExact(b) { return b < 1024 || b > Number.MAX_SAFE_INTEGER ? fmtBytes(b) : fmtBytes(b) + ' (' + Math.round(b) + ' B)'; }
@@ -971,6 +980,7 @@
       return { x: r.left + tl.xAt(t - tl.offset), y: r.top + PLOT_HEIGHT - bytes * k };
     },
     timing: () => Object.assign({}, timing),
+    formatBytes: (b) => fmtBytes(b),
     // Page coordinates of the middle of NVTX interval k's span (in start order) on timeline i.
     intervalPoint: (i, k) => {
       const tl = state.timelines[i], v = tl.run.intervalList[k];
