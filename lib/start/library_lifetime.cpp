@@ -7,6 +7,7 @@
 // have pending (an OOM snapshot captured just before exit) is written before the exit report.
 #include <pthread.h>
 
+#include "core/config.h"
 #include "core/log.h"
 #include "core/tracker.h"
 #include "core/tsc_clock.h"
@@ -15,6 +16,7 @@
 #include "dump/dumper.h"
 #include "dump/run_notes.h"
 #include "python/python_stack_memo.h"
+#include "child_environment.h"
 #include "tracking/recent_walks.h"
 #include "tracking/stack_capture.h"
 #include "triggers/crash_handler.h"
@@ -26,6 +28,8 @@ namespace {
 
 __attribute__((constructor(101))) void vramtrace_library_start() {
     vramtrace::initialize();
+    // Before the program runs: the programs it starts inherit the environment as it is then.
+    if (!vramtrace::config().follow) vramtrace::stop_following_children();
     vramtrace::triggers::load_trigger_config(); // VRAMTRACE_SIGNAL, _WARN_BYTES, _PERIOD, _PROMETHEUS_*, _OOM_*
     vramtrace::cupti::select_backend_at_start();
     // Loaded by the driver through CUDA_INJECTION64_PATH only: no preload layer is expected to work.
