@@ -6,7 +6,7 @@ namespace vramtrace {
 
 // cuPointerGetAttribute takes a process-wide lock in NVIDIA's driver: on the H200 it costs 59 ns
 // from one thread, 590 ns each from 4 threads at once and 2.7 us from 16, while cuCtxGetDevice and
-// cuStreamGetDevice stay at 18 to 32 ns (bench/gpu/driver_calls.cu, docs/performance.md). So the
+// cuStreamGetDevice stay at 18 to 32 ns (bench/gpu/driver_calls.cu, docs/design.md). So the
 // pointer is asked only where nothing cheaper gives the right answer.
 int device_holding(MemoryKind kind, uint64_t address) {
     if (kind == MemoryKind::HostPinned || kind == MemoryKind::HostRegistered) return kHostDevice;

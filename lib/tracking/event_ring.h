@@ -67,7 +67,7 @@ public:
 
     // Makes the slots resident, up to kResidentBytesMax (raw_memory.h's make_resident): the first
     // lap would otherwise take a page fault every 42 events on the threads that push, and faults
-    // from many threads at once queue on the process's page tables (docs/performance.md). Called
+    // from many threads at once queue on the process's page tables (docs/design.md). Called
     // once the process uses CUDA, so that a process that never does (a forked worker) does not hold
     // the pages; safe while other threads push. A larger ring's further slots fault in as used.
     void make_resident();

@@ -63,7 +63,7 @@ inline uint64_t fold_frame(uint64_t lane, uint64_t frame) {
 uint64_t StackDepot::default_hash(const uintptr_t *frames, uint32_t depth) {
     // Four independent lanes (frame i goes to lane i % 4) instead of one serial multiply chain:
     // the CPU runs the lanes side by side, which cut the hash of a 32-frame stack from about 66 ns
-    // to a quarter of it on the hook path (docs/performance.md). Lanes start from different seeds
+    // to a quarter of it on the hook path (docs/design.md). Lanes start from different seeds
     // and are combined in order, so moving a frame to another position changes the hash.
     uint64_t lane[4] = {0x243f6a8885a308d3ull ^ (uint64_t{depth} * 0x9e3779b97f4a7c15ull), 0x13198a2e03707344ull,
                         0xa4093822299f31d0ull, 0x082efa98ec4e6c89ull};
