@@ -12,7 +12,7 @@
 // nothing but the output strings, and the crash writer reads it raw (entry_view).
 //
 // This part is pure (no CPython): encoding, decoding and the rule that merges Python frames into
-// a native stack are unit tested without an interpreter (tests/unit/tracking/test_python_frames.cpp).
+// a native stack are unit tested without an interpreter (tests/unit/python/test_python_frames.cpp).
 #pragma once
 
 #include <atomic>

@@ -1,5 +1,5 @@
 // Memory the driver frees or keeps without a free call per allocation, on the stand-in driver
-// (tests/standin/programs/standin_prog_lifecycle.cpp): a primary context reset whose addresses come
+// (tests/e2e/programs/standin_prog_lifecycle.cpp): a primary context reset whose addresses come
 // back, a destroyed context among two, the last release of a primary context, VMM handles released
 // while mapped twice or kept by a retained reference, an imported handle, graph memory read from
 // the driver, and a teardown during exit that must end nothing. Every figure is the program's own.

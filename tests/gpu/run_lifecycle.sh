@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Exact accounting when the driver frees or keeps memory without a free call (docs/coverage.md,
 # "Context teardown, VMM lifetimes, graph memory"), on a real GPU:
-#   - tests/standin/programs/standin_prog_lifecycle.cpp built by nvcc (shared and static cudart):
+#   - tests/e2e/programs/standin_prog_lifecycle.cpp built by nvcc (shared and static cudart):
 #     reset, a destroyed context among two, the last primary release, VMM released while mapped
 #     twice / kept by a retained reference / exported and imported, graph memory launched and
 #     trimmed, a leak at exit: check_lifecycle.py against the program's own lines; stdout and exit
@@ -22,8 +22,8 @@ failures=0
 fail() { failures=$((failures + 1)); }
 for kind in shared static; do
   extra=""; [ $kind = shared ] && extra="-cudart shared"
-  nvcc -g -O1 -Xcompiler -fno-omit-frame-pointer -Xcompiler -fno-inline $extra -I"$SRC/tests/standin/programs" \
-    "$SRC/tests/standin/programs/standin_prog_lifecycle.cpp" -lcuda -ldl -o "$OUT/lifecycle_$kind" \
+  nvcc -g -O1 -Xcompiler -fno-omit-frame-pointer -Xcompiler -fno-inline $extra -I"$SRC/tests/e2e/programs" \
+    "$SRC/tests/e2e/programs/standin_prog_lifecycle.cpp" -lcuda -ldl -o "$OUT/lifecycle_$kind" \
     || { echo "FAIL nvcc lifecycle $kind"; fail; continue; }
   for s in reset destroy release vmm graph exit; do
     d=$OUT/$kind-$s; mkdir -p "$d"

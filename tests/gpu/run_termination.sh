@@ -4,7 +4,7 @@
 #     `timeout -s TERM`: death by the same signal traced and untraced; the exit snapshot holds the
 #     tensors the script said it held, by their Python lines (termination/check_held.py);
 #   - the same under `vramtrace run`: its status and its verdict line;
-#   - a CUDA C++ program (tests/standin/programs/standin_prog_terminate.cpp, built by nvcc) holding
+#   - a CUDA C++ program (tests/e2e/programs/standin_prog_terminate.cpp, built by nvcc) holding
 #     100,002 allocations, sent SIGTERM then SIGKILL 5 s later as Slurm does: it must have died by
 #     SIGTERM, its report complete, before the SIGKILL.
 # Usage: tests/gpu/run_termination.sh CARRY OUT_DIR. PASS/FAIL/INFO lines; non-zero on any FAIL.
@@ -52,8 +52,8 @@ grep -q "^vramtrace: wrote $d/snap.json (peak .* on cuda:0; 1 process traced); p
 
 echo "== CUDA C++: SIGTERM, then SIGKILL 5 s later (Slurm's KillWait)"
 d=$OUT/cpp-slurm; mkdir -p "$d"; cd "$d"
-nvcc -g -O1 -cudart shared -Xcompiler -fno-omit-frame-pointer -Xcompiler -fno-inline -I"$SRC/tests/standin/programs" \
-  -x cu "$SRC/tests/standin/programs/standin_prog_terminate.cpp" -o prog || { echo "FAIL nvcc"; fail; }
+nvcc -g -O1 -cudart shared -Xcompiler -fno-omit-frame-pointer -Xcompiler -fno-inline -I"$SRC/tests/e2e/programs" \
+  -x cu "$SRC/tests/e2e/programs/standin_prog_terminate.cpp" -o prog || { echo "FAIL nvcc"; fail; }
 export STANDIN_TERMINATE_EXTRA=100000
 for kind in plain traced; do
   rm -f ready

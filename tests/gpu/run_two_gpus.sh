@@ -5,7 +5,7 @@
 #   - IPC between two processes on GPU 0: the importer lists the import (ipc_imported) and never
 #     counts it; `vramtrace merge` of the two snapshots counts the memory once.
 # With two GPUs, also:
-#   - tests/standin/programs/standin_prog_two_devices.cpp built by nvcc: `cross` (frees from another
+#   - tests/e2e/programs/standin_prog_two_devices.cpp built by nvcc: `cross` (frees from another
 #     device and from a thread with no context, a device-1 stream used from device 0, managed memory)
 #     and `only1` (no context on GPU 0: nvidia-smi lists the process on GPU 1 only);
 #   - IPC from GPU 0 to an importer on GPU 1.
@@ -61,8 +61,8 @@ PY
 ipc 0 0
 
 if [ "$GPUS" -ge 2 ]; then
-  nvcc -g -O1 -Xcompiler -fno-omit-frame-pointer -Xcompiler -fno-inline -cudart shared -I"$SRC/tests/standin/programs" \
-    "$SRC/tests/standin/programs/standin_prog_two_devices.cpp" -lcuda -o "$OUT/two_devices" || { echo "FAIL nvcc"; fail; }
+  nvcc -g -O1 -Xcompiler -fno-omit-frame-pointer -Xcompiler -fno-inline -cudart shared -I"$SRC/tests/e2e/programs" \
+    "$SRC/tests/e2e/programs/standin_prog_two_devices.cpp" -lcuda -o "$OUT/two_devices" || { echo "FAIL nvcc"; fail; }
   for s in cross only1; do
     d=$OUT/$s; mkdir -p "$d"
     (cd "$d" && "$OUT/two_devices" $s >plain.out 2>plain.err) || { echo "FAIL $s untraced"; fail; }

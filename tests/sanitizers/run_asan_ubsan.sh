@@ -31,7 +31,7 @@ export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1 ${UBSAN_OPTIONS:-}"
 
 start=$(date +%s)
 status=0
-units=(vramtrace_tracking_tests vramtrace_report_tests vramtrace_symbolize_tests vramtrace_analysis_tests
+units=(vramtrace_tracking_tests vramtrace_python_tests vramtrace_snapshot_tests vramtrace_dump_tests vramtrace_report_tests vramtrace_symbolize_tests vramtrace_analysis_tests
   vramtrace_export_tests vramtrace_triggers_tests)
 
 if [ "${SKIP_BUILD:-0}" != 1 ]; then

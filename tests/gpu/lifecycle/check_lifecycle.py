@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Checks a vramtrace snapshot of tests/standin/programs/standin_prog_lifecycle.cpp run on a real GPU
+"""Checks a vramtrace snapshot of tests/e2e/programs/standin_prog_lifecycle.cpp run on a real GPU
 against the program's own oracle lines (the same checks as tests/e2e/test_context_lifecycle.cpp):
   expect-live      the exit snapshot's live set (kinds that are address space excluded)
   expect-teardown  the snapshot's teardowns (api, cause, device, ended count and bytes)

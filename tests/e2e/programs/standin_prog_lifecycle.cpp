@@ -18,7 +18,7 @@
 //   expect-live <bytes> <api> <device> <function> <file>:<line>      left live at exit
 //   expect-teardown <api> <cause> <device> <ended-count> <ended-device-bytes> <ended-host-bytes>
 //   checkpoint <name> <file> <key>=<bytes> ...                        a vramtrace_dump taken here
-// Every return code is checked; exits 0. Built for the stand-in (tests/standin/programs) and by nvcc
+// Every return code is checked; exits 0. Built for the stand-in (tests/e2e/programs) and by nvcc
 // for a real GPU (tests/gpu/run_lifecycle.sh).
 #include <cuda.h>
 #include <cuda_runtime_api.h>
