@@ -6,7 +6,7 @@
 #include "device/cuda_abi.h"
 #include "device/real_functions.h"
 
-namespace vramtrace::triggers {
+namespace vramtrace {
 namespace {
 
 template <class Fn> Fn driver_function(std::atomic<void *> &slot, const char *name) {
@@ -44,4 +44,4 @@ bool device_total_memory(int ordinal, uint64_t *total_bytes) {
     return true;
 }
 
-} // namespace vramtrace::triggers
+} // namespace vramtrace

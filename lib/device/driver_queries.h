@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-namespace vramtrace::triggers {
+namespace vramtrace {
 
 // cuMemGetInfo_v2: free and total bytes of the calling thread's current context's device.
 bool current_device_memory_info(uint64_t *free_bytes, uint64_t *total_bytes);
@@ -12,4 +12,4 @@ bool current_device_memory_info(uint64_t *free_bytes, uint64_t *total_bytes);
 // cuDeviceGet + cuDeviceTotalMem_v2: the capacity of a device ordinal (no context needed).
 bool device_total_memory(int ordinal, uint64_t *total_bytes);
 
-} // namespace vramtrace::triggers
+} // namespace vramtrace

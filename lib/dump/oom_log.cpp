@@ -4,7 +4,7 @@
 
 #include "device/driver_api.h"
 
-namespace vramtrace::triggers {
+namespace vramtrace {
 namespace {
 
 // Static, trivially destructible: usable from exit handlers after static destructors.
@@ -78,4 +78,4 @@ void reset_oom_log() {
     for (uint64_t &n : g_device_count) n = 0;
 }
 
-} // namespace vramtrace::triggers
+} // namespace vramtrace

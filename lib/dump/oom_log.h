@@ -7,7 +7,7 @@
 
 #include "snapshot/report_model.h"
 
-namespace vramtrace::triggers {
+namespace vramtrace {
 
 inline constexpr unsigned kOomsKept = 16;
 
@@ -41,4 +41,4 @@ void fill_oom_events(report::Snapshot &snapshot);
 // In a fork child: the child starts with no failures (as its tracker starts empty).
 void reset_oom_log();
 
-} // namespace vramtrace::triggers
+} // namespace vramtrace

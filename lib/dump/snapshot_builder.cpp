@@ -391,7 +391,7 @@ report::Snapshot capture_snapshot(Tracker &t, const char *reason) {
     // goes first: it may add a device's row (graph memory only), whose identity is then filled in.
     fill_pools(s);
     fill_device_info(s);
-    triggers::fill_oom_events(s);
+    fill_oom_events(s);
     // ---- end of other producers ----
 
     capture_stacks(t, s);

@@ -28,7 +28,7 @@ inline constexpr size_t kHistoryMarks = 32;
 // What a reading can hold, by construction of the server (lib/serve/live_reading.cpp checks each
 // against its source): the viewer refuses a reading past any of them, so that what it parses,
 // names and groups stays bounded whoever answers on the socket.
-// The out-of-memory failures listed (triggers::kOomsKept), each with its stack.
+// The out-of-memory failures listed (dump/oom_log.h, kOomsKept), each with its stack.
 inline constexpr size_t kReadingOoms = 16;
 // Stacks: those of the sites and of the failures.
 inline constexpr size_t kReadingStacks = kReadingSites + kReadingOoms;

@@ -68,7 +68,7 @@ const ProcessText &process_text() {
 }
 
 // The bounds the viewer holds a reading to (live/protocol.h) are those of what is read here.
-static_assert(triggers::kOomsKept <= live::kReadingOoms);
+static_assert(kOomsKept <= live::kReadingOoms);
 static_assert(StackDepot::kMaxDepth <= live::kReadingStackFrames);
 static_assert(python::kMaxNameBytes <= live::kReadingNameBytes);
 
@@ -243,7 +243,7 @@ bool write_reading(Tracker &t, int fd, const ReadingOptions &options) {
     });
     fill_pools(s);
     fill_device_info(s);
-    triggers::fill_oom_events(s);
+    fill_oom_events(s);
 
     // Live bytes by (stack, device), from one walk of the table.
     std::unordered_map<uint64_t, SiteSum> by_site;
