@@ -71,6 +71,9 @@ def bash(commands):
            "    if [[ -z $cmd ]]; then",
            "        COMPREPLY=($(compgen -W \"%s help --help --version\" -- \"$cur\")); return" % " ".join(commands),
            "    fi",
+           "    if [[ $cmd == help ]]; then",
+           "        COMPREPLY=($(compgen -W \"%s\" -- \"$cur\")); return" % " ".join(commands),
+           "    fi",
            "    case $cmd in"]
     for name, options in commands.items():
         out.append("    %s)" % name)
@@ -113,7 +116,8 @@ def bash(commands):
 def zsh(commands):
     out = ["#compdef vramtrace", "# zsh completion for vramtrace, generated from its --help (packaging/completion.py)",
            "_vramtrace() {", "  local -a commands", "  commands=(%s help)" % " ".join(commands),
-           "  if (( CURRENT == 2 )); then _describe command commands; return; fi", "  case ${words[2]} in"]
+           "  if (( CURRENT == 2 )); then _describe command commands; return; fi", "  case ${words[2]} in",
+           "  help) (( CURRENT == 3 )) && _describe command commands ;;"]
     for name, options in commands.items():
         specs = []
         for short, long_, kind in options:
@@ -141,7 +145,8 @@ def zsh(commands):
 def fish(commands):
     out = ["# fish completion for vramtrace, generated from its --help (packaging/completion.py)",
            "complete -c vramtrace -f",
-           "complete -c vramtrace -n __fish_use_subcommand -a '%s help'" % " ".join(commands)]
+           "complete -c vramtrace -n __fish_use_subcommand -a '%s help'" % " ".join(commands),
+           "complete -c vramtrace -n '__fish_seen_subcommand_from help' -a '%s'" % " ".join(commands)]
     for name, options in commands.items():
         cond = "-n '__fish_seen_subcommand_from %s'" % name
         for short, long_, kind in options:
@@ -149,13 +154,15 @@ def fish(commands):
             if short:
                 line += " -s %s" % short[1:]
             if kind is not None:
-                line += " -r"
+                # -x: a value that is not a file name; -r -F: a file name
                 if kind[0] == "words":
-                    line += " -a '%s'" % " ".join(kind[1])
+                    line += " -x -a '%s'" % " ".join(kind[1])
                 elif kind[0] in ("json", "file"):
-                    line += " -F"
+                    line += " -r -F"
                 elif kind[0] == "pid":
-                    line += " -a '(__fish_complete_pids)'"
+                    line += " -x -a '(__fish_complete_pids)'"
+                else:
+                    line += " -x"
             out.append(line)
         if name == "run":
             out.append("complete -c vramtrace %s -a '(__fish_complete_command)'" % cond)

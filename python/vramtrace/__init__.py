@@ -11,8 +11,9 @@ script.py`, or LD_PRELOAD); then:
     vramtrace.scope_reset()          start a per-interval peak on every device
     vramtrace.scope_stats()          {device: {"current_bytes": ..., "peak_bytes": ...}} since then
 
-Without the library each call warns once (RuntimeWarning) and does nothing: mark, scope_reset
-return None, dump returns None, stats and scope_stats return {}. Device -1 is pinned host memory.
+Without the library each call warns once (RuntimeWarning) and does nothing for vramtrace: mark
+and scope_reset return None, dump returns None, stats and scope_stats return {}, phase still
+makes its NVTX range for other tools. Device -1 is pinned host memory.
 Sizes are bytes.
 """
 import contextlib
@@ -106,7 +107,9 @@ def phase(name):
     if _bridge is None:
         _bridge = _native.nvtx_bridge() or False
     if not loaded():
-        _absent("phase")
+        _native.warn_once("phase", "libvramtrace.so is not loaded in this process, so phase() labels "
+                          "no allocation (its NVTX range still reaches other NVTX tools, such as "
+                          "Nsight Systems)")
     if not _bridge:
         _native.warn_once("phase-bridge", "the NVTX bridge library could not be loaded; phase() "
                           "records nothing")

@@ -5,8 +5,7 @@
 # one under it passes, the one that keeps a tensor fails no_vram_leak naming its line; and
 # `python -m vramtrace run` on a script that uses the API with torch. PASS/FAIL lines, a count.
 # Usage: tests/gpu/run_python_package.sh CARRY OUT_DIR
-#   CARRY: .gpu-carry from prepare_carry.sh with the wheel copied into CARRY/dist/ (see README.md);
-#   its cli-lib/ (libfmt, libsimdjson) goes beside the wheel's CLI when this machine lacks them.
+#   CARRY: .gpu-carry from prepare_carry.sh with the wheel copied into CARRY/dist/ (see README.md).
 set -u
 C=$(cd "${1:-.gpu-carry}" && pwd)
 OUT=${2:-/tmp/vramtrace-python-package}
@@ -40,10 +39,12 @@ else
     pass "venv without pip (no ensurepip): wheel unpacked into it"
 fi
 pkg=$("$venv/bin/python" -c 'import os, vramtrace; print(os.path.dirname(vramtrace.__file__))')
-if ! "$pkg/bin/vramtrace" --version >/dev/null 2>&1; then
-    cp -n "$C"/cli-lib/* "$pkg/lib/" 2>/dev/null
+# The wheel brings the CLI's libfmt and libsimdjson; everything else it needs is on the system.
+if "$pkg/bin/vramtrace" --version >"$OUT/version.out" 2>&1; then
+    pass "the wheel's CLI runs here: $(head -1 "$OUT/version.out")"
+else
+    cat "$OUT/version.out"; ldd "$pkg/bin/vramtrace" | grep "not found"; fail "the wheel's CLI does not run here"; finish
 fi
-"$pkg/bin/vramtrace" --version | sed 's/^/INFO /'
 
 cd "$OUT"
 "$venv/bin/python" -m pytest --vramtrace --vramtrace-output "$OUT/pytest-session.json" -p no:cacheprovider -rA \

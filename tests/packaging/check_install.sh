@@ -10,7 +10,7 @@ failures=0
 pass() { echo "PASS $*"; }
 fail() { echo "FAIL $*"; failures=$((failures + 1)); }
 finish() { echo "== $failures failure(s)"; exit $((failures > 0)); }
-for need in "readelf binutils" "objcopy binutils" "man man-db" "help2man help2man"; do
+for need in "readelf binutils" "objcopy binutils" "man man-db" "help2man help2man" "fish fish" "zsh zsh"; do
     set -- $need
     command -v "$1" >/dev/null || fail "$1 missing: install the Debian package $2"
 done
@@ -65,7 +65,18 @@ check "live peak " vramtrace diff --metric ""
 check "cupti preload " vramtrace run --backend ""
 check "--help --version diff export help merge run summary top view " vramtrace ""
 check "--format " vramtrace export --form
+check "diff export merge run summary top view " vramtrace help ""
 cd "$tmp/snaps"
 check "a.json sub " vramtrace summary ""
 check "a.json sub " vramtrace export --base ""
+
+# fish answers through `complete -C`; zsh's file is checked for syntax (its completion needs a
+# terminal to be asked).
+fish_words() { fish -c "source '$tmp/moved/share/fish/vendor_completions.d/vramtrace.fish'; complete -C '$1'" | cut -f1 | sort | tr '\n' ' '; }
+for pair in "vramtrace export --format |chrome folded html pickle pprof " "vramtrace diff --me|--metric " \
+            "vramtrace help |diff export merge run summary top view "; do
+    got=$(fish_words "${pair%%|*}")
+    [[ $got == "${pair#*|}" ]] && pass "fish completion '${pair%%|*}' -> $got" || fail "fish completion '${pair%%|*}': got '$got', want '${pair#*|}'"
+done
+zsh -n "$tmp/moved/share/zsh/vendor-completions/_vramtrace" && pass "zsh completion parses" || fail "zsh completion does not parse"
 finish
