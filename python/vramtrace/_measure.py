@@ -91,7 +91,6 @@ class Interval:
             r.sites[d] = snap.peak_sites(d, start)
             r.held_before[d] = max(0, peak - sum(b for b, _, _ in r.sites[d]))
         r.left = snap.left_live(start)
-        self.snapshot = snap
         return r
 
 

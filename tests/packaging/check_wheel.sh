@@ -5,7 +5,7 @@
 #   - `python -m vramtrace run` on a Python program using the API (marks in the snapshot, a phase's
 #     NVTX range on its allocation, stats and the scoped peak, dump);
 #   - the API without the library: no-ops with one warning each;
-#   - the pytest plugin through pytester (test_plugin.py);
+#   - the helpers (test_helpers.py) and the pytest plugin through pytester (test_plugin.py);
 #   - the IPython extension through IPython's API (test_ipython.py), under `vramtrace run`.
 # The venv sees the system's site-packages for pytest and IPython (python3-pytest, python3-ipython).
 # Usage: check_wheel.sh BUILD_DIR SOURCE_DIR
@@ -81,6 +81,11 @@ assert len(texts) == 4, texts
 assert all("libvramtrace.so is not loaded" in t for t in texts), texts
 PY
 
+if "$vpy" -m pytest -q -p no:cacheprovider "$here/test_helpers.py" >"$tmp/helpers.log" 2>&1; then
+    pass "helpers (sizes, run's script operand): $(tail -1 "$tmp/helpers.log")"
+else
+    cat "$tmp/helpers.log"; fail "helpers"
+fi
 if VT_STANDIN_CUDART=$cudart "$vpy" -m pytest -q -p no:cacheprovider "$here/test_plugin.py" >"$tmp/plugin.log" 2>&1; then
     pass "pytest plugin (pytester): $(tail -1 "$tmp/plugin.log")"
 else
