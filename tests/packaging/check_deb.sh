@@ -12,7 +12,7 @@ fail() { echo "FAIL $*"; failures=$((failures + 1)); }
 finish() { echo "== $failures failure(s)"; exit $((failures > 0)); }
 
 if [[ $(id -u) -ne 0 ]]; then echo "SKIP dpkg -i needs root (CI runs this as root)"; exit 77; fi
-for need in "cpack cmake" "lintian lintian" "dpkg-shlibdeps dpkg-dev" "man man-db"; do
+for need in "cpack cmake" "lintian lintian" "dpkg-shlibdeps dpkg-dev" "file file" "man man-db"; do
     set -- $need
     command -v "$1" >/dev/null || fail "$1 missing: install the Debian package $2"
 done
