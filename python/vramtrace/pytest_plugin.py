@@ -59,43 +59,82 @@ def _reexec(config):
     os.execve(cli, args, env)
 
 
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_call(item):
-    limit_marker = item.get_closest_marker("limit_vram")
-    leak_marker = item.get_closest_marker("no_vram_leak")
-    if not vramtrace.loaded():
-        if limit_marker or leak_marker:
-            _native.warn_once("pytest-markers", "libvramtrace.so is not loaded: limit_vram and "
-                              "no_vram_leak are not checked (run pytest --vramtrace)")
-        yield
-        return
-    limit = None
-    if limit_marker is not None:
-        if len(limit_marker.args) != 1:
-            raise pytest.UsageError("limit_vram takes one size, e.g. limit_vram('512 MiB')")
-        limit = _interval.parse_size(limit_marker.args[0])
-    with _measure.Interval(item.nodeid) as interval:
-        outcome = yield
-    result = interval.result
-    item.config._vramtrace_rows.append((item.nodeid, result))
-    if outcome.excinfo is not None or result is None:
-        return
-    problems = []
-    if limit is not None:
-        for device, peak in sorted(result.peaks.items()):
-            if peak > limit:
-                problems.append("device %d peaked at %s (%d bytes) during this test, over its "
-                                "limit_vram of %s (%d bytes); at that peak:"
-                                % (device, _interval.human(peak), peak, _interval.human(limit), limit))
-                problems += _measure.describe_peak(result, device)
-    if leak_marker is not None:
-        for device, rows in sorted(result.left.items()):
-            left = sum(b for b, _, _ in rows)
-            problems.append("device %d: this test left %s (%d bytes) of device memory it allocated:"
-                            % (device, _interval.human(left), left))
-            problems += _interval.site_lines(rows)
-    if problems:
-        pytest.fail("vramtrace: " + "\n".join(problems), pytrace=False)
+class _TestInterval:
+    """One test's call phase: begin() before it, end(failed) after it (raises pytest.fail)."""
+
+    def __init__(self, item):
+        self.item = item
+        self.limit_marker = item.get_closest_marker("limit_vram")
+        self.leak_marker = item.get_closest_marker("no_vram_leak")
+        self.limit = None
+        self.interval = None
+
+    def begin(self):
+        if not vramtrace.loaded():
+            if self.limit_marker or self.leak_marker:
+                _native.warn_once("pytest-markers", "libvramtrace.so is not loaded: limit_vram and "
+                                  "no_vram_leak are not checked (run pytest --vramtrace)")
+            return
+        if self.limit_marker is not None:
+            if len(self.limit_marker.args) != 1:
+                raise pytest.UsageError("limit_vram takes one size, e.g. limit_vram('512 MiB')")
+            self.limit = _interval.parse_size(self.limit_marker.args[0])
+        self.interval = _measure.Interval(self.item.nodeid).__enter__()
+
+    def end(self, failed):
+        if self.interval is None:
+            return
+        self.interval.__exit__(None, None, None)
+        result = self.interval.result
+        self.item.config._vramtrace_rows.append((self.item.nodeid, result))
+        if failed or result is None:
+            return
+        problems = []
+        if self.limit is not None:
+            limit = self.limit
+            for device, peak in sorted(result.peaks.items()):
+                if peak > limit:
+                    problems.append("device %d peaked at %s (%d bytes) during this test, over its "
+                                    "limit_vram of %s (%d bytes); at that peak:"
+                                    % (device, _interval.human(peak), peak, _interval.human(limit), limit))
+                    problems += _measure.describe_peak(result, device)
+        if self.leak_marker is not None:
+            for device, rows in sorted(result.left.items()):
+                left = sum(b for b, _, _ in rows)
+                problems.append("device %d: this test left %s (%d bytes) of device memory it allocated:"
+                                % (device, _interval.human(left), left))
+                problems += _interval.site_lines(rows)
+        if problems:
+            pytest.fail("vramtrace: " + "\n".join(problems), pytrace=False)
+
+
+def _new_style_call(item):
+    # pluggy >= 1.1 (pytest 8, 9): the test's exception comes out of the yield, and ours may be
+    # raised after it without pluggy's warning about old-style wrappers that raise.
+    measure = _TestInterval(item)
+    measure.begin()
+    try:
+        result = yield
+    except BaseException:
+        measure.end(failed=True)
+        raise
+    measure.end(failed=False)
+    return result
+
+
+def _old_style_call(item):
+    # pluggy 1.0 (Debian 12's pytest 7.2): the outcome is sent in; an exception raised here fails
+    # the test.
+    measure = _TestInterval(item)
+    measure.begin()
+    outcome = yield
+    measure.end(failed=outcome.excinfo is not None)
+
+
+try:
+    pytest_runtest_call = pytest.hookimpl(wrapper=True)(_new_style_call)
+except TypeError:
+    pytest_runtest_call = pytest.hookimpl(hookwrapper=True)(_old_style_call)
 
 
 def pytest_terminal_summary(terminalreporter, config):

@@ -38,6 +38,14 @@ else
     chmod +x "$site/vramtrace/bin/vramtrace"
     pass "venv without pip (no ensurepip): wheel unpacked into it"
 fi
+# When PYTHON is itself a venv's interpreter (torch installed in that venv), --system-site-packages
+# reaches only the base interpreter's packages: a .pth file adds PYTHON's own site-packages.
+if ! "$venv/bin/python" -c "import torch" 2>/dev/null; then
+    vsite=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+    "$py" -c 'import site, sys; print("\n".join(p for p in site.getsitepackages() if p))' >"$vsite/vramtrace-outer-site.pth"
+    echo "INFO torch is in $py's own environment: added $(tr '\n' ' ' <"$vsite/vramtrace-outer-site.pth") through a .pth file"
+fi
+"$venv/bin/python" -c "import torch, pytest" || { fail "the venv does not see torch and pytest"; finish; }
 pkg=$("$venv/bin/python" -c 'import os, vramtrace; print(os.path.dirname(vramtrace.__file__))')
 # The wheel brings the CLI's libfmt and libsimdjson; everything else it needs is on the system.
 if "$pkg/bin/vramtrace" --version >"$OUT/version.out" 2>&1; then
