@@ -9,6 +9,15 @@
 #ifndef VRAMTRACE_VERSION
 #define VRAMTRACE_VERSION "unknown"
 #endif
+#ifndef VRAMTRACE_COMMIT
+#define VRAMTRACE_COMMIT "unknown"
+#endif
+#ifndef VRAMTRACE_BUILD_TYPE
+#define VRAMTRACE_BUILD_TYPE "unknown"
+#endif
+#ifndef VRAMTRACE_CUDA_HEADERS
+#define VRAMTRACE_CUDA_HEADERS "unknown"
+#endif
 
 namespace {
 
@@ -78,7 +87,13 @@ int main(int argc, char **argv) {
         return help(argc == 3 ? std::string_view(argv[2]) : std::string_view());
     }
     if (command == "-V" || command == "--version") {
-        return write_stdout("vramtrace " VRAMTRACE_VERSION "\n") ? kExitOk : kExitFailure;
+        // The first line alone is what help2man and scripts read as the version.
+        return write_stdout("vramtrace " VRAMTRACE_VERSION "\n"
+                            "commit " VRAMTRACE_COMMIT "\n"
+                            "build type " VRAMTRACE_BUILD_TYPE "\n"
+                            "CUDA headers " VRAMTRACE_CUDA_HEADERS "\n")
+                   ? kExitOk
+                   : kExitFailure;
     }
     if (command == "run") return run_command(argc - 1, argv + 1);
     if (command == "summary") return summary_command(argc - 1, argv + 1);

@@ -46,11 +46,23 @@ typedef struct vramtrace_device_stats {
     uint64_t total_freed_bytes;     /* sum of sizes ever freed */
 } vramtrace_device_stats;
 
+/* The scoped peak of one device (vramtrace_scope_stats): the highest current_bytes since the last
+ * vramtrace_scope_reset, or since the process started when there was none. */
+typedef struct vramtrace_scope_peak {
+    int32_t device;         /* CUDA device ordinal, or VRAMTRACE_HOST_DEVICE */
+    uint32_t reserved_;     /* padding, always 0 */
+    uint64_t current_bytes; /* bytes live now */
+    uint64_t peak_bytes;    /* highest current_bytes since the reset; at least current_bytes at the
+                               reset (memory live before the reset counts while it stays live) */
+} vramtrace_scope_peak;
+
 #if defined(VRAMTRACE_BUILDING_LIBRARY)
 /* The exported definitions, implemented in lib/start/public_api.cpp. */
 int vramtrace_dump(const char *path);
 int vramtrace_stats(vramtrace_device_stats *out, int capacity);
 int vramtrace_mark(const char *label);
+int vramtrace_scope_reset(void);
+int vramtrace_scope_stats(vramtrace_scope_peak *out, int capacity);
 #else
 #include <dlfcn.h>
 
@@ -85,6 +97,30 @@ static inline int vramtrace_mark(const char *label) {
     typedef int (*fn_t)(const char *);
     fn_t fn = (fn_t)vramtrace_lookup_("vramtrace_mark");
     return fn ? fn(label) : VRAMTRACE_ERROR_NOT_LOADED;
+}
+
+/* Start a new scope on every device: each device's scoped peak becomes its current bytes. Meant for
+ * a per-interval peak (a test, a training step, a notebook cell): reset, run the interval, read
+ * vramtrace_scope_stats. It does not touch peak_bytes of vramtrace_stats, the snapshot's peak or
+ * its call sites. One process-wide scope: two threads that reset share it.
+ * Exactness under threads: the scoped peak is the highest current_bytes after any tracked
+ * allocation, taken from the same atomic counter as peak_bytes, so with one scope it is exact for
+ * every allocation that returned after vramtrace_scope_reset returned. An allocation on another
+ * thread that runs while the reset does may count on either side of it; one still running while
+ * vramtrace_scope_stats reads may be missing from that reading. Returns VRAMTRACE_OK,
+ * VRAMTRACE_ERROR_DISABLED or VRAMTRACE_ERROR_NOT_LOADED. */
+static inline int vramtrace_scope_reset(void) {
+    typedef int (*fn_t)(void);
+    fn_t fn = (fn_t)vramtrace_lookup_("vramtrace_scope_reset");
+    return fn ? fn() : VRAMTRACE_ERROR_NOT_LOADED;
+}
+
+/* Fill out[0..capacity) with the scoped peak of each device seen so far, in the order and with the
+ * return value of vramtrace_stats (the number of devices seen, or a VRAMTRACE_ERROR_*). */
+static inline int vramtrace_scope_stats(vramtrace_scope_peak *out, int capacity) {
+    typedef int (*fn_t)(vramtrace_scope_peak *, int);
+    fn_t fn = (fn_t)vramtrace_lookup_("vramtrace_scope_stats");
+    return fn ? fn(out, capacity) : VRAMTRACE_ERROR_NOT_LOADED;
 }
 #endif
 

@@ -41,4 +41,28 @@ VT_EXPORT int vramtrace_mark(const char *label) {
     return record_mark(label);
 }
 
+VT_EXPORT int vramtrace_scope_reset(void) {
+    Tracker *t = tracker();
+    if (t == nullptr) return VRAMTRACE_ERROR_DISABLED;
+    t->counters.reset_scope();
+    return VRAMTRACE_OK;
+}
+
+VT_EXPORT int vramtrace_scope_stats(vramtrace_scope_peak *out, int capacity) {
+    if (capacity < 0 || (capacity > 0 && out == nullptr)) return VRAMTRACE_ERROR_INVALID;
+    Tracker *t = tracker();
+    if (t == nullptr) return VRAMTRACE_ERROR_DISABLED;
+    int count = 0;
+    t->counters.for_each_seen([&](const DeviceTotalsView &d) {
+        if (count < capacity) {
+            // current_bytes was read before the scoped peak, so only an allocation still in flight
+            // can leave it above; the figure given is then at least what is live.
+            uint64_t peak = t->counters.scope_peak(d.device);
+            out[count] = vramtrace_scope_peak{d.device, 0, d.current_bytes, peak < d.current_bytes ? d.current_bytes : peak};
+        }
+        ++count;
+    });
+    return count;
+}
+
 } // extern "C"

@@ -62,6 +62,12 @@ inline void pause_or_yield(unsigned spins) {
 // sched_yield): one interrupted by a signal whose handler reads would otherwise never end.
 constexpr unsigned kMaxWaitTurns = 1u << 20;
 
+void raise_to(std::atomic<uint64_t> &peak, uint64_t value) {
+    uint64_t seen = peak.load(std::memory_order_relaxed);
+    while (value > seen && !peak.compare_exchange_weak(seen, value, std::memory_order_release, std::memory_order_relaxed)) {
+    }
+}
+
 // delta, count_delta: two's-complement for a free.
 inline void update_site(Site &site, uint64_t pre_peak, uint64_t delta, uint64_t count_delta) {
     uint64_t tag = site.tag.load(std::memory_order_relaxed);
@@ -164,6 +170,7 @@ void DeviceCounters::change(int device, uint32_t stack, uint64_t bytes, bool all
         now = alloc ? lo(cur) + bytes : lo(cur) - bytes;
         if (cas(&s.word, cur, pack(now, alloc && now > pre_peak ? now : pre_peak))) break;
     }
+    if (alloc) raise_to(s.scope_peak, now);
     if (alloc && now > pre_peak) {
         // The time of the highest peak: a later, higher peak may have stamped first.
         u128 stamp = guess(&s.peak_stamp);
@@ -184,6 +191,15 @@ void DeviceCounters::change(int device, uint32_t stack, uint64_t bytes, bool all
 }
 
 DeviceCounters::DeviceCounters() { asym::enable(); }
+
+void DeviceCounters::reset_scope() {
+    // Store the current bytes, then raise to what is current after the store: an allocation whose
+    // raise landed between the read and the store is then not lost while it stays live.
+    for (Slot &s : slots_) {
+        s.scope_peak.store(lo(read(&s.word)), std::memory_order_release);
+        raise_to(s.scope_peak, lo(read(&s.word)));
+    }
+}
 
 void DeviceCounters::on_alloc(int device, uint64_t bytes, uint32_t stack, uint64_t time_ns) {
     change(device, stack, bytes, true, time_ns);

@@ -78,6 +78,17 @@ public:
     }
     DeviceTotalsView totals(int device) const;
 
+    // The scoped peak: the highest current bytes of each device since the last reset_scope() (or
+    // since the start). The reset stores each device's current bytes as its new scoped peak, so
+    // it costs the allocation path nothing but one relaxed load of a line it already writes (and
+    // a compare-and-swap when an allocation raises the scoped peak). An allocation whose word
+    // update races the reset may count on either side of it; every allocation that returns after
+    // reset_scope() returns, and before scope_peak() reads, is counted exactly.
+    void reset_scope();
+    uint64_t scope_peak(int device) const {
+        return slots_[index(device)].scope_peak.load(std::memory_order_acquire);
+    }
+
     // The peak of `device` and, through site(stack, bytes, count, ctx), every site that had bytes or
     // allocations live at that moment, in ascending stack order; the bytes sum to peak_bytes.
     // Freezes the counters for the walk (O(stack ids in use x lanes)), so allocations on every
@@ -122,6 +133,7 @@ private:
     struct alignas(64) Slot {
         alignas(16) unsigned __int128 word = 0; // current bytes (low 64 bits), peak bytes (high)
         alignas(16) unsigned __int128 peak_stamp = 0; // peak bytes (low), its CLOCK_MONOTONIC ns (high)
+        std::atomic<uint64_t> scope_peak{0}; // highest current bytes since reset_scope()
         std::atomic<bool> seen{false};
     };
     static int index(int device) {

@@ -10,7 +10,7 @@ hooks_def=$2
 fail=0
 
 expected=$( { grep -oE '^VT_[A-Z_]+\(([A-Za-z0-9_]+)' "$hooks_def" | sed -E 's/^VT_[A-Z_]+\(//';
-              echo vramtrace_dump; echo vramtrace_stats; echo vramtrace_mark; echo dlsym; echo sigaction; echo signal;
+              echo vramtrace_dump; echo vramtrace_stats; echo vramtrace_mark; echo vramtrace_scope_reset; echo vramtrace_scope_stats; echo dlsym; echo sigaction; echo signal;
               echo InitializeInjection; echo InitializeInjectionNvtx2; echo InitializeInjectionNvtxExtension; } | sort -u)
 exported=$(nm -D --defined-only "$lib" | awk '$2 != "A" {print $3}' | sed 's/@.*//' | sort -u)
 
