@@ -15,7 +15,7 @@ namespace vramtrace::exporter::html {
 
 namespace {
 
-// Band flags (viewer.js reads the same values).
+// Band flags (viewer_base.js reads the same values).
 constexpr unsigned kBeforeHistory = 1; // allocated before the kept history began: start unknown
 constexpr unsigned kLiveAtDump = 2;    // still live when the snapshot was taken
 constexpr unsigned kTeardown = 4;      // ended by a context teardown, not by a free of the program
