@@ -70,6 +70,18 @@ async function open(browser, file) {
 const text = (page, sel) => page.$eval(sel, e => e.textContent);
 const texts = (page, sel) => page.$$eval(sel, es => es.map(e => e.textContent));
 async function at(page, i, t, bytes) { return page.evaluate(([i, t, b]) => window.vramtraceViewer.point(i, t, b), [i, t, bytes]); }
+// The vertical axis of timeline i: steps of 1, 2 or 5 times a power of ten in one binary unit,
+// every tick a whole number of steps, the top tick at or above the device's peak.
+async function checkAxis(name, page, i) {
+  const a = await page.evaluate(i => window.vramtraceViewer.axis(i), i);
+  const unit = Math.pow(1024, ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB', 'EiB'].indexOf(a.unit));
+  const m = a.multiple, decade = Math.pow(10, Math.floor(Math.log10(m)));
+  check(name + ': the step is 1, 2 or 5 x 10^k ' + a.unit, [1, 2, 5].includes(m / decade) && a.step === m * unit, JSON.stringify(a));
+  check(name + ': ticks are whole steps from 0', a.ticks.every((t, k) => t.bytes === k * a.step), JSON.stringify(a.ticks));
+  check(name + ': the labels say the steps', a.ticks.every((t, k) => t.label === (k ? (k * m) + ' ' + a.unit : '0')), JSON.stringify(a.ticks));
+  check(name + ': the top tick is at or above the peak', a.top === a.ticks[a.ticks.length - 1].bytes && a.top >= a.peak, JSON.stringify(a));
+  return a;
+}
 const rows = page => page.$$eval('#vt-sites tr', trs => trs.map(tr => Array.from(tr.children).map(td => td.textContent)));
 
 // tests/cli/data/export_input.json: on cuda:0 1 MiB from 0.5 s (live at the dump, 5 s) and 3 MiB
@@ -114,6 +126,8 @@ async function caseReport(browser) {
   await page.mouse.move(p.x, p.y + 22);
   same('report: hover of the dump on the axis', await text(page, '#vt-tip'), 'snapshot (reason exit) at 5.000 s');
   await page.screenshot({ path: path.join(WORK, 'report.png'), fullPage: true });
+  const axis = await checkAxis('report: cuda:0 axis', page, 0);
+  same('report: cuda:0 ticks for its 4 MiB peak', axis.ticks.map(t => t.label), ['0', '1 MiB', '2 MiB', '3 MiB', '4 MiB']);
 
   // Click at 3.0 s: only the 1 MiB allocation is live.
   p = await at(page, 0, 3e9, 0.5 * MiB);
@@ -152,13 +166,18 @@ async function caseReport(browser) {
   await page.screenshot({ path: path.join(WORK, 'report-zoomed.png') });
   p = await at(page, 0, 1.5e9, MiB);
   await page.mouse.dblclick(p.x, p.y);
-  same('report: double-click resets the view', await page.evaluate(() => window.vramtraceViewer.view()), { t0: 0, t1: 5e9 });
+  // The time axis starts at the first allocation (0.5 s), not at the process start.
+  same('report: double-click resets the view', await page.evaluate(() => window.vramtraceViewer.view()), { t0: 0.5e9, t1: 5e9 });
   await page.keyboard.press('+');
-  same('report: + zooms in on the middle', await page.evaluate(() => window.vramtraceViewer.view()), { t0: 1.25e9, t1: 3.75e9 });
+  same('report: + zooms in on the middle', await page.evaluate(() => window.vramtraceViewer.view()), { t0: 1.625e9, t1: 3.875e9 });
   await page.keyboard.press('ArrowRight');
-  same('report: the right arrow pans', await page.evaluate(() => window.vramtraceViewer.view()), { t0: 1.875e9, t1: 4.375e9 });
+  same('report: the right arrow pans', await page.evaluate(() => window.vramtraceViewer.view()), { t0: 2.1875e9, t1: 4.4375e9 });
   await page.keyboard.press('r');
-  same('report: r resets the view', await page.evaluate(() => window.vramtraceViewer.view()), { t0: 0, t1: 5e9 });
+  same('report: r resets the view', await page.evaluate(() => window.vramtraceViewer.view()), { t0: 0.5e9, t1: 5e9 });
+  await page.click('#vt-from-start');
+  same('report: the toggle starts the axis at the process start', await page.evaluate(() => window.vramtraceViewer.view()), { t0: 0, t1: 5e9 });
+  await page.click('#vt-from-start');
+  same('report: and back at the first allocation', await page.evaluate(() => window.vramtraceViewer.view()), { t0: 0.5e9, t1: 5e9 });
   await page.keyboard.press('p');
   same('report: p selects the peak', await text(page, '#vt-comp-title'),
     'Live at the peak of cuda:0 (1.000 s, exact, from the peak counters): 4.00 MiB (4194304 B) in 2 allocations');
@@ -182,7 +201,17 @@ async function caseCompare(browser) {
   // The highest column of each (what the scale shows); allocations made at the dump are drawn too.
   same('compare: the scales of the timelines', await page.evaluate(() => window.vramtraceViewer.timelines().map(t => t.max)),
     [5243392, 6291968, 4096, 8192, 100, 100]);
-  same('compare: aligned at the starts', await text(page, '.vt-align'), 'The two runs are aligned at their starts.');
+  same('compare: aligned at the first allocations', await text(page, '.vt-align'), 'The two runs are aligned at their first allocations (time 0).');
+  const axes = await page.evaluate(() => [0, 1, 2, 3].map(i => window.vramtraceViewer.axis(i).top));
+  same('compare: one vertical scale for both runs of a device', [axes[0] === axes[1], axes[2] === axes[3]], [true, true]);
+  // Unchanged call sites (same bytes and allocations in both) are hidden until asked for.
+  const shownRows = diff.length;
+  const note = await text(page, '.vt-diff-hidden');
+  const hiddenCount = /^(\d+) unchanged call sites? hidden\.$/.exec(note);
+  check('compare: unchanged sites hidden, and counted', hiddenCount !== null && +hiddenCount[1] > 0, note);
+  check('compare: no unchanged row shown', diff.every(r => !(r[0] === '0 B' && r[1] === r[2] && r[3].split(' → ')[0] === r[3].split(' → ')[1])), JSON.stringify(diff));
+  await page.click('#vt-diff-unchanged');
+  same('compare: the toggle shows them', (await page.$$('#vt-diff tr')).length, shownRows + (hiddenCount ? +hiddenCount[1] : 0));
   same('compare: the composition names its run', await text(page, '#vt-comp-title'), 'Live at the dump on cuda:0 (6.000 µs) in new: 6.00 MiB (6291968 B) in 4 allocations');
   same('compare: no script error', page.vtErrors, []);
   await page.screenshot({ path: path.join(WORK, 'compare.png'), fullPage: true });
@@ -193,9 +222,28 @@ async function caseCompare(browser) {
   const cur = JSON.parse(JSON.stringify(base));
   for (const e of cur.events) e.time_ns += 1e9;
   const page2 = await open(browser, exportPage('compare-marks', ['--base', writeJson('mark-base', base), writeJson('mark-new', cur)]));
-  same('compare: aligned at the shared mark', await text(page2, '.vt-align'), 'The two runs are aligned at their first shared mark "epoch "1" <a;b>" (time 0).');
-  same('compare: the view spans both runs around the mark', await page2.evaluate(() => window.vramtraceViewer.full()), { t0: -2.5e9, t1: 3.5e9 });
+  await page2.selectOption('#vt-align', 'mark:0');
+  same('compare: aligned at the chosen shared mark', await text(page2, '.vt-align'), 'The two runs are aligned at their shared mark "epoch "1" <a;b>" (time 0).');
+  same('compare: the view spans both runs around the mark', await page2.evaluate(() => window.vramtraceViewer.full()), { t0: -1e9, t1: 3.5e9 });
+  await page2.click('#vt-from-start');
+  same('compare: from the process starts', await page2.evaluate(() => window.vramtraceViewer.full()), { t0: -2.5e9, t1: 3.5e9 });
   await page2.close();
+
+  // CUDA's start-up 2 ms longer in the new run: by default the first allocations line up, read
+  // from the pixels (the first column each base canvas draws a band in, at the bottom row).
+  const late = JSON.parse(JSON.stringify(base));
+  for (const list of [late.events, late.allocations, late.ooms, late.peaks]) for (const e of list) e.time_ns += 2e6;
+  late.process.dump_monotonic_ns += 2e6;
+  late.process.dump_time_ns += 2e6;
+  const page3 = await open(browser, exportPage('compare-startup', ['--base', writeJson('startup-base', base), writeJson('startup-new', late)]));
+  const firstColumns = await page3.evaluate(() => Array.from(document.querySelectorAll('.vt-tl canvas.vt-base')).slice(0, 2).map(c => {
+    const row = c.getContext('2d').getImageData(0, 217, c.width, 1).data;
+    for (let x = 84; x < c.width; x++) if (row[4 * x + 3] > 0) return x;
+    return -1;
+  }));
+  check('compare: first allocations aligned within 1 px', firstColumns[0] >= 84 && Math.abs(firstColumns[0] - firstColumns[1]) <= 1, JSON.stringify(firstColumns));
+  await page3.screenshot({ path: path.join(WORK, 'compare-startup.png'), fullPage: true });
+  await page3.close();
 }
 
 // Hostile strings from the security issue: markup and script in every string the page shows,
@@ -372,6 +420,8 @@ async function casePython(browser, arg) {
     const pinned = await text(page, '#vt-pinned');
     check('python: the pinned stack of that band names Python lines', / at .*\.py:\d+ \(python\)\n/.test(pinned + '\n'), pinned.slice(0, 400));
   }
+  const pa = await checkAxis('python: cuda:0 axis', page, 0);
+  check('python: the axis top is the first whole step at or above the peak', pa.top - pa.step < pa.peak && pa.peak > 0, JSON.stringify(pa));
   same('python: no script error', page.vtErrors, []);
   await page.screenshot({ path: path.join(WORK, 'python.png'), fullPage: true });
   await page.close();

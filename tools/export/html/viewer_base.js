@@ -171,6 +171,8 @@
     search: '',
     highlightLive: false,
     colourBy: 'site',
+    fromStart: false,              // the time axis from the process start, not the first allocation
+    align: 'first',                // compare: 'first' allocations, 'start', or 'mark:N' (sharedMarks)
     selection: null,               // {timeline, t, label}
     pinned: null                   // {timeline, band}
   };

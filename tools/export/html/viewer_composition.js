@@ -32,7 +32,7 @@
     const r = document.getElementById('vt-range');
     if (r) r.textContent = 'showing ' + fmtTime(t0, t1 - t0) + ' to ' + fmtTime(t1, t1 - t0) +
       (t0 === state.full.t0 && t1 === state.full.t1 ? ' (all)' : ' (drag to zoom, double-click to reset)');
-    for (const t of state.timelines) t.draw();
+    drawAll();
   }
   function resetView() { setView(state.full.t0, state.full.t1); }
   function zoom(factor, centre) {

@@ -11,7 +11,7 @@
     search.type = 'search'; search.id = 'vt-search'; search.placeholder = 'search function or file  ( / )';
     search.addEventListener('input', () => {
       state.search = search.value.trim().toLowerCase();
-      for (const t of state.timelines) t.draw();
+      drawAll();
       if (composition && composition.last) renderComposition(...composition.last);
       const count = document.getElementById('vt-search-count');
       if (state.search) {
@@ -29,11 +29,11 @@
     for (const [v, t] of colourings) {
       const o = el('option', '', t); o.value = v; colour.appendChild(o);
     }
-    colour.addEventListener('change', () => { state.colourBy = colour.value; drawLegend(); for (const t of state.timelines) t.draw(); });
+    colour.addEventListener('change', () => { state.colourBy = colour.value; drawLegend(); drawAll(); });
     bar.appendChild(colour);
     const live = el('label', '', ' highlight live at the dump (l)');
     const box = el('input'); box.type = 'checkbox'; box.id = 'vt-live';
-    box.addEventListener('change', () => { state.highlightLive = box.checked; for (const t of state.timelines) t.draw(); });
+    box.addEventListener('change', () => { state.highlightLive = box.checked; drawAll(); });
     live.prepend(box);
     bar.appendChild(live);
     for (const [text, fn, id] of [['peak (p)', () => selectDefault('peak'), 'vt-peak'], ['dump (d)', () => selectDefault('dump'), 'vt-dump'], ['reset zoom (r)', resetView, 'vt-reset']]) {
@@ -86,7 +86,8 @@
 
   function keyboard() {
     document.addEventListener('keydown', e => {
-      if (e.target && (e.target.tagName === 'INPUT' || e.target.tagName === 'SELECT')) {
+      // Text fields and menus keep their keys; a checkbox just clicked does not take the page's.
+      if (e.target && ((e.target.tagName === 'INPUT' && e.target.type !== 'checkbox') || e.target.tagName === 'SELECT')) {
         if (e.key === 'Escape') e.target.blur();
         return;
       }
@@ -121,6 +122,11 @@
     // Live at the dump first: what `vramtrace diff` compares.
     for (const [v, t] of [['dump', 'live at the dump'], ['peak', 'at each device\'s peak']]) { const o = el('option', '', t); o.value = v; pick.appendChild(o); }
     sec.appendChild(pick);
+    const unchanged = el('label', '', ' show unchanged call sites');
+    const showAll = el('input'); showAll.type = 'checkbox'; showAll.id = 'vt-diff-unchanged';
+    unchanged.prepend(showAll);
+    sec.appendChild(unchanged);
+    const hidden = el('p', 'vt-diff-hidden', '');
     const table = el('table');
     const head = el('tr');
     for (const h of ['change', 'base', 'new', 'allocations (base → new)', 'call site']) head.appendChild(el('th', '', h));
@@ -138,7 +144,12 @@
       }
       rows.sort((p, q) => q.delta - p.delta || (p.site < q.site ? -1 : 1));
       tbody.textContent = '';
+      // A site with the same bytes and allocations in both runs tells nothing about the change.
+      const same = r => r.delta === 0 && r.base.count === r.cur.count;
+      const n = rows.filter(same).length;
+      hidden.textContent = n && !showAll.checked ? n + ' unchanged call site' + (n === 1 ? '' : 's') + ' hidden.' : '';
       for (const r of rows) {
+        if (!showAll.checked && same(r)) continue;
         const tr = el('tr', r.delta > 0 ? 'grown' : r.delta < 0 ? 'shrunk' : '');
         tr.appendChild(el('td', 'n', (r.delta > 0 ? '+' : r.delta < 0 ? '-' : '') + fmtBytesExact(Math.abs(r.delta))));
         tr.appendChild(el('td', 'n', fmtBytesExact(r.base.bytes)));
@@ -149,18 +160,73 @@
       }
     }
     pick.addEventListener('change', fill);
+    showAll.addEventListener('change', fill);
+    sec.appendChild(hidden);
     fill();
     parent.appendChild(sec);
   }
 
-  // Where the timelines of a compare line up: the first mark of the base whose label the new run
-  // has too, else the starts.
-  function alignment(base, cur) {
+  // The time of a run's first allocation (ns from its start), from the bands; the dump when it has
+  // none. The time axis starts there by default: what comes before (CUDA's start-up, imports) has
+  // no memory to show.
+  function firstAllocation(run) {
+    let t = Infinity;
+    for (const d of run.devices) if (d.n) t = Math.min(t, d.start[0]);
+    return t === Infinity ? run.end : t;
+  }
+  // The marks of the base whose label the new run has too (the first of each label).
+  function sharedMarks(base, cur) {
+    const out = [];
     for (const m of base.markList) {
       const other = cur.markList.find(n => n.label === m.label);
-      if (other) return { base: m.t, cur: other.t, label: m.label };
+      if (other && !out.some(o => o.label === m.label)) out.push({ base: m.t, cur: other.t, label: m.label });
     }
-    return { base: 0, cur: 0, label: null };
+    return out;
+  }
+  // Where the runs' times line up (time 0 of the axis): each run's first allocation, a shared mark
+  // (`how` is "mark:N", N its index in sharedMarks), or the process starts.
+  function alignment(how) {
+    if (runs.length < 2) return { offsets: [0], text: '' };
+    const marks = sharedMarks(runs[0], runs[1]);
+    if (how.startsWith('mark:') && marks[+how.slice(5)]) {
+      const m = marks[+how.slice(5)];
+      return { offsets: [m.base, m.cur], text: 'The two runs are aligned at their shared mark "' + m.label + '" (time 0).' };
+    }
+    if (how === 'start') return { offsets: [0, 0], text: 'The two runs are aligned at their process starts.' };
+    return { offsets: runs.map(firstAllocation), text: 'The two runs are aligned at their first allocations (time 0).' };
+  }
+  // Aligns the timelines as `how` says and sets the full range: from the first allocation (the
+  // earliest of the runs, aligned), or from the process start with the toggle on.
+  function applyTime() {
+    const a = alignment(state.align);
+    let t0 = Infinity, t1 = -Infinity;
+    runs.forEach((run, r) => {
+      t0 = Math.min(t0, (state.fromStart ? 0 : firstAllocation(run)) - a.offsets[r]);
+      t1 = Math.max(t1, run.end - a.offsets[r]);
+    });
+    for (const t of state.timelines) t.offset = a.offsets[runs.indexOf(t.run)];
+    state.full = { t0: t0, t1: t1 > t0 ? t1 : t0 + 1 };
+    const note = document.querySelector('.vt-align');
+    if (note) note.textContent = a.text;
+    resetView();
+  }
+  function timeControls(parent) {
+    const bar = el('div', 'vt-time');
+    const label = el('label', '', ' time axis from the process start');
+    const box = el('input'); box.type = 'checkbox'; box.id = 'vt-from-start';
+    box.addEventListener('change', () => { state.fromStart = box.checked; applyTime(); });
+    label.prepend(box);
+    bar.appendChild(label);
+    if (runs.length > 1) {
+      const pick = el('select'); pick.id = 'vt-align';
+      const options = [['first', 'align at the first allocations'], ['start', 'align at the process starts']];
+      sharedMarks(runs[0], runs[1]).forEach((m, i) => options.push(['mark:' + i, 'align at mark "' + m.label + '"']));
+      for (const [v, t] of options) { const o = el('option', '', t); o.value = v; pick.appendChild(o); }
+      pick.addEventListener('change', () => { state.align = pick.value; applyTime(); });
+      bar.appendChild(pick);
+      bar.appendChild(el('p', 'vt-align', ''));
+    }
+    parent.appendChild(bar);
   }
 
   // Milliseconds of each stage of the first view (docs/performance.md), from the page's start.
@@ -188,26 +254,23 @@
     app.appendChild(tlSection);
     const pinned = el('pre', 'vt-pinned');
     pinned.id = 'vt-pinned';
-    let offsets = runs.map(() => 0);
-    if (data.mode === 'compare') {
-      const a = alignment(runs[0], runs[1]);
-      offsets = [a.base, a.cur];
-      tlSection.appendChild(el('p', 'vt-align', a.label === null ? 'The two runs are aligned at their starts.' :
-        'The two runs are aligned at their first shared mark "' + a.label + '" (time 0).'));
-    }
-    let t0 = Infinity, t1 = -Infinity;
-    runs.forEach((run, r) => { t0 = Math.min(t0, -offsets[r]); t1 = Math.max(t1, run.end - offsets[r]); });
-    state.full = { t0: t0, t1: t1 > t0 ? t1 : t0 + 1 };
+    timeControls(tlSection);
+    const offsets = alignment(state.align).offsets;
+    state.full = { t0: 0, t1: 1 };
     state.view = state.full;
     const ordinals = Array.from(new Set(runs.flatMap(r => r.devices.map(d => d.device)))).sort((a, b) => (a >= 0 ? a : 1e6 - a) - (b >= 0 ? b : 1e6 - b));
     if (!ordinals.length) tlSection.appendChild(el('p', '', 'No tracked memory.'));
+    const shared = new Map();
     for (const o of ordinals) {
       runs.forEach((run, r) => {
         const dev = run.devices.find(d => d.device === o);
         if (!dev) return;
         const caption = (runs.length > 1 ? data.names[r] + ': ' : '') + dev.label + (dev.peak ? ', peak ' + fmtBytesExact(dev.peak) : '') +
           ', ' + dev.n + ' allocation' + (dev.n === 1 ? '' : 's') + ' drawn';
-        state.timelines.push(new Timeline(tlSection, run, dev, offsets[r], caption));
+        const tl = new Timeline(tlSection, run, dev, offsets[r], caption);
+        // A device's runs on a compare page share one vertical scale.
+        if (runs.length > 1) tl.shared = shared.get(o) || shared.set(o, { want: 0 }).get(o);
+        state.timelines.push(tl);
       });
     }
     tlSection.appendChild(pinned);
@@ -215,10 +278,10 @@
     runs.forEach((run, r) => makePools(app, run, runs.length > 1 ? data.names[r] : ''));
     keyboard();
     showPinned();
-    resetView();
+    applyTime();
     selectDefault('peak');
     let pending = 0;
-    window.addEventListener('resize', () => { clearTimeout(pending); pending = setTimeout(() => { for (const t of state.timelines) t.draw(); }, 100); });
+    window.addEventListener('resize', () => { clearTimeout(pending); pending = setTimeout(() => { drawAll(); }, 100); });
     timing.drawn = performance.now();
     document.body.dataset.ready = '1';
   }
@@ -232,7 +295,7 @@
       const tl = state.timelines[i];
       tl.box.scrollIntoView({ block: 'center' });
       const r = tl.over.getBoundingClientRect();
-      const k = PLOT_HEIGHT / (tl.columns.max || 1);
+      const k = PLOT_HEIGHT / tl.columns.top;
       return { x: r.left + tl.xAt(t - tl.offset), y: r.top + PLOT_HEIGHT - bytes * k };
     },
     timing: () => Object.assign({}, timing),
@@ -260,8 +323,10 @@
       return null;
     },
     // Milliseconds to draw every timeline once more (a zoom or a pan costs this).
-    redraw: () => { const t = performance.now(); for (const tl of state.timelines) tl.draw(); return performance.now() - t; },
-    timelines: () => state.timelines.map(t => ({ device: t.dev.label, bands: t.dev.n, max: t.columns ? t.columns.max : 0 }))
+    redraw: () => { const t = performance.now(); drawAll(); return performance.now() - t; },
+    timelines: () => state.timelines.map(t => ({ device: t.dev.label, bands: t.dev.n, max: t.columns ? t.columns.max : 0 })),
+    // The vertical axis of timeline i: its ticks (bytes, label), the step and its top (bytes).
+    axis: i => { const c = state.timelines[i].columns; return { ticks: c.scale.ticks, step: c.scale.step, multiple: c.scale.multiple, unit: c.scale.unit, top: c.top, peak: state.timelines[i].dev.peak || 0 }; }
   };
 
   if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', main); else main();

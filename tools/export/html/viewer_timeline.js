@@ -116,7 +116,17 @@
         if (total > cols.max) cols.max = total;
         liveSets.push(j ? Int32Array.from(live) : null);
       }
-      const max = cols.max || 1, pxPerByte = PLOT_HEIGHT / max;
+      // The vertical scale: round ticks whose top is at or above the highest column and, when it
+      // lies in view, the device's peak from the counters (a column samples its right edge, so it
+      // can miss the peak); on a compare page one scale for both runs of a device.
+      let want = cols.max;
+      const pt = dev.peak_time === undefined ? NaN : dev.peak_time - this.offset;
+      if (dev.peak && pt >= v.t0 && pt <= v.t1) want = Math.max(want, dev.peak);
+      if (this.shared) want = Math.max(want, this.shared.want);
+      cols.want = want;
+      cols.scale = byteTicks(want);
+      cols.top = cols.scale.top;
+      const pxPerByte = PLOT_HEIGHT / cols.top;
       for (let c = 0; c < W; c++) {
         cols.start[c] = cols.band.length;
         const set = liveSets[c];
@@ -154,9 +164,12 @@
     draw() {
       this.resize();
       this.layout();
+      this.paint();
+    }
+    paint() {
       const ctx = this.base.getContext('2d'), cols = this.columns, W = cols.W;
       ctx.clearRect(0, 0, this.width, this.height());
-      const max = cols.max || 1, k = PLOT_HEIGHT / max;
+      const k = PLOT_HEIGHT / cols.top;
       for (let c = 0; c < W; c++) {
         for (let s = cols.start[c]; s < cols.start[c + 1]; s++) {
           const b = cols.band[s];
@@ -171,9 +184,11 @@
       ctx.strokeStyle = '#888'; ctx.fillStyle = '#333'; ctx.font = '11px sans-serif';
       ctx.beginPath(); ctx.moveTo(LEFT - 0.5, 0); ctx.lineTo(LEFT - 0.5, PLOT_HEIGHT + 0.5); ctx.lineTo(LEFT + W, PLOT_HEIGHT + 0.5); ctx.stroke();
       ctx.textAlign = 'right';
-      ctx.fillText(fmtBytes(max), LEFT - 4, 10);
-      ctx.fillText(fmtBytes(max / 2), LEFT - 4, PLOT_HEIGHT / 2 + 4);
-      ctx.fillText('0', LEFT - 4, PLOT_HEIGHT);
+      for (const tick of cols.scale.ticks) {
+        const y = PLOT_HEIGHT - tick.bytes * k;
+        ctx.fillText(tick.label, LEFT - 4, Math.max(10, Math.min(PLOT_HEIGHT, y + 4)));
+        if (tick.bytes) { ctx.globalAlpha = 0.15; ctx.fillRect(LEFT, Math.round(y), W, 1); ctx.globalAlpha = 1; }
+      }
       const v = state.view, span = v.t1 - v.t0;
       const step = niceStep(span / 6);
       ctx.textAlign = 'center';
@@ -236,7 +251,7 @@
     hit(x, y) {
       const cols = this.columns, c = Math.floor(x - LEFT);
       if (!cols || c < 0 || c >= cols.W || y > PLOT_HEIGHT) return null;
-      const k = PLOT_HEIGHT / (cols.max || 1), bytes = (PLOT_HEIGHT - y) / k;
+      const k = PLOT_HEIGHT / cols.top, bytes = (PLOT_HEIGHT - y) / k;
       for (let s = cols.start[c]; s < cols.start[c + 1]; s++) {
         if (bytes >= cols.y0[s] && bytes < cols.y1[s] + 1 / k) {
           const b = cols.band[s];
@@ -300,6 +315,32 @@
       showPinned();
       selectTime(this.run, this.dev, t);
     }
+  }
+
+  // Every timeline drawn again; timelines that share a scale (a device's runs on a compare page)
+  // are laid out first, so that each one's top covers the highest of them.
+  function drawAll() {
+    for (const t of state.timelines) if (t.shared) t.shared.want = 0;
+    const shared = state.timelines.filter(t => t.shared);
+    for (const t of shared) { t.resize(); t.layout(); }
+    for (const t of shared) t.shared.want = Math.max(t.shared.want, t.columns.want);
+    for (const t of state.timelines) t.draw();
+  }
+
+  // Ticks for a byte axis up to at least `max`: steps of 1, 2 or 5 times a power of ten in one
+  // binary unit (B, KiB, MiB, ...), at most 5 intervals, the top a whole number of steps.
+  function byteTicks(max) {
+    max = Math.max(max, 1);
+    for (let u = 0; u < UNITS.length; u++) {
+      for (const m of [1, 2, 5, 10, 20, 50, 100, 200, 500]) {
+        const step = m * Math.pow(1024, u), n = Math.ceil(max / step);
+        if (n > 5) continue;
+        const ticks = [];
+        for (let i = 0; i <= n; i++) ticks.push({ bytes: i * step, label: i === 0 ? '0' : (i * m) + ' ' + UNITS[u] });
+        return { step: step, multiple: m, unit: UNITS[u], top: n * step, ticks: ticks };
+      }
+    }
+    return { step: max, multiple: 1, unit: 'B', top: max, ticks: [{ bytes: 0, label: '0' }, { bytes: max, label: fmtBytes(max) }] };
   }
 
   function niceStep(raw) {
