@@ -5,8 +5,8 @@
 //
 // VT the built vramtrace, WORK a scratch directory (pages and screenshots, kept as artifacts),
 // NODE_MODULES where `npm install playwright-core` put it, DATA tests/cli/data. CHROMIUM (the
-// environment) names the browser, default "chromium". Cases: report, compare, hostile, history,
-// nvtx, intervals, python. Prints "PASS name" / "FAIL name: why" per check and "N passed, M failed"; exits 1 when a
+// environment) names the browser, default "chromium". Cases: report, compare, marks, hostile,
+// history, nvtx, intervals, python. Prints "PASS name" / "FAIL name: why" per check and "N passed, M failed"; exits 1 when a
 // check failed or when playwright-core or chromium is missing (a missing tool fails, never skips).
 'use strict';
 const fs = require('fs');
@@ -134,8 +134,9 @@ async function caseReport(browser) {
   await page.mouse.click(p.x, p.y);
   const title = await text(page, '#vt-comp-title');
   check('report: a click at 3 s shows what was live then', /^Live on cuda:0 at (2\.99\d|3\.00\d) s: 1\.00 MiB \(1048576 B\) in 1 allocation$/.test(title), title);
+  // Runtime frames (cudaMalloc: the frame rules' cuda_runtime group) are hidden by default.
   same('report: the flame graph at 3 s', await texts(page, '#vt-flame .fn'), ['all', 'main at /src/train.cpp:97',
-    'make_buffer(unsigned long) at /src/train.cpp:42', 'alloc_helper<float>(unsigned long) at /src/alloc.h:7 (inlined)', 'cudaMalloc']);
+    'make_buffer(unsigned long) at /src/train.cpp:42', 'alloc_helper<float>(unsigned long) at /src/alloc.h:7 (inlined)']);
   check('report: the click pins the band', (await text(page, '#vt-pinned')).startsWith('1.00 MiB (1048576 B) on cuda:0 at 0x7f3a00000000\n'),
     await text(page, '#vt-pinned'));
   await page.keyboard.press('Escape');
@@ -144,10 +145,58 @@ async function caseReport(browser) {
   p = await at(page, 0, 1.5e9, 0.5 * MiB);
   await page.mouse.click(p.x, p.y);
   same('report: the flame graph at 1.5 s', await texts(page, '#vt-flame .fn'), ['all', 'main at /src/train.cpp:97',
+    'train+0x2000', 'make_buffer(unsigned long) at /src/train.cpp:42',
+    'alloc_helper<float>(unsigned long) at /src/alloc.h:7 (inlined)']);
+  same('report: the widths of the flame graph at 1.5 s', await page.$$eval('#vt-flame .fn', es => es.map(e => e.style.width)),
+    ['100%', '100%', '75%', '25%', '25%']);
+  await page.click('#vt-hide-runtime');
+  same('report: with runtime frames, cudaMalloc under each site', await texts(page, '#vt-flame .fn'), ['all', 'main at /src/train.cpp:97',
     'train+0x2000', 'cudaMalloc', 'make_buffer(unsigned long) at /src/train.cpp:42',
     'alloc_helper<float>(unsigned long) at /src/alloc.h:7 (inlined)', 'cudaMalloc']);
-  same('report: the widths of the flame graph at 1.5 s', await page.$$eval('#vt-flame .fn', es => es.map(e => e.style.width)),
+  same('report: and their widths', await page.$$eval('#vt-flame .fn', es => es.map(e => e.style.width)),
     ['100%', '100%', '75%', '75%', '25%', '25%', '25%']);
+  await page.click('#vt-hide-runtime');
+  // Call sites first: the row under the root is the call sites, then outwards to main.
+  await page.selectOption('#vt-flame-order', 'leaf');
+  const leaf = await page.evaluate(() => window.vramtraceViewer.flame());
+  same('report: leaf first puts the call sites first', leaf.filter(r => r.depth === 1).map(r => [r.name, r.site]), [
+    ['train+0x2000', '?? (train+0x2000)'],
+    ['alloc_helper<float>(unsigned long) at /src/alloc.h:7 (inlined)',
+      'alloc_helper<float>(unsigned long) at /src/alloc.h:7 (inlined into make_buffer(unsigned long) at /src/train.cpp:42) (train)']]);
+  same('report: leaf first, then outwards', leaf.map(r => [r.depth, r.name]), [[0, 'all'], [1, 'train+0x2000'], [2, 'main at /src/train.cpp:97'],
+    [1, 'alloc_helper<float>(unsigned long) at /src/alloc.h:7 (inlined)'], [2, 'make_buffer(unsigned long) at /src/train.cpp:42'],
+    [3, 'main at /src/train.cpp:97']]);
+  await page.screenshot({ path: path.join(WORK, 'report-leaf-first.png'), fullPage: true });
+  await page.selectOption('#vt-flame-order', 'root');
+  // One colour per call site: the legend's swatch, the band's pixels and the flame graph's node.
+  const legend = await page.$$eval('#vt-legend .vt-key', ks => ks.map(k => [k.querySelector('.vt-key-text').textContent,
+    getComputedStyle(k.querySelector('.vt-swatch')).backgroundColor]));
+  const hex = rgb => '#' + rgb.match(/\d+/g).slice(0, 3).map(v => (+v).toString(16).padStart(2, '0')).join('');
+  same('report: the legend lists the call sites by bytes at the peaks', legend.map(l => l[0]), ['?? (train+0x2000)',
+    'worker(int) at /src/train.cpp:120 (train)',
+    'alloc_helper<float>(unsigned long) at /src/alloc.h:7 (inlined into make_buffer(unsigned long) at /src/train.cpp:42) (train)',
+    '(no stack captured)']);
+  const flameNow = await page.evaluate(() => window.vramtraceViewer.flame());
+  for (const [site, colour] of legend.slice(0, 3)) {
+    const node = flameNow.find(r => r.site === site);
+    if (site.startsWith('worker')) continue; // cuda:1's site: not in cuda:0's composition
+    same('report: the flame graph node of ' + site.slice(0, 20) + ' has the legend\'s colour', node && node.colour, hex(colour));
+  }
+  // (Off the mark at 1.5 s and the OOM at 3 s, whose lines cross the bands.)
+  p = await at(page, 0, 1.6e9, 2.5 * MiB);
+  const pixel = await page.evaluate(([x, y]) => {
+    const c = document.querySelector('.vt-tl canvas.vt-base'), r = c.getBoundingClientRect();
+    return Array.from(c.getContext('2d').getImageData(Math.round(x - r.left), Math.round(y - r.top), 1, 1).data);
+  }, [p.x, p.y]);
+  same('report: the 3 MiB band\'s pixels have the legend\'s colour of its site', hex('rgb(' + pixel.join(',') + ')'), hex(legend[0][1]));
+  p = await at(page, 0, 3.2e9, 0.5 * MiB);
+  const pixel2 = await page.evaluate(([x, y]) => {
+    const c = document.querySelector('.vt-tl canvas.vt-base'), r = c.getBoundingClientRect();
+    return Array.from(c.getContext('2d').getImageData(Math.round(x - r.left), Math.round(y - r.top), 1, 1).data);
+  }, [p.x, p.y]);
+  same('report: the 1 MiB band\'s pixels have the legend\'s colour of its site', hex('rgb(' + pixel2.join(',') + ')'), hex(legend[2][1]));
+  same('report: the table\'s swatches have the same colours', await page.$$eval('#vt-sites .vt-swatch', es => es.map(e => getComputedStyle(e).backgroundColor)),
+    [legend[0][1], legend[2][1]]);
   await page.click('#vt-dump');
   same('report: the composition at the dump', await text(page, '#vt-comp-title'),
     'Live at the dump on cuda:0 (5.000 s): 1.00 MiB (1048576 B) in 1 allocation');
@@ -187,6 +236,47 @@ async function caseReport(browser) {
   same('report: search dims the other sites', await page.$$eval('#vt-sites tr', trs => trs.map(t => t.className)), ['dim', 'dim']);
   same('report: no script error', page.vtErrors, []);
   same('report: nothing fetched', page.vtRequests, []);
+  await page.close();
+}
+
+// 40 marks 1 ms apart just before the dump (monotonic 5.960 .. 5.999 s, 4.960 .. 4.999 s from the
+// start), beside the peak, OOM and dump markers: no two label boxes intersect, none passes the
+// canvas's edge, and a mark whose label was left out still has its whole text on hover.
+async function caseMarks(browser) {
+  const s = JSON.parse(fs.readFileSync(path.join(DATA, 'export_input.json')));
+  for (let k = 0; k < 40; k++) s.events.push({ type: 'mark', time_ns: 5960000000 + k * 1e6, thread_id: 4242, label: 'step ' + k + (k === 0 ? 'params loaded' : '') });
+  s.event_history.recorded += 40;
+  const page = await open(browser, exportPage('marks', [writeJson('marks', s)]));
+  await page.click('#vt-from-start');
+  const boxOverlaps = l => {
+    const out = [];
+    for (let a = 0; a < l.boxes.length; a++)
+      for (let b = a + 1; b < l.boxes.length; b++) {
+        const p = l.boxes[a], q = l.boxes[b];
+        if (p[0] < q[2] && q[0] < p[2] && p[1] < q[3] && q[1] < p[3]) out.push([p[4], q[4]]);
+      }
+    return out;
+  };
+  for (const [view, zoom] of [['the whole run', null], ['zoomed on the marks', [4.955e9, 5.001e9]]]) {
+    if (zoom) {
+      const a = await at(page, 0, zoom[0], MiB), b = await at(page, 0, zoom[1], MiB);
+      await page.mouse.move(a.x, a.y); await page.mouse.down(); await page.mouse.move(b.x, b.y, { steps: 4 }); await page.mouse.up();
+    }
+    for (let i = 0; i < 3; i++) {
+      const l = await page.evaluate(i => window.vramtraceViewer.labels(i), i);
+      same('marks: ' + view + ', timeline ' + i + ': no two label boxes intersect', boxOverlaps(l), []);
+      same('marks: ' + view + ', timeline ' + i + ': no label passes the canvas edge', l.boxes.filter(b => b[0] < 0 || b[2] > l.width).map(b => b[4]), []);
+      check('marks: ' + view + ', timeline ' + i + ': labels drawn, some left out', l.boxes.length >= 3 && l.boxes.length < l.items, l.boxes.length + ' of ' + l.items);
+    }
+  }
+  const l = await page.evaluate(() => window.vramtraceViewer.labels(0));
+  same('marks: zoomed in, the 1 ms marks are 2 lanes apart at most', l.boxes.filter(b => b[4].startsWith('step')).length >= 20, true);
+  // The last mark's marker: its hover says the whole label.
+  const p = await at(page, 0, 4.999e9, 0);
+  await page.mouse.move(p.x, p.y + 22);
+  same('marks: the marker of "step 39" hovers its text', await text(page, '#vt-tip'), 'mark "step 39" at 4.999 s');
+  await page.screenshot({ path: path.join(WORK, 'marks.png'), fullPage: true });
+  same('marks: no script error', page.vtErrors, []);
   await page.close();
 }
 
@@ -420,6 +510,21 @@ async function casePython(browser, arg) {
     const pinned = await text(page, '#vt-pinned');
     check('python: the pinned stack of that band names Python lines', / at .*\.py:\d+ \(python\)\n/.test(pinned + '\n'), pinned.slice(0, 400));
   }
+  // Runtime frames hidden (the default): libc's start-up and the interpreter's C frames go, so
+  // the row under the root is the script's own Python frame.
+  const f1 = (await page.evaluate(() => window.vramtraceViewer.flame())).filter(r => r.depth === 1).map(r => r.name);
+  check('python: with runtime frames hidden, the first row is the script\'s Python frame',
+    f1.length > 0 && f1.every(n => /^<module> at .*torch_categories\.py:\d+ \(python\)$/.test(n)), JSON.stringify(f1));
+  await page.click('#vt-hide-runtime');
+  const raw1 = (await page.evaluate(() => window.vramtraceViewer.flame())).filter(r => r.depth === 1).map(r => r.name);
+  check('python: with them shown, the first row is native start-up', raw1.length > 0 && raw1.every(n => !/\(python\)$/.test(n)), JSON.stringify(raw1));
+  await page.click('#vt-hide-runtime');
+  await page.click('#vt-python-only');
+  const py = await page.evaluate(() => window.vramtraceViewer.flame());
+  const notPython = py.filter(r => r.depth > 0 && !/\(python\)$/.test(r.name) && r.site === null).map(r => r.name);
+  same('python: Python frames only (and the call sites of stacks without any)', notPython, []);
+  await page.screenshot({ path: path.join(WORK, 'python-frames-only.png'), fullPage: true });
+  await page.click('#vt-python-only');
   const pa = await checkAxis('python: cuda:0 axis', page, 0);
   check('python: the axis top is the first whole step at or above the peak', pa.top - pa.step < pa.peak && pa.peak > 0, JSON.stringify(pa));
   same('python: no script error', page.vtErrors, []);
@@ -491,7 +596,10 @@ async function caseNvtx(browser) {
   await page.mouse.move(p.x, p.y);
   same('nvtx: the hover of cuda:1\'s band', (await text(page, '#vt-tip')).split('\n')[4], 'NVTX range: ml:backward');
   await page.selectOption('#vt-colour', 'site');
-  same('nvtx: no legend when coloured by call site', await texts(page, '#vt-legend .vt-key'), []);
+  same('nvtx: coloured by call site, the legend lists the sites', await texts(page, '#vt-legend .vt-key'), ['?? (train+0x2000)',
+    'worker(int) at /src/train.cpp:120 (train)',
+    'alloc_helper<float>(unsigned long) at /src/alloc.h:7 (inlined into make_buffer(unsigned long) at /src/train.cpp:42) (train)',
+    '(no stack captured)']);
   same('nvtx: no script error', page.vtErrors, []);
   await page.screenshot({ path: path.join(WORK, 'nvtx.png'), fullPage: true });
   await page.close();
@@ -546,6 +654,7 @@ async function caseIntervals(browser) {
     for (const c of CASES) {
       if (c === 'report') await caseReport(browser);
       else if (c === 'compare') await caseCompare(browser);
+      else if (c === 'marks') await caseMarks(browser);
       else if (c === 'hostile') await caseHostile(browser);
       else if (c === 'history') await caseHistory(browser);
       else if (c === 'nvtx') await caseNvtx(browser);

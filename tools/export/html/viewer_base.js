@@ -12,12 +12,17 @@
   'use strict';
 
   const FLAG_BEFORE = 1, FLAG_LIVE = 2, FLAG_TEARDOWN = 4;
+  // Frame flags (page_data.cpp): the frame rules' groups, for "hide runtime frames".
+  const FRAME_PYTHON = 2, FRAME_RUNTIME = 4, FRAME_CPYTHON = 8;
   const CATEGORY_COLOURS = {
     parameter: '#4e79a7', optimizer_state: '#f28e2c', activation: '#59a14f', backward: '#e15759',
     library_workspace: '#af7aa1', communication: '#76b7b2', other: '#bab0ab'
   };
   const SMALL_COLOUR = '#9e9e9e', NO_RANGE_COLOUR = '#d0d0d0';
-  const PLOT_HEIGHT = 220, AXIS_HEIGHT = 34, LEFT = 84, RIGHT = 28;
+  // The axis under a timeline: ticks, the markers (marks, OOMs, peak, dump), then their labels
+  // in LABEL_LANES lanes of LABEL_LANE px.
+  const LABEL_LANES = 3, LABEL_LANE = 12;
+  const PLOT_HEIGHT = 220, AXIS_HEIGHT = 36 + (LABEL_LANES - 1) * LABEL_LANE, LEFT = 84, RIGHT = 28;
   // NVTX start/end intervals below the time axis: one lane per level of overlap, at most MAX_LANES
   // (deeper ones share the last lane).
   const LANE_HEIGHT = 15, MAX_LANES = 8;
@@ -53,15 +58,31 @@
     if (s >= 1e2) return (ns / 1e3).toFixed(3) + ' µs';
     return Math.round(ns) + ' ns';
   }
-  function hashColour(text) {
-    let h = 2166136261;
-    for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 16777619) >>> 0;
-    return 'hsl(' + (h % 360) + ',' + (55 + (h >>> 9) % 30) + '%,' + (48 + (h >>> 17) % 18) + '%)';
+  // Colours as #rrggbb, so that a swatch, a band's pixels and a flame graph node of one key are the
+  // same three bytes (the browser rounds an hsl() colour on its own).
+  function hslHex(h, s, l) {
+    s /= 100; l /= 100;
+    const f = n => {
+      const k = (n + h / 30) % 12, a = s * Math.min(l, 1 - l);
+      const v = l - a * Math.max(-1, Math.min(k - 3, 9 - k, 1));
+      return Math.round(255 * v).toString(16).padStart(2, '0');
+    };
+    return '#' + f(0) + f(8) + f(4);
   }
-  function flameColour(text) {
+  function textHash(text) {
     let h = 2166136261;
     for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 16777619) >>> 0;
-    return 'hsl(' + (10 + h % 40) + ',85%,' + (55 + (h >>> 8) % 15) + '%)';
+    return h;
+  }
+  // The colour of a key (a call site, a range stack): the same wherever the key is drawn.
+  function hashColour(text) {
+    const h = textHash(text);
+    return hslHex(h % 360, 55 + (h >>> 9) % 30, 48 + (h >>> 17) % 18);
+  }
+  // Frames of the flame graph that are not a call site: warm, pale, so the sites stand out.
+  function flameColour(text) {
+    const h = textHash(text);
+    return hslHex(20 + h % 30, 60, 78 + (h >>> 8) % 10);
   }
 
   // ---- Data ----
@@ -82,6 +103,10 @@
     run.stackCategory = raw.stacks.map(s => S[s[1]] || 'other');
     run.stackVia = raw.stacks.map(s => S[s[2]]);
     run.stackColour = raw.stacks.map(s => hashColour(S[s[0]]));
+    // Where each stack's call-site frame is among its frames (-1: none), and whether it has Python
+    // frames (the interpreter's C frames are hidden only in those).
+    run.stackSiteAt = raw.stacks.map(s => s.length > 5 ? s[5] : -1);
+    run.stackPython = raw.stacks.map(s => s[3].some(f => raw.frames[f][3] & FRAME_PYTHON));
     // NVTX range stacks (page_data.cpp): index 0 is "(no range)"; absent when the snapshot has none.
     run.nvtx = Array.isArray(raw.ranges);
     run.rangeLabel = run.nvtx ? raw.ranges.map(i => S[i]) : ['(no range)'];
@@ -171,6 +196,9 @@
     search: '',
     highlightLive: false,
     colourBy: 'site',
+    flameOrder: 'root',            // 'root': root first; 'leaf': call sites first
+    hideRuntime: true,             // flame graph without vramtrace/CUDA/libc start-up frames
+    pythonOnly: false,             // flame graph of Python frames only
     fromStart: false,              // the time axis from the process start, not the first allocation
     align: 'first',                // compare: 'first' allocations, 'start', or 'mark:N' (sharedMarks)
     selection: null,               // {timeline, t, label}

@@ -72,7 +72,12 @@
     drawFlame(box);
     // Top call sites.
     const sites = new Map();
-    for (const [stack, w] of weights) add(sites, run.stackSite[stack] + (run.stackVia[stack] ? ' via ' + run.stackVia[stack] : ''), w.bytes, w.count);
+    const siteColour = new Map();
+    for (const [stack, w] of weights) {
+      const key = run.stackSite[stack] + (run.stackVia[stack] ? ' via ' + run.stackVia[stack] : '');
+      add(sites, key, w.bytes, w.count);
+      if (!siteColour.has(key)) siteColour.set(key, run.stackColour[stack]);
+    }
     const rows = Array.from(sites.entries()).sort((a, b) => b[1].bytes - a[1].bytes || (a[0] < b[0] ? -1 : 1));
     const tbody = box.sites;
     tbody.textContent = '';
@@ -82,7 +87,12 @@
       tr.appendChild(el('td', 'n', fmtBytesExact(w.bytes)));
       tr.appendChild(el('td', 'n', String(w.count)));
       tr.appendChild(el('td', 'n', (total ? (100 * w.bytes / total).toFixed(1) : '0.0') + '%'));
-      tr.appendChild(el('td', 'site', shown(site)));
+      const td = el('td', 'site');
+      const sw = el('span', 'vt-swatch');
+      sw.style.background = siteColour.get(site);
+      td.appendChild(sw);
+      td.appendChild(document.createTextNode(shown(site)));
+      tr.appendChild(td);
       tbody.appendChild(tr);
     }
     box.more.textContent = rows.length > 25 ? '... and ' + (rows.length - 25) + ' more call sites.' : '';
@@ -113,6 +123,8 @@
     sec.appendChild(info);
     const flame = el('div', 'vt-flame');
     flame.id = 'vt-flame';
+    const controlsAt = el('div');
+    sec.appendChild(controlsAt);
     sec.appendChild(flame);
     sec.appendChild(el('h3', '', 'Top call sites of what was live then'));
     const table = el('table', 'vt-sites');
@@ -151,6 +163,7 @@
       box.focus = n === box.focus ? box.tree : n;
       drawFlame(box);
     });
+    flameControls(controlsAt, box);
     composition = box;
     return box;
   }

@@ -44,14 +44,28 @@
     parent.appendChild(bar);
   }
 
-  // What the colours mean, for the colourings with few values: category and NVTX range stack
-  // (those of the drawn bands, in first-seen order; "(no range)" last).
+  // What the colours mean: the heaviest call sites (LEGEND_SITES of them), the categories, or the
+  // NVTX range stacks (those of the drawn bands, in first-seen order; "(no range)" last).
+  const LEGEND_SITES = 12;
   function drawLegend() {
     const box = document.getElementById('vt-legend');
     if (!box) return;
     box.textContent = '';
     const entries = [];
-    if (state.colourBy === 'category') {
+    if (state.colourBy === 'site') {
+      // The heaviest call sites at the devices' peaks (at the dump for a device without peak
+      // composition), each in the colour its bands, flame graph node and table swatch have.
+      const bytes = new Map();
+      for (const run of runs)
+        for (const d of run.devices) {
+          const w = d.peak_sites ? atPeak(d) : liveAtDump(d);
+          for (const [stack, v] of w) add(bytes, run.stackSite[stack], v.bytes, v.count);
+        }
+      const sites = Array.from(bytes.entries()).sort((a, b) => b[1].bytes - a[1].bytes || (a[0] < b[0] ? -1 : 1));
+      for (const [site] of sites.slice(0, LEGEND_SITES)) entries.push([site, hashColour(site)]);
+      if (sites.length > LEGEND_SITES) box.dataset.more = String(sites.length - LEGEND_SITES);
+      else delete box.dataset.more;
+    } else if (state.colourBy === 'category') {
       for (const c of Object.keys(CATEGORY_COLOURS)) entries.push([c, CATEGORY_COLOURS[c]]);
     } else if (state.colourBy === 'range') {
       for (const run of runs) {
@@ -70,6 +84,8 @@
       item.appendChild(el('span', 'vt-key-text', shown(label)));
       box.appendChild(item);
     }
+    if (box.dataset.more && state.colourBy === 'site')
+      box.appendChild(el('span', 'vt-key-more', '… and ' + box.dataset.more + ' more call sites, each in a colour of its own (hover a band)'));
   }
 
   function selectDefault(kind) {
@@ -277,6 +293,7 @@
     makeComposition(app);
     runs.forEach((run, r) => makePools(app, run, runs.length > 1 ? data.names[r] : ''));
     keyboard();
+    drawLegend();
     showPinned();
     applyTime();
     selectDefault('peak');
@@ -308,7 +325,15 @@
       return { x: r.left + (x0 + x1) / 2, y: r.top + PLOT_HEIGHT + AXIS_HEIGHT + v.lane * LANE_HEIGHT + LANE_HEIGHT / 2 };
     },
     intervals: i => state.timelines[i].run.intervalList.map(v => [v.name, v.lane]),
+    // The flame graph as drawn: one entry per node (depth 0 is the root), its name, the call site
+    // it is the frame of (null: not a call-site frame), its colour and bytes.
+    flame: () => composition.rows.map(r => Object.assign({}, r)),
+    // The colour a band of stack `stack` of timeline i is drawn in (what its pixels hold).
+    bandColour: (i, b) => state.timelines[i].bandColour(b),
     peakTime: i => state.timelines[i].dev.peak_time,
+    // The axis labels drawn on timeline i: their boxes (canvas px) and texts, and the canvas width.
+    labels: i => ({ width: state.timelines[i].width, boxes: state.timelines[i].labelBoxes.map(b => [b.x0, b.y0, b.x1, b.y1, b.text]),
+      items: state.timelines[i].axisItems.length }),
     // The middle of the first band of timeline i (in start order) whose stack has a frame matching
     // the regular expression, as {t, bytes} at the band's start column; null when none.
     bandWhere: (i, pattern) => {

@@ -195,7 +195,9 @@
       for (let t = Math.ceil(v.t0 / step) * step; t <= v.t1; t += step) {
         const x = this.xAt(t);
         ctx.fillRect(x, PLOT_HEIGHT, 1, 4);
-        ctx.fillText(fmtTime(t, step), x, PLOT_HEIGHT + 15);
+        // A label centred on its tick, moved in where it would pass the canvas's edge.
+        const label = fmtTime(t, step), half = ctx.measureText(label).width / 2;
+        ctx.fillText(label, Math.min(x, this.width - 1 - half), PLOT_HEIGHT + 15);
       }
       // Marks (green), OOMs (red), the peak (red dot) on the time axis.
       this.axisItems = [];
@@ -212,6 +214,7 @@
         fmtTime(this.run.end - this.offset), r === 'threshold' ? 'threshold' : 'dump');
       if (this.dev.peak_time !== undefined && this.dev.peak)
         this.axisItem(ctx, this.dev.peak_time, '#6a1b9a', 'peak ' + fmtBytesExact(this.dev.peak) + ' at ' + fmtTime(this.dev.peak_time - this.offset), 'peak');
+      this.placeLabels(ctx);
       this.drawIntervals(ctx);
       this.drawOverlay();
     }
@@ -221,9 +224,31 @@
       ctx.fillStyle = colour; ctx.strokeStyle = colour;
       ctx.beginPath(); ctx.moveTo(x, PLOT_HEIGHT + 18); ctx.lineTo(x - 4, PLOT_HEIGHT + 26); ctx.lineTo(x + 4, PLOT_HEIGHT + 26); ctx.fill();
       ctx.globalAlpha = 0.35; ctx.fillRect(x, 0, 1, PLOT_HEIGHT); ctx.globalAlpha = 1;
+      this.axisItems.push({ x: x, text: text, label: label, colour: colour });
+    }
+    // The labels of the axis items in LABEL_LANES lanes under the markers, left to right: each in
+    // the first lane where it clears the label before it, right of its marker or, where that
+    // would pass the canvas's edge, left of it. A label that fits no lane is left out; its
+    // marker's hover has the whole text either way. So no two labels overlap and none is cut.
+    placeLabels(ctx) {
+      ctx.font = '11px sans-serif';
       ctx.textAlign = 'left';
-      ctx.fillText(label.length > 24 ? label.slice(0, 23) + '…' : label, x + 5, PLOT_HEIGHT + 32);
-      this.axisItems.push({ x: x, text: text });
+      const edge = this.width - 2, laneEnd = new Array(LABEL_LANES).fill(-Infinity);
+      this.labelBoxes = [];
+      const items = this.axisItems.slice().sort((a, b) => a.x - b.x);
+      for (const it of items) {
+        const text = it.label.length > 24 ? it.label.slice(0, 23) + '…' : it.label;
+        const w = ctx.measureText(text).width;
+        let x0 = it.x + 5;
+        if (x0 + w > edge) x0 = Math.max(0, it.x - 5 - w);
+        const lane = laneEnd.findIndex(end => x0 >= end + 4);
+        if (lane < 0) continue;
+        laneEnd[lane] = x0 + w;
+        const base = PLOT_HEIGHT + 32 + lane * LABEL_LANE;
+        ctx.fillStyle = it.colour;
+        ctx.fillText(text, x0, base);
+        this.labelBoxes.push({ x0: x0, x1: x0 + w, y0: base - 10, y1: base + 2, text: text, item: it });
+      }
     }
 
     drawOverlay() {
@@ -284,7 +309,8 @@
       if (y > PLOT_HEIGHT) {
         this.hover = null;
         const interval = y >= PLOT_HEIGHT + AXIS_HEIGHT ? this.intervalAt(x, y) : null;
-        const item = y < PLOT_HEIGHT + AXIS_HEIGHT ? (this.axisItems || []).find(a => Math.abs(a.x - x) <= 5) : null;
+        const box = (this.labelBoxes || []).find(b => x >= b.x0 && x <= b.x1 && y >= b.y0 && y <= b.y1);
+        const item = y >= PLOT_HEIGHT + AXIS_HEIGHT ? null : box ? box.item : (this.axisItems || []).find(a => Math.abs(a.x - x) <= 5);
         if (interval) showTip(e, this.intervalText(interval));
         else if (item) showTip(e, item.text); else hideTip();
         this.drawOverlay();
