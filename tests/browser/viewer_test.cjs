@@ -5,8 +5,8 @@
 //
 // VT the built vramtrace, WORK a scratch directory (pages and screenshots, kept as artifacts),
 // NODE_MODULES where `npm install playwright-core` put it, DATA tests/cli/data. CHROMIUM (the
-// environment) names the browser, default "chromium". Cases: report, compare, marks, hostile,
-// history, nvtx, intervals, python. Prints "PASS name" / "FAIL name: why" per check and "N passed, M failed"; exits 1 when a
+// environment) names the browser, default "chromium". Cases: report, compare, marks, serve,
+// hostile, history, nvtx, intervals, python. Prints "PASS name" / "FAIL name: why" per check and "N passed, M failed"; exits 1 when a
 // check failed or when playwright-core or chromium is missing (a missing tool fails, never skips).
 'use strict';
 const fs = require('fs');
@@ -53,15 +53,15 @@ function writeJson(name, value) {
 }
 const MiB = 1048576;
 
-async function open(browser, file) {
+async function open(browser, file, isUrl) {
   const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
   const errors = [];
   page.on('pageerror', e => errors.push('pageerror: ' + e.message));
   page.on('console', m => { if (m.type() === 'error') errors.push('console: ' + m.text()); });
   // Nothing may be fetched: the page is self-contained.
   const requests = [];
-  page.on('request', r => { if (!r.url().startsWith('file:')) requests.push(r.url()); });
-  await page.goto('file://' + file);
+  page.on('request', r => { if (!r.url().startsWith(isUrl ? file : 'file:')) requests.push(r.url()); });
+  await page.goto(isUrl ? file : 'file://' + file);
   await page.waitForSelector('body[data-ready="1"]', { timeout: 10000 });
   page.vtErrors = errors;
   page.vtRequests = requests;
@@ -278,6 +278,65 @@ async function caseMarks(browser) {
   await page.screenshot({ path: path.join(WORK, 'marks.png'), fullPage: true });
   same('marks: no script error', page.vtErrors, []);
   await page.close();
+}
+
+// `vramtrace view --serve`: the URL it prints opens the page; a request without the token, with a
+// wrong one or with a foreign Host is refused; it listens on 127.0.0.1 only; Ctrl-C ends it.
+async function caseServe(browser) {
+  const { spawn } = require('child_process');
+  const http = require('http'), net = require('net'), os = require('os');
+  const proc = spawn(VT, ['view', '--serve', path.join(DATA, 'export_input.json')], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '', err = '';
+  proc.stdout.on('data', d => { out += d; });
+  proc.stderr.on('data', d => { err += d; });
+  const exited = new Promise(resolve => proc.on('exit', (code, signal) => resolve([code, signal])));
+  for (let i = 0; i < 100 && !out.includes('\n'); i++) await new Promise(r => setTimeout(r, 50));
+  const url = out.split('\n')[0];
+  const m = /^http:\/\/127\.0\.0\.1:(\d+)\/([0-9a-f]{32})\/$/.exec(url);
+  check('serve: prints a loopback URL with a 128-bit token', m !== null, JSON.stringify(out));
+  if (!m) { proc.kill('SIGKILL'); return; }
+  const port = +m[1], token = m[2];
+  const get = (p, host) => new Promise(resolve => {
+    const req = http.get({ host: '127.0.0.1', port: port, path: p, headers: { Host: host || '127.0.0.1:' + port } }, res => {
+      let body = '';
+      res.on('data', d => { body += d; });
+      res.on('end', () => resolve([res.statusCode, body]));
+    });
+    req.on('error', e => resolve([0, e.code]));
+  });
+  same('serve: no token is refused', await get('/'), [403, 'forbidden: the URL\'s token is missing or wrong\n']);
+  same('serve: a wrong token is refused', await get('/' + '0'.repeat(32) + '/'), [403, 'forbidden: the URL\'s token is missing or wrong\n']);
+  same('serve: the token without its slash is refused past it', (await get('/' + token + 'x/'))[0], 403);
+  same('serve: a foreign Host is refused', await get('/' + token + '/', 'attacker.example:' + port), [403, 'forbidden: the Host is not this machine\'s loopback\n']);
+  const [status, body] = await get('/' + token + '/');
+  same('serve: the token gets the page', [status, body.startsWith('<!DOCTYPE html>'), body.includes('id="vt-data"')], [200, true, true]);
+  // Listening on 127.0.0.1 only: the kernel's table of listening sockets, and a connection to every
+  // other address of this machine refused.
+  const hexPort = port.toString(16).toUpperCase().padStart(4, '0');
+  const listeners = fs.readFileSync('/proc/net/tcp', 'utf8').split('\n').slice(1).map(l => l.trim().split(/\s+/))
+    .filter(f => f.length > 3 && f[1].endsWith(':' + hexPort) && f[3] === '0A').map(f => f[1]);
+  same('serve: one listening socket, on 127.0.0.1', listeners, ['0100007F:' + hexPort]);
+  const v6 = fs.existsSync('/proc/net/tcp6') ? fs.readFileSync('/proc/net/tcp6', 'utf8').split('\n').slice(1)
+    .map(l => l.trim().split(/\s+/)).filter(f => f.length > 3 && f[1].endsWith(':' + hexPort) && f[3] === '0A') : [];
+  same('serve: none on IPv6', v6.length, 0);
+  const others = Object.values(os.networkInterfaces()).flat().filter(a => a.family === 'IPv4' && !a.internal).map(a => a.address);
+  for (const addr of others) {
+    const refused = await new Promise(resolve => {
+      const c = net.connect({ host: addr, port: port });
+      c.on('connect', () => { c.destroy(); resolve(false); });
+      c.on('error', e => resolve(e.code === 'ECONNREFUSED'));
+    });
+    check('serve: ' + addr + ':' + port + ' refuses connections', refused);
+  }
+  const page = await open(browser, url, true);
+  same('serve: the page served draws its timelines', await page.evaluate(() => window.vramtraceViewer.timelines().map(t => t.device)), ['cuda:0', 'cuda:1', 'host']);
+  same('serve: no script error', page.vtErrors, []);
+  await page.screenshot({ path: path.join(WORK, 'serve.png') });
+  await page.close();
+  proc.kill('SIGINT');
+  const [code, signal] = await Promise.race([exited, new Promise(r => setTimeout(() => r(['timeout', null]), 5000))]);
+  same('serve: Ctrl-C ends it with status 0', [code, signal], [0, null]);
+  same('serve: its last line says so', err.trim().split('\n').pop(), 'vramtrace: view: stopped serving');
 }
 
 // diff_base.json -> diff_new.json: alloc_a grew by 1 MiB, alloc_d is new, alloc_c gone.
@@ -655,6 +714,7 @@ async function caseIntervals(browser) {
       if (c === 'report') await caseReport(browser);
       else if (c === 'compare') await caseCompare(browser);
       else if (c === 'marks') await caseMarks(browser);
+      else if (c === 'serve') await caseServe(browser);
       else if (c === 'hostile') await caseHostile(browser);
       else if (c === 'history') await caseHistory(browser);
       else if (c === 'nvtx') await caseNvtx(browser);
