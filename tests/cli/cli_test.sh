@@ -1294,6 +1294,25 @@ summary_framework_rules)
     stdout_has "torch_categories.py:49 (python) via torch.optim.adam.Adam.step"
     stderr_is_one_line
     stderr_has "VRAMTRACE_FRAMEWORK_RULES: cannot read $VT_WORK/fifo.rules; the shipped rules apply" ;;
+merge_directory_skips)
+    # A directory of snapshots also holds files made from them: each one that is no snapshot is
+    # one warning and left out; a file named on the command line is still an error.
+    mkdir -p "$VT_WORK/ranks" "$VT_WORK/only"
+    cp "$VT_CLI_DATA/diff_base.json" "$VT_WORK/ranks/a.json"; cp "$VT_CLI_DATA/diff_new.json" "$VT_WORK/ranks/b.json"
+    run 0 "$VT" export -f chrome -o "$VT_WORK/ranks/trace.json" "$VT_WORK/ranks/a.json"
+    echo '[1, 2]' >"$VT_WORK/ranks/list.json"
+    run 0 "$VT" merge -q -o "$VT_WORK/both.json" "$VT_WORK/ranks/a.json" "$VT_WORK/ranks/b.json"
+    run 0 "$VT" merge -q -o "$VT_WORK/dir.json" "$VT_WORK/ranks"
+    [ "$(wc -l <"$err")" -eq 2 ] || fail "expected 2 warnings"
+    stderr_has "vramtrace: warning: $VT_WORK/ranks/list.json: not a vramtrace snapshot (the document is a JSON array, not an object); skipped"
+    stderr_has "vramtrace: warning: $VT_WORK/ranks/trace.json: not a vramtrace snapshot (no \"format\": \"vramtrace-snapshot\" member); skipped"
+    jq_is "$VT_WORK/dir.json" '[.merged_processes[] | .file]' "[\"$VT_WORK/ranks/a.json\",\"$VT_WORK/ranks/b.json\"]"
+    [ "$(jq -c .allocations "$VT_WORK/dir.json")" = "$(jq -c .allocations "$VT_WORK/both.json")" ] || fail "allocations differ"
+    run 1 "$VT" merge "$VT_WORK/ranks/trace.json" "$VT_WORK/ranks/a.json"; stderr_is_one_line
+    stderr_has "vramtrace: error: $VT_WORK/ranks/trace.json: not a vramtrace snapshot (no \"format\": \"vramtrace-snapshot\" member)"
+    cp "$VT_WORK/ranks/trace.json" "$VT_WORK/only/"
+    run 1 "$VT" merge "$VT_WORK/only"; [ "$(wc -l <"$err")" -eq 2 ] || fail "expected a warning and an error"
+    stderr_has "vramtrace: error: no snapshot to merge: the one file read is not a snapshot" ;;
 *)
     echo "unknown case: $case_name"; exit 2 ;;
 esac
