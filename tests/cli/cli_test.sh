@@ -1183,8 +1183,10 @@ export_errors)
     head -c 300 "$in" >"$VT_WORK/cut.json"
     run 1 "$VT" export -f chrome "$VT_WORK/cut.json"; stdout_empty; stderr_is_one_line; stderr_has "truncated JSON"
     run 1 "$VT" export -f chrome -o "$VT_WORK/no/such/dir/t.json" "$in"; stderr_is_one_line
-    stderr_has "vramtrace: error: $VT_WORK/no/such/dir/t.json: cannot create $VT_WORK/no/such/dir/.t.json.tmp."
-    stderr_has ": No such file or directory"
+    stderr_has "vramtrace: error: cannot write $VT_WORK/no/such/dir/t.json: No such file or directory"
+    run 1 "$VT" export -f html -o "$VT_WORK/no/such/dir/x.html" "$in"; stderr_is_one_line
+    stderr_has "vramtrace: error: cannot write $VT_WORK/no/such/dir/x.html: No such file or directory"
+    ! grep -q '\.tmp\.' "$err" || fail "a temporary name in the error"
     # A binary format is not written to a terminal.
     if command -v script >/dev/null; then
         script -qec "$VT export -f pprof $in" "$VT_WORK/typescript" >"$out" 2>&1; status=$?
