@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <tuple>
 #include <utility>
 
 namespace vramtrace::report {
@@ -26,13 +27,13 @@ size_t LiveIntervals::interval_of(uint64_t time_ns) const {
     return size_t(std::upper_bound(starts.begin(), starts.end(), time_ns) - starts.begin());
 }
 
-LiveIntervals live_intervals(const Snapshot &s) {
+LiveIntervals live_intervals(const ProcessInfo &process, const std::vector<Event> &events) {
     LiveIntervals out;
     uint64_t start = 0, end = 0;
-    bool span = run_span(s.process, &start, &end);
+    bool span = run_span(process, &start, &end);
     // Marks in time order; marks at one time start one interval, named by the last of them.
     std::map<uint64_t, std::string> marks;
-    for (const Event &e : s.events.events) {
+    for (const Event &e : events) {
         if (e.type != "mark") continue;
         if (span && (e.time_ns < start || e.time_ns > end)) continue;
         marks[e.time_ns] = e.label;
@@ -58,26 +59,29 @@ const char *live_class_name(LiveClass c) {
     return "the rest";
 }
 
-LiveClasses classify_live(const Snapshot &s, const std::vector<LiveRecord> &live) {
+LiveClasses classify_live(const Snapshot &s, const std::vector<LiveSeries> &live, const std::vector<Event> &events) {
     LiveClasses out;
-    out.intervals = live_intervals(s);
+    out.intervals = live_intervals(s.process, events);
     const LiveIntervals &iv = out.intervals;
     bool have = iv.basis != LiveIntervals::Basis::none;
 
     // Call sites, keyed and named as every other table of the report names them.
     std::vector<StackWeight> weights;
     weights.reserve(live.size());
-    for (const LiveRecord &r : live) weights.push_back({r.stack, r.size * r.count, r.count});
+    for (const LiveSeries &r : live) weights.push_back({r.stack, r.size * r.times->size(), r.times->size()});
     std::vector<size_t> group_of;
     std::vector<CallSiteGroup> groups = group_by_call_site(s, weights, &group_of);
 
-    // The intervals after interval 0 each call site's allocations fell into.
+    // Per series, its allocations in interval 0; per call site, the intervals after interval 0
+    // its allocations fell into.
+    std::vector<uint64_t> first(live.size(), 0);
     std::vector<std::set<size_t>> hit(groups.size());
-    std::vector<size_t> interval(live.size(), 0);
-    for (size_t i = 0; i < live.size(); ++i) {
-        interval[i] = have ? iv.interval_of(live[i].time_ns) : 1;
-        if (have && interval[i] != 0) hit[group_of[i]].insert(interval[i]);
-    }
+    for (size_t i = 0; i < live.size(); ++i)
+        for (uint64_t t : *live[i].times) {
+            size_t k = have ? iv.interval_of(t) : 1;
+            if (k == 0) ++first[i];
+            else if (have) hit[group_of[i]].insert(k);
+        }
     auto grew = [&](size_t g) { return have && hit[g].size() >= iv.grew_threshold(); };
 
     // Per class and call site: bytes, allocations, devices and sizes.
@@ -87,16 +91,16 @@ LiveClasses classify_live(const Snapshot &s, const std::vector<LiveRecord> &live
         std::map<uint64_t, uint64_t> sizes;
     };
     std::map<size_t, Acc> acc[3];
+    auto add = [&](LiveClass c, size_t i, uint64_t n) {
+        if (n == 0) return;
+        Acc &a = acc[int(c)][group_of[i]];
+        a.bytes += live[i].size * n, a.count += n;
+        a.devices.insert(live[i].device);
+        a.sizes[live[i].size] += n;
+    };
     for (size_t i = 0; i < live.size(); ++i) {
-        const LiveRecord &r = live[i];
-        size_t g = group_of[i];
-        LiveClass c = have && interval[i] == 0 ? LiveClass::held_since_start
-                      : grew(g)                ? LiveClass::grew
-                                               : LiveClass::rest;
-        Acc &a = acc[int(c)][g];
-        a.bytes += r.size * r.count, a.count += r.count;
-        a.devices.insert(r.device);
-        a.sizes[r.size] += r.count;
+        add(LiveClass::held_since_start, i, first[i]);
+        add(grew(group_of[i]) ? LiveClass::grew : LiveClass::rest, i, live[i].times->size() - first[i]);
     }
     std::vector<ClassSite> *lists[3] = {&out.held_since_start, &out.grew, &out.rest};
     for (int c = 0; c < 3; ++c) {
@@ -123,11 +127,25 @@ LiveClasses classify_live(const Snapshot &s, const std::vector<LiveRecord> &live
     return out;
 }
 
+LiveClasses classify_live(const Snapshot &s, const std::vector<LiveRecord> &live, const std::vector<Event> &events) {
+    // Series of equal (stack, device, size).
+    std::map<std::tuple<uint32_t, int, uint64_t>, std::vector<uint64_t>> by_key;
+    for (const LiveRecord &r : live) {
+        std::vector<uint64_t> &times = by_key[{r.stack, r.device, r.size}];
+        times.insert(times.end(), r.count, r.time_ns);
+    }
+    std::vector<LiveSeries> series;
+    series.reserve(by_key.size());
+    for (const auto &[key, times] : by_key)
+        series.push_back({std::get<0>(key), std::get<1>(key), std::get<2>(key), &times});
+    return classify_live(s, series, events);
+}
+
 LiveClasses classify_live(const Snapshot &s) {
     std::vector<LiveRecord> live;
     for (const Allocation &a : s.allocations)
         if (counts_as_held(a)) live.push_back({a.stack, a.device, a.size, a.time_ns, 1});
-    return classify_live(s, live);
+    return classify_live(s, live, s.events.events);
 }
 
 } // namespace vramtrace::report

@@ -61,9 +61,10 @@ struct LiveIntervals {
     size_t grew_threshold() const { return std::max<size_t>(2, (starts.size() + 1) / 2); }
 };
 
-// The intervals of a snapshot: its marks (Snapshot::events, type "mark", at or after the library's
-// start when that is known), else tenths of its run, else none.
-LiveIntervals live_intervals(const Snapshot &snapshot);
+// The intervals of a run: the marks among `events` (type "mark", within the run when its span is
+// known), else tenths of the run, else none. `events` is Snapshot::events.events, or the marks a
+// streaming reader kept of it.
+LiveIntervals live_intervals(const ProcessInfo &process, const std::vector<Event> &events);
 
 enum class LiveClass { held_since_start, grew, rest };
 
@@ -88,10 +89,23 @@ struct LiveClasses {
     }
 };
 
-// The classes of `live` (any order) under the snapshot's intervals; call sites as
-// group_by_call_site names and keys them.
-LiveClasses classify_live(const Snapshot &snapshot, const std::vector<LiveRecord> &live);
-// The same for the snapshot's own allocations (those that count as held).
+// The classes of `live` (any order) under the intervals of the snapshot's process and `events`;
+// call sites as group_by_call_site names and keys them.
+LiveClasses classify_live(const Snapshot &snapshot, const std::vector<LiveRecord> &live,
+                          const std::vector<Event> &events);
+
+// Live allocations of one stack, device and size: the time each was made (CLOCK_MONOTONIC ns).
+// The streaming summary keeps them so, 8 bytes per allocation.
+struct LiveSeries {
+    uint32_t stack = 0;
+    int device = 0;
+    uint64_t size = 0;
+    const std::vector<uint64_t> *times = nullptr; // not null
+};
+// The same for series (any order; the times of one in any order).
+LiveClasses classify_live(const Snapshot &snapshot, const std::vector<LiveSeries> &live,
+                          const std::vector<Event> &events);
+// The same for the snapshot's own allocations (those that count as held) and events.
 LiveClasses classify_live(const Snapshot &snapshot);
 
 // "held since start", "grew", "the rest".

@@ -159,7 +159,7 @@ TEST_CASE("live classes: records with counts, and memory that is not held is not
     Snapshot s = base();
     mark(s, kStart + 1'000'000'000, "a");
     std::vector<LiveRecord> live = {{1, 0, 4096, kStart + 1, 3}, {2, 1, 100, kStart + 1'000'000'001, 2}};
-    LiveClasses c = classify_live(s, live);
+    LiveClasses c = classify_live(s, live, s.events.events);
     REQUIRE(c.held_since_start.size() == 1);
     CHECK(c.held_since_start[0].site.live_bytes == 3 * 4096);
     CHECK(c.held_since_start[0].site.live_count == 3);
