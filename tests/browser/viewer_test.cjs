@@ -126,6 +126,20 @@ async function caseReport(browser) {
   await page.mouse.move(p.x, p.y + 22);
   same('report: hover of the dump on the axis', await text(page, '#vt-tip'), 'snapshot (reason exit) at 5.000 s');
   await page.screenshot({ path: path.join(WORK, 'report.png'), fullPage: true });
+  // The headline cards and the live-at-exit table (classes: lib/report/live_classes.h).
+  const cards = await page.$$eval('.vt-card', cs => cs.map(c => [c.id, c.querySelector('.vt-card-value').textContent, c.querySelector('.vt-card-detail').textContent]));
+  same('report: the headline cards', cards, [['vt-card-peak', '4.00 MiB', 'on cuda:0 at 1.000 s'],
+    ['vt-card-live', '3.00 MiB', '3 allocations'], ['vt-card-held', '1.00 MiB', '1 allocation from before the first mark'],
+    ['vt-card-grew', '0 B', 'no call site grew through the run'], ['vt-card-ooms', '1', 'first: 8.00 GiB asked at 3.000 s'],
+    ['vt-card-top', '3.00 MiB', '?? (train+0x2000)']]);
+  const exitRows = await page.$$eval('#vt-exit-sites tr', trs => trs.map(tr => Array.from(tr.children).map(td => td.textContent)));
+  same('report: the live-at-exit table, with a device column (devices mix)', exitRows, [
+    ['held since start', '1.00 MiB (1048576 B)', '1', 'cuda:0', 'alloc_helper<float>(unsigned long) at /src/alloc.h:7 (inlined into make_buffer(unsigned long) at /src/train.cpp:42) (train)'],
+    ['the rest', '2.00 MiB (2097152 B)', '1', 'cuda:1', 'worker(int) at /src/train.cpp:120 (train)'],
+    ['the rest', '4.00 KiB (4096 B)', '1', 'host', '(no stack captured)']]);
+  same('report: the static table of the peaks has a device column', await page.$$eval('.vt-static table:last-of-type tr', trs => trs.slice(0, 3).map(tr => Array.from(tr.children).map(td => td.textContent))), [
+    ['bytes', 'allocations', 'device', 'call site'], ['3.00 MiB (3145728 B)', '1', 'cuda:0', '?? (train+0x2000)'],
+    ['2.00 MiB (2097152 B)', '1', 'cuda:1', 'worker(int) at /src/train.cpp:120 (train)']]);
   const axis = await checkAxis('report: cuda:0 axis', page, 0);
   same('report: cuda:0 ticks for its 4 MiB peak', axis.ticks.map(t => t.label), ['0', '1 MiB', '2 MiB', '3 MiB', '4 MiB']);
 

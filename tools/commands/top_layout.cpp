@@ -60,11 +60,24 @@ Layout lay_out(const std::vector<Column> &columns, size_t width) {
         for (size_t i : kept) sum += widths[i];
         return sum + (kept.empty() ? 0 : 2 * (kept.size() - 1));
     };
-    while (total() > width && kept.size() > 1) {
-        auto low = std::min_element(kept.begin(), kept.end(), [&](size_t a, size_t b) {
-            return columns[a].priority < columns[b].priority;
-        });
-        kept.erase(low);
+    // First the columns less needed than the flexible one go while it lacks the room it asks
+    // for; then, where even its least width does not fit, the least needed of the others.
+    auto drop_lowest = [&](auto eligible) {
+        size_t best = kept.size();
+        for (size_t k = 0; k < kept.size(); ++k)
+            if (eligible(kept[k]) && (best == kept.size() || columns[kept[k]].priority < columns[kept[best]].priority)) best = k;
+        if (best == kept.size()) return false;
+        kept.erase(kept.begin() + long(best));
+        return true;
+    };
+    int flexible_priority = -1 << 30;
+    for (size_t i : kept)
+        if (columns[i].flexible) flexible_priority = columns[i].priority;
+    while (total() > width && drop_lowest([&](size_t i) { return !columns[i].flexible && columns[i].priority < flexible_priority; })) {
+    }
+    for (size_t i : kept)
+        if (columns[i].flexible && total() > width) widths[i] = std::max<size_t>(std::max<size_t>(columns[i].min_width, 8), widths[i] - std::min(widths[i], total() - width));
+    while (total() > width && kept.size() > 1 && drop_lowest([&](size_t i) { return !columns[i].flexible; })) {
     }
     // The flexible column takes the rest of the line (up to its widest cell).
     for (size_t i : kept)

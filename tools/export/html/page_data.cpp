@@ -9,6 +9,7 @@
 
 #include "analysis/call_sites.h"
 #include "export/export_common.h"
+#include "export/html/exit_classes.h"
 #include "report/text_safety.h"
 #include "symbolize/frame_rules.h"
 
@@ -420,6 +421,7 @@ std::string page_data_json(const report::Snapshot &snapshot, const Options &opti
         }
         out += "]";
     }
+    out += ",\"exit\":" + exit_classes_json(snapshot, options, [&](std::string_view text) { return tables.string(text); });
     out += ",\"strings\":" + tables.strings_json() + ",\"frames\":" + tables.frames_json() +
            ",\"stacks\":" + tables.stacks_json() + "}";
     return out;

@@ -263,6 +263,7 @@
       const run = runs[r];
       for (const n of run.notes) app.appendChild(el('p', 'note', (runs.length > 1 ? data.names[r] + ': ' : '') + n));
     }
+    runs.forEach((run, r) => makeCards(app, run, runs.length > 1 ? data.names[r] : ''));
     controls(app);
     const tlSection = el('section', 'vt-timelines');
     tlSection.appendChild(el('h2', '', 'Active memory timeline'));
@@ -291,6 +292,7 @@
     }
     tlSection.appendChild(pinned);
     makeComposition(app);
+    runs.forEach((run, r) => makeExitTable(app, run, runs.length > 1 ? data.names[r] : ''));
     runs.forEach((run, r) => makePools(app, run, runs.length > 1 ? data.names[r] : ''));
     keyboard();
     drawLegend();
