@@ -65,7 +65,9 @@ Layout lay_out(const std::vector<Column> &columns, size_t width) {
     auto drop_lowest = [&](auto eligible) {
         size_t best = kept.size();
         for (size_t k = 0; k < kept.size(); ++k)
-            if (eligible(kept[k]) && (best == kept.size() || columns[kept[k]].priority < columns[kept[best]].priority)) best = k;
+            if (eligible(kept[k]) &&
+                (best == kept.size() || columns[kept[k]].priority < columns[kept[best]].priority))
+                best = k;
         if (best == kept.size()) return false;
         kept.erase(kept.begin() + long(best));
         return true;
@@ -73,10 +75,14 @@ Layout lay_out(const std::vector<Column> &columns, size_t width) {
     int flexible_priority = -1 << 30;
     for (size_t i : kept)
         if (columns[i].flexible) flexible_priority = columns[i].priority;
-    while (total() > width && drop_lowest([&](size_t i) { return !columns[i].flexible && columns[i].priority < flexible_priority; })) {
+    auto below_flexible = [&](size_t i) { return !columns[i].flexible && columns[i].priority < flexible_priority; };
+    while (total() > width && drop_lowest(below_flexible)) {
     }
     for (size_t i : kept)
-        if (columns[i].flexible && total() > width) widths[i] = std::max<size_t>(std::max<size_t>(columns[i].min_width, 8), widths[i] - std::min(widths[i], total() - width));
+        if (columns[i].flexible && total() > width) {
+            const size_t least = std::max<size_t>(columns[i].min_width, 8), over = total() - width;
+            widths[i] = std::max(least, widths[i] - std::min(widths[i], over));
+        }
     while (total() > width && kept.size() > 1 && drop_lowest([&](size_t i) { return !columns[i].flexible; })) {
     }
     // The flexible column takes the rest of the line (up to its widest cell).
