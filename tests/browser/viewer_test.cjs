@@ -598,6 +598,16 @@ async function casePython(browser, arg) {
   same('python: Python frames only (and the call sites of stacks without any)', notPython, []);
   await page.screenshot({ path: path.join(WORK, 'python-frames-only.png'), fullPage: true });
   await page.click('#vt-python-only');
+  // The live-at-exit table names sites with their via; its swatches still have the colour of the
+  // site's bands (the legend's).
+  const pyLegend = await page.$$eval('#vt-legend .vt-key', ks => ks.map(k => [k.querySelector('.vt-key-text').textContent,
+    getComputedStyle(k.querySelector('.vt-swatch')).backgroundColor]));
+  const exitSw = await page.$$eval('#vt-exit-sites td.site', tds => tds.map(td => [td.textContent, getComputedStyle(td.querySelector('.vt-swatch')).backgroundColor]));
+  const pairs = [];
+  for (const [label, colour] of pyLegend)
+    for (const [site, sw] of exitSw)
+      if (site === label || site.startsWith(label + ' via ') || site.startsWith(label + ' [no Python frames]')) pairs.push([site, sw === colour]);
+  check('python: live-at-exit swatches have their sites\' legend colours', pairs.length >= 3 && pairs.every(p => p[1]), JSON.stringify(pairs));
   const pa = await checkAxis('python: cuda:0 axis', page, 0);
   check('python: the axis top is the first whole step at or above the peak', pa.top - pa.step < pa.peak && pa.peak > 0, JSON.stringify(pa));
   same('python: no script error', page.vtErrors, []);

@@ -13,7 +13,9 @@
 namespace vramtrace::exporter::html {
 
 // The JSON member value {"basis", "classes": [[bytes, allocations] x 3], "sites": [[class,
-// location, [devices], bytes, allocations, intervals], ...]}: basis "marks", "run_tenths" or
+// location, [devices], bytes, allocations, intervals, colour key], ...]}: the colour key is the
+// call-site text the page colours the site's bands by (the location without its via); basis
+// "marks", "run_tenths" or
 // "none" (how the run was cut, live_classes.h); classes in the order held since start, grew, the
 // rest; sites as report::classify_live orders them within each class, their location an index
 // that `string` gives (the page's string table). Only the devices `options` keeps.

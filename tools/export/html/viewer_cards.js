@@ -74,7 +74,7 @@
       tr.appendChild(el('td', 'n', String(s[4])));
       if (mixed) tr.appendChild(el('td', '', s[2].map(d => d === -1 ? 'host' : d < -1 ? 'unknown' : 'cuda:' + d).join(', ')));
       const td = el('td', 'site'), sw = el('span', 'vt-swatch'), site = run.strings[s[1]];
-      sw.style.background = hashColour(site);
+      sw.style.background = hashColour(run.strings[s.length > 6 ? s[6] : s[1]]);
       td.appendChild(sw);
       td.appendChild(document.createTextNode(shown(site)));
       tr.appendChild(td);
