@@ -334,8 +334,8 @@
     bandColour: (i, b) => state.timelines[i].bandColour(b),
     peakTime: i => state.timelines[i].dev.peak_time,
     // The axis labels drawn on timeline i: their boxes (canvas px) and texts, and the canvas width.
-    labels: i => ({ width: state.timelines[i].width, boxes: state.timelines[i].labelBoxes.map(b => [b.x0, b.y0, b.x1, b.y1, b.text]),
-      items: state.timelines[i].axisItems.length }),
+    labels: i => ({ width: state.timelines[i].width, boxes: state.timelines[i].labelBoxes.map(b => [b.x0, b.y0, b.x1, b.y1, b.text, b.item.label]),
+      items: state.timelines[i].axisItems.length, labels: state.timelines[i].axisItems.map(a => a.label) }),
     // The middle of the first band of timeline i (in start order) whose stack has a frame matching
     // the regular expression, as {t, bytes} at the band's start column; null when none.
     bandWhere: (i, pattern) => {

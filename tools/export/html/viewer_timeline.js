@@ -228,21 +228,29 @@
     }
     // The labels of the axis items in LABEL_LANES lanes under the markers, left to right: each in
     // the first lane where it clears the label before it, right of its marker or, where that
-    // would pass the canvas's edge, left of it. A label that fits no lane is left out; its
-    // marker's hover has the whole text either way. So no two labels overlap and none is cut.
+    // would pass the canvas's edge, left of it. A label that would reach past the marker
+    // LABEL_LANES places on is elided ("…") to end before it, so that the lanes take turns; one
+    // that still fits no lane is left out. The label's box and its marker hover the whole text.
+    // So no two labels overlap and none is cut at the edge.
     placeLabels(ctx) {
       ctx.font = '11px sans-serif';
       ctx.textAlign = 'left';
       const edge = this.width - 2, laneEnd = new Array(LABEL_LANES).fill(-Infinity);
       this.labelBoxes = [];
       const items = this.axisItems.slice().sort((a, b) => a.x - b.x);
-      for (const it of items) {
-        const text = it.label.length > 24 ? it.label.slice(0, 23) + '…' : it.label;
+      for (let i = 0; i < items.length; i++) {
+        const it = items[i];
+        let text = it.label.length > 24 ? it.label.slice(0, 23) + '…' : it.label;
+        const ahead = items[i + LABEL_LANES];
+        if (ahead) {
+          const room = ahead.x + 5 - 4 - (it.x + 5);
+          while (text.length > 2 && ctx.measureText(text).width > room) text = text.replace(/…?$/, '').slice(0, -1) + '…';
+        }
         const w = ctx.measureText(text).width;
         let x0 = it.x + 5;
         if (x0 + w > edge) x0 = Math.max(0, it.x - 5 - w);
         const lane = laneEnd.findIndex(end => x0 >= end + 4);
-        if (lane < 0) continue;
+        if (lane < 0 || (ahead && x0 + w > ahead.x + 1 && x0 > it.x)) continue;
         laneEnd[lane] = x0 + w;
         const base = PLOT_HEIGHT + 32 + lane * LABEL_LANE;
         ctx.fillStyle = it.colour;
