@@ -368,8 +368,11 @@ async function caseServe(browser) {
 async function caseCompare(browser) {
   const page = await open(browser, exportPage('compare', ['--base', path.join(DATA, 'diff_base.json'), path.join(DATA, 'diff_new.json')]));
   const diff = await page.$$eval('#vt-diff tr', trs => trs.map(tr => Array.from(tr.children).map(td => td.textContent)));
-  same('compare: the grown site first', diff[0], ['+1.00 MiB (1048576 B)', '1.00 MiB (1048576 B)', '2.00 MiB (2097152 B)', '1 → 2', 'alloc_a() at model.cpp:10 (train)']);
-  same('compare: the gone site last', diff[diff.length - 1], ['-4.00 KiB (4096 B)', '4.00 KiB (4096 B)', '0 B', '1 → 0', 'alloc_c() at data.cpp:30 (train)']);
+  // The sites are on cuda:0 and cuda:1: a devices column says which.
+  same('compare: the diff table has a devices column', await page.$$eval('.vt-diff table th', ths => ths.map(t => t.textContent)),
+    ['change', 'base', 'new', 'allocations (base → new)', 'devices', 'call site']);
+  same('compare: the grown site first', diff[0], ['+1.00 MiB (1048576 B)', '1.00 MiB (1048576 B)', '2.00 MiB (2097152 B)', '1 → 2', 'cuda:0', 'alloc_a() at model.cpp:10 (train)']);
+  same('compare: the gone site last', diff[diff.length - 1], ['-4.00 KiB (4096 B)', '4.00 KiB (4096 B)', '0 B', '1 → 0', 'cuda:1', 'alloc_c() at data.cpp:30 (train)']);
   same('compare: both timelines per device', await page.evaluate(() => window.vramtraceViewer.timelines().map(t => t.device)),
     ['cuda:0', 'cuda:0', 'cuda:1', 'cuda:1', 'host', 'host']);
   // The highest column of each (what the scale shows); allocations made at the dump are drawn too.

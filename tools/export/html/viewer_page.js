@@ -127,7 +127,11 @@
     const out = new Map();
     for (const d of run.devices) {
       const w = kind === 'peak' ? atPeak(d) : liveAtDump(d);
-      for (const [stack, v] of w) add(out, run.stackKey[stack], v.bytes, v.count);
+      for (const [stack, v] of w) {
+        add(out, run.stackKey[stack], v.bytes, v.count);
+        const e = out.get(run.stackKey[stack]);
+        (e.devices || (e.devices = new Set())).add(d.label);
+      }
     }
     return out;
   }
@@ -146,6 +150,8 @@
     const table = el('table');
     const head = el('tr');
     for (const h of ['change', 'base', 'new', 'allocations (base → new)', 'call site']) head.appendChild(el('th', '', h));
+    // Where the sites are on more than one device, a column says which.
+    const deviceHead = el('th', '', 'devices');
     table.appendChild(head);
     const tbody = el('tbody'); tbody.id = 'vt-diff';
     table.appendChild(tbody);
@@ -160,6 +166,9 @@
       }
       rows.sort((p, q) => q.delta - p.delta || (p.site < q.site ? -1 : 1));
       tbody.textContent = '';
+      const devicesOf = r => Array.from(new Set([...(r.base.devices || []), ...(r.cur.devices || [])])).sort();
+      const mixed = new Set(rows.flatMap(devicesOf)).size > 1;
+      if (mixed && !deviceHead.parentNode) head.insertBefore(deviceHead, head.lastChild);
       // A site with the same bytes and allocations in both runs tells nothing about the change.
       const same = r => r.delta === 0 && r.base.count === r.cur.count;
       const n = rows.filter(same).length;
@@ -171,6 +180,7 @@
         tr.appendChild(el('td', 'n', fmtBytesExact(r.base.bytes)));
         tr.appendChild(el('td', 'n', fmtBytesExact(r.cur.bytes)));
         tr.appendChild(el('td', 'n', r.base.count + ' → ' + r.cur.count));
+        if (mixed) tr.appendChild(el('td', '', devicesOf(r).join(', ')));
         tr.appendChild(el('td', 'site', shown(r.site)));
         tbody.appendChild(tr);
       }
