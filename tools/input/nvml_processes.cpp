@@ -39,7 +39,6 @@ bool read_nvml_gpus(std::vector<NvmlGpu> *out, std::string *error) {
     static void *lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
     if (lib == nullptr) return false;
     auto init = reinterpret_cast<nvmlReturn_t (*)()>(dlsym(lib, "nvmlInit_v2"));
-    auto shutdown = reinterpret_cast<nvmlReturn_t (*)()>(dlsym(lib, "nvmlShutdown"));
     auto count_fn = reinterpret_cast<nvmlReturn_t (*)(unsigned *)>(dlsym(lib, "nvmlDeviceGetCount_v2"));
     auto by_index = reinterpret_cast<nvmlReturn_t (*)(unsigned, nvmlDevice_t *)>(dlsym(lib, "nvmlDeviceGetHandleByIndex_v2"));
     auto uuid_fn = reinterpret_cast<nvmlReturn_t (*)(nvmlDevice_t, char *, unsigned)>(dlsym(lib, "nvmlDeviceGetUUID"));
@@ -47,12 +46,15 @@ bool read_nvml_gpus(std::vector<NvmlGpu> *out, std::string *error) {
     using ProcFn = nvmlReturn_t (*)(nvmlDevice_t, unsigned *, nvmlProcessInfo_t *);
     auto procs = reinterpret_cast<ProcFn>(dlsym(lib, "nvmlDeviceGetComputeRunningProcesses_v3"));
     auto name_fn = reinterpret_cast<nvmlReturn_t (*)(unsigned, char *, unsigned)>(dlsym(lib, "nvmlSystemGetProcessName"));
-    if (!init || !shutdown || !count_fn || !by_index || !memory || !procs) {
+    if (!init || !count_fn || !by_index || !memory || !procs) {
         *error = "NVML (libnvidia-ml.so.1) lacks the entry points for the GPU process list";
         return false;
     }
-    if (nvmlReturn_t r = init(); r != kSuccess) {
-        *error = "NVML does not start (nvmlInit_v2: " + std::to_string(r) + ")";
+    // Started once and kept for the viewer's life: nvmlInit costs tens of milliseconds per GPU,
+    // and the TUI's process list asks every second.
+    static nvmlReturn_t started = init();
+    if (started != kSuccess) {
+        *error = "NVML does not start (nvmlInit_v2: " + std::to_string(started) + ")";
         return false;
     }
     unsigned count = 0;
@@ -89,7 +91,6 @@ bool read_nvml_gpus(std::vector<NvmlGpu> *out, std::string *error) {
         }
         out->push_back(std::move(gpu));
     }
-    shutdown();
     return true;
 }
 
