@@ -197,18 +197,20 @@ tui_untraced)
     shows "gpu0 ["
     shows "] traced 11.00 MiB, untraced 200.00 MiB, free 824.00 MiB"
     shows "gpu1 ["
-    shows "$spid  sleep (not traced)"
+    shows "sleep (not traced)"
     grep -qE "^$spid +sleep \(not traced\) +gpu0 +200\.00 MiB +-$" "$screen" || fail "the untraced row"
     # The list's help: ? shows the keys, any key goes back.
     key '?'; shows "o               sort by bytes, allocations, growth over 10 s, call site"
-    key x; shows "$spid  sleep (not traced)"
+    key x; shows "sleep (not traced)"
     key q; finish a "$PID" ;;
 tui_list)
     start a; apid=$PID
     start b many; bpid=$PID
     tui "$VT" top
     line_is 1 "vramtrace top: processes on this host's GPUs"
-    line_is 3 "pid    command"
+    line_is 3 "pid "
+    # (The pid column is as wide as the longest pid; the rank, "-" on every row, is left out.)
+    sed -n 3p "$screen" | grep -qE '^pid +command +device +current +peak$' || fail "the list's header: $(sed -n 3p "$screen")"
     if [ "$apid" -lt "$bpid" ]; then first=$apid second=$bpid; else first=$bpid second=$apid; fi
     line_is 4 "$first "; line_is 5 "$second "
     shows "cuda:0  11.00 MiB  11.00 MiB"
