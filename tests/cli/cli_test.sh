@@ -1044,6 +1044,9 @@ view)
     run 1 env -u DISPLAY TMPDIR="$VT_WORK/none" "$VT" view "$in"; stderr_is_one_line
     stderr_has "vramtrace: error: cannot create a file in $VT_WORK/none: No such file or directory"
     run 2 "$VT" view; stderr_has "no snapshot file given"
+    run 2 "$VT" view --port 8080 "$in"; stderr_is_one_line; stderr_has "view: --port goes with --serve"
+    run 2 "$VT" view --serve --port 70000 "$in"; stderr_is_one_line
+    stderr_has "view: --port needs a port number (0 to 65535), got '70000'"
     run 2 "$VT" export -f folded --base "$in" "$in"; stderr_has "--base applies to html only"
     run 0 "$VT" help view; stdout_has "usage: vramtrace view [options] SNAPSHOT" ;;
 export_consumers)
