@@ -310,6 +310,8 @@ void check_html(const std::string &out) {
             if (!index_ok(st[0], strings.size()) || !index_ok(st[4], strings.size()) || st[3].size() > 513) abort();
             for (const auto &f : st[3])
                 if (!index_ok(f, run["frames"].size())) abort();
+            // The call-site frame's place among the stack's frames, or -1.
+            if (!st[5].is_number_integer() || st[5].get<int64_t>() < -1 || st[5].get<int64_t>() >= int64_t(st[3].size())) abort();
         }
         for (const auto &d : run["devices"]) {
             const auto &b = d["bands"];

@@ -68,7 +68,11 @@ cmp -s "$rules_cpp.new" "$rules_cpp" && rm "$rules_cpp.new" || mv "$rules_cpp.ne
 archive_sources+=("$rules_cpp")
 # The HTML viewer's JavaScript and CSS, embedded as tools/CMakeLists.txt embeds them.
 assets_cpp="$work/objs/viewer_assets.cpp"
-cmake -DJS="$t/export/html/viewer.js" -DCSS="$t/export/html/viewer.css" -DOUT="$assets_cpp.new" \
+js=""
+for part in viewer_base viewer_timeline viewer_composition viewer_flame viewer_cards viewer_page; do
+  js="$js${js:+;}$t/export/html/$part.js"
+done
+cmake -DJS="$js" -DCSS="$t/export/html/viewer.css" -DOUT="$assets_cpp.new" \
   -P "$t/export/html/embed_assets.cmake" || { echo "run_fuzz: embedding the viewer's assets failed"; exit 2; }
 cmp -s "$assets_cpp.new" "$assets_cpp" && rm "$assets_cpp.new" || mv "$assets_cpp.new" "$assets_cpp"
 archive_sources+=("$assets_cpp")

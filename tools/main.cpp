@@ -32,8 +32,9 @@ constexpr const char *kUsage =
     "      -- PROGRAM [ARGS...]\n"
     "                          run PROGRAM with libvramtrace.so preloaded (--live: on a pty of\n"
     "                          its own, with the live view in this terminal)\n"
-    "  summary [--top N] SNAPSHOT\n"
-    "                          print the summary of a snapshot file\n"
+    "  summary [--top N] [--frames N] SNAPSHOT\n"
+    "                          print the summary of a snapshot file: the answer first (peak,\n"
+    "                          what grew, what was held since start, OOMs), then the detail\n"
     "  diff [options] BASE NEW compare two snapshots per call site; a growth gate for CI\n"
     "  merge [options] FILES...|DIR\n"
     "                          one table per process and merged call sites of many snapshots,\n"
@@ -55,21 +56,14 @@ constexpr const char *kUsage =
     "  -h, --help              show this help\n"
     "  -V, --version           show the version\n"
     "\n"
-    "Exit status: 0 success, 1 bad input or output error, 2 usage error; `run` returns the\n"
-    "program's status (see 'vramtrace run --help'); `diff` returns 1 when its growth gate\n"
-    "fails and 3 for bad input (see 'vramtrace diff --help').\n";
+    "Exit status: 0 success, 1 failed (bad input, output error), 2 usage error, 3 `diff`'s\n"
+    "growth gate failed; `run` returns the program's status (see 'vramtrace run --help').\n";
 
 int help(std::string_view command) {
     using namespace vramtrace::cli;
     if (command.empty()) return write_stdout(kUsage) ? kExitOk : kExitFailure;
-    if (command == "run") return write_stdout(kRunHelp) ? kExitOk : kExitFailure;
-    if (command == "summary") return write_stdout(kSummaryHelp) ? kExitOk : kExitFailure;
-    if (command == "diff") return write_stdout(kDiffHelp) ? kExitOk : kExitFailure;
-    if (command == "merge") return write_stdout(kMergeHelp) ? kExitOk : kExitFailure;
-    if (command == "export") return write_stdout(kExportHelp) ? kExitOk : kExitFailure;
-    if (command == "top") return write_stdout(kTopHelp) ? kExitOk : kExitFailure;
-    if (command == "view") return write_stdout(kViewHelp) ? kExitOk : kExitFailure;
-    return usage_error("unknown command '" + std::string(command) + "'");
+    if (const char *text = command_help(command)) return write_stdout(text) ? kExitOk : kExitFailure;
+    return usage_error("unknown command '" + std::string(command) + "'" + did_you_mean(command, command_names()));
 }
 
 } // namespace
@@ -79,7 +73,8 @@ int main(int argc, char **argv) {
     setup_logging();
     // The frame rules are read once, on first use; a user's file that cannot be used is said here.
     vramtrace::FrameRules::from_environment([](const char *message) { log_warning(message); });
-    if (argc < 2) return usage_error("no command given");
+    // A bare `vramtrace` is a request for the usage.
+    if (argc < 2) return help({});
     std::string_view command = argv[1];
     if (command == "-h" || command == "--help") return help({});
     if (command == "help") {
@@ -102,6 +97,8 @@ int main(int argc, char **argv) {
     if (command == "export") return export_command(argc - 1, argv + 1);
     if (command == "top") return top_command(argc - 1, argv + 1);
     if (command == "view") return view_command(argc - 1, argv + 1);
-    if (!command.empty() && command[0] == '-') return usage_error("unknown option '" + std::string(command) + "'");
-    return usage_error("unknown command '" + std::string(command) + "'");
+    if (!command.empty() && command[0] == '-')
+        return usage_error("unknown option '" + std::string(command) + "'" +
+                           did_you_mean(command, {"--help", "--version"}));
+    return usage_error("unknown command '" + std::string(command) + "'" + did_you_mean(command, command_names()));
 }

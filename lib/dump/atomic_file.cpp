@@ -221,6 +221,7 @@ bool write_output_file(const std::string &path, bool (*fill)(int, void *, std::s
         }
     }
 
+    // Messages name the target, the path the user knows; the temporary name is ours alone.
     std::string tmp;
     int fd = -1;
     // A name that already exists (someone else's file, a symlink planted in a shared directory, a
@@ -232,25 +233,25 @@ bool write_output_file(const std::string &path, bool (*fill)(int, void *, std::s
         if (fd < 0 && errno != EEXIST) break;
     }
     if (fd < 0) {
-        *error = "cannot create " + tmp + ": " + strerror(errno);
+        *error = "cannot write " + path + ": " + strerror(errno);
         return done(false);
     }
     struct stat ours {};
     if (fstat(fd, &ours) != 0) {
-        *error = "cannot create " + tmp + ": " + strerror(errno);
+        *error = "cannot write " + path + ": " + strerror(errno);
         close(fd);
         unlink(tmp.c_str()); // just created with O_EXCL, in the same call
         return done(false);
     }
     if (options.mode != 0600 && fchmod(fd, static_cast<mode_t>(options.mode)) != 0) {
-        *error = "cannot set the mode of " + tmp + ": " + strerror(errno);
+        *error = "cannot set the mode of " + path + ": " + strerror(errno);
         close(fd);
         remove_temporary(tmp, ours);
         return done(false);
     }
     bool ok = fill(fd, ctx, error);
     if (close(fd) != 0 && ok) {
-        *error = "cannot write " + tmp + ": " + strerror(errno);
+        *error = "cannot write " + path + ": " + strerror(errno);
         ok = false;
     }
     if (ok) {
@@ -264,7 +265,7 @@ bool write_output_file(const std::string &path, bool (*fill)(int, void *, std::s
         }
     }
     if (ok && rename(tmp.c_str(), path.c_str()) != 0) {
-        *error = "cannot rename " + tmp + " to " + path + ": " + strerror(errno);
+        *error = "cannot write " + path + ": " + strerror(errno);
         ok = false;
     }
     if (!ok) {

@@ -54,6 +54,7 @@ void SummaryBody::add_allocation(const Allocation &a) {
     by_range.first += a.size, ++by_range.second;
     LiveKey key{a.stack, a.device, state_->intern(a.kind), state_->intern(a.api), a.size};
     ++state_->live[key];
+    state_->times[{a.stack, a.device, a.size}].push_back(a.time_ns);
 }
 
 size_t SummaryBody::live_entries() const { return state_->live.size(); }
@@ -61,6 +62,9 @@ size_t SummaryBody::live_entries() const { return state_->live.size(); }
 void SummaryBody::add_event(const Event &e) {
     ++state_->events;
     replay_event(state_->replayed, e);
+    if (e.type == "mark") state_->marks.push_back(e);
+    if (e.type == "alloc")
+        state_->allocs[e.device].push_back({e.time_ns, e.size, e.stack, e.range, state_->intern(e.api)});
 }
 
 namespace summary {

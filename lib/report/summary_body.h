@@ -8,8 +8,10 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <tuple>
 #include <vector>
 
+#include "report/live_classes.h"
 #include "report/summary_format.h"
 
 namespace vramtrace::report {
@@ -69,6 +71,17 @@ struct LiveKeyHash {
 
 struct SummaryBody::State {
     std::unordered_map<summary::LiveKey, uint64_t, summary::LiveKeyHash> live; // -> number of allocations
+    // The times the live allocations were made, per (stack, device, size), for the exit-time
+    // classes (live_classes.h): 8 bytes per allocation.
+    std::map<std::tuple<uint32_t, int, uint64_t>, std::vector<uint64_t>> times;
+    // From the event history, for the headline: its marks, and its allocations (time, stack,
+    // size, NVTX range, api) per device. Bounded by the history's capacity (VRAMTRACE_EVENTS).
+    std::vector<Event> marks;
+    struct AllocSeen {
+        uint64_t time_ns = 0, size = 0;
+        uint32_t stack = 0, range = 0, api = 0;
+    };
+    std::map<int, std::vector<AllocSeen>> allocs;
     std::vector<std::string> names;                          // kinds and apis, interned
     std::unordered_map<std::string, uint32_t> name_index;
     std::map<int, summary::DeviceReplay> replayed;                    // every event so far, per device

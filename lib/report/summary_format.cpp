@@ -2,7 +2,9 @@
 // Vocabulary after torch.cuda.memory_summary: current / peak / total allocated / total freed.
 #include "report/summary_format.h"
 
+#include "report/live_classes.h"
 #include "report/summary_body.h"
+#include "report/summary_headline.h"
 #include "report/summary_lines.h"
 #include "report/summary_nvtx.h"
 #include "report/text_safety.h"
@@ -29,7 +31,10 @@ void header(Lines &lines, const Snapshot &s) {
     if (!p.host.empty()) title += " on " + one_line(p.host);
     if (!p.rank.empty()) title += ", rank " + one_line(p.rank);
     lines.add(title + " ====");
+}
 
+void about(Lines &lines, const Snapshot &s) {
+    const ProcessInfo &p = s.process;
     std::string command = !p.command_line.empty() ? shell_words(p.command_line)
                           : !p.executable.empty() ? p.executable
                                                   : "(unknown)";
@@ -87,21 +92,6 @@ std::string kind_label(const std::string &kind) {
     if (kind == "graph_pool") return "graph pool";
     if (kind == "array") return "CUDA arrays";
     return one_line(kind);
-}
-
-// "N s after start" for a CLOCK_MONOTONIC time, when the snapshot can place it on the wall clock.
-std::optional<uint64_t> since_start(const ProcessInfo &p, uint64_t monotonic_ns) {
-    if (p.dump_monotonic_ns == 0 || p.start_time_ns == 0 || p.dump_time_ns < p.start_time_ns ||
-        monotonic_ns > p.dump_monotonic_ns)
-        return std::nullopt;
-    uint64_t run = p.dump_time_ns - p.start_time_ns, before_dump = p.dump_monotonic_ns - monotonic_ns;
-    if (before_dump > run) return std::nullopt;
-    return run - before_dump;
-}
-
-std::string when_text(const ProcessInfo &p, uint64_t monotonic_ns) {
-    auto t = since_start(p, monotonic_ns);
-    return t ? format_duration(*t) + " after start" : std::string();
 }
 
 void devices(Lines &lines, const Snapshot &s, const SummaryBody::State &body) {
@@ -333,6 +323,11 @@ std::string stack_location(const Snapshot &s, uint32_t id) {
     return escape_control_characters(describe_frame(s, *frame));
 }
 
+std::string error_text(const OomEvent &o) {
+    std::string name = cuda_error_name(o.api, o.result);
+    return name.empty() ? "error " + std::to_string(o.result) : name + " (error " + std::to_string(o.result) + ")";
+}
+
 void ooms(Lines &lines, const Snapshot &s, const SummaryBody::State &body, const SummaryOptions &options) {
     uint64_t total = std::max<uint64_t>(s.oom_count, s.ooms.size());
     if (total == 0) return;
@@ -342,8 +337,8 @@ void ooms(Lines &lines, const Snapshot &s, const SummaryBody::State &body, const
     for (const OomEvent &o : s.ooms) {
         std::string when = when_text(s.process, o.time_ns);
         lines.add("  " + (when.empty() ? std::string() : when + ": ") + one_line(o.api) + " of " +
-                  format_bytes_exact(o.requested_bytes) + " on " + device_label(o.device) + " failed (error " +
-                  std::to_string(o.result) + ")");
+                  format_bytes_exact(o.requested_bytes) + " on " + device_label(o.device) + " failed with");
+        lines.add("    " + error_text(o));
         std::string state;
         if (o.device_free_bytes && o.device_total_bytes)
             state = format_bytes(*o.device_free_bytes) + " free of " + format_bytes(*o.device_total_bytes);
@@ -453,36 +448,6 @@ void teardowns(Lines &lines, const Snapshot &s, const SummaryOptions &options) {
     }
 }
 
-void live(Lines &lines, const Snapshot &s, const std::vector<CallSiteGroup> &groups, size_t shown,
-          uint64_t live_bytes, uint64_t live_count, const SummaryOptions &options) {
-    bool at_exit = s.process.reason == "exit";
-    if (live_count == 0) {
-        lines.add(at_exit ? "no leaks: every tracked allocation was freed before exit"
-                          : "no tracked allocation is live at the snapshot");
-        return;
-    }
-    lines.add(std::string(at_exit ? "leaked at exit: " : "still live at the snapshot: ") +
-              plural(live_count, "allocation") + ", " + format_bytes_exact(live_bytes) + ", from " +
-              plural(groups.size(), "call site") + ":");
-    for (size_t i = 0; i < shown; ++i) {
-        const CallSiteGroup &g = groups[i];
-        lines.add("  " + one_line(g.location));
-        std::vector<std::string> items;
-        size_t listed = options.max_sizes_per_call_site == 0
-                            ? g.sizes.size()
-                            : std::min(g.sizes.size(), options.max_sizes_per_call_site);
-        for (size_t k = 0; k < listed; ++k) items.push_back(dec(g.sizes[k].second) + " x " + format_bytes_exact(g.sizes[k].first));
-        if (listed < g.sizes.size()) {
-            uint64_t more = 0;
-            for (size_t k = listed; k < g.sizes.size(); ++k) more += g.sizes[k].second;
-            items.push_back("and " + plural(g.sizes.size() - listed, "other size") + " in " + plural(more, "allocation"));
-        }
-        lines.wrap("    " + format_bytes_exact(g.live_bytes) + " in " + plural(g.live_count, "allocation") + ": ",
-                   "      ", items);
-    }
-    rest(lines, groups, shown);
-}
-
 void dropped(Lines &lines, const Snapshot &s, const SummaryBody::State &body) {
     if (s.dropped_allocations != 0)
         lines.add("warning: " + plural(s.dropped_allocations, "allocation") +
@@ -504,15 +469,27 @@ void dropped(Lines &lines, const Snapshot &s, const SummaryBody::State &body) {
 
 std::string build(const Snapshot &s, const SummaryBody::State &body, const SummaryOptions &options) {
     Lines lines;
+    std::vector<LiveSeries> series;
+    for (const auto &[key, times] : body.times)
+        series.push_back({std::get<0>(key), std::get<1>(key), std::get<2>(key), &times});
+    LiveClasses classes = classify_live(s, series, body.marks);
     header(lines, s);
+    headline(lines, s, body, classes);
+    lines.add("---- details ----");
+    about(lines, s);
     devices(lines, s, body);
-    std::vector<CallSiteGroup> groups = group_folded_by_call_site(s, folded_live(body));
-    uint64_t live_bytes = 0, live_count = 0;
-    for (const CallSiteGroup &g : groups) live_bytes += g.live_bytes, live_count += g.live_count;
-    size_t shown = shown_of(groups, options);
-    if (live_count != 0) {
-        call_sites(lines, groups, shown, live_bytes, live_count);
-        rest(lines, groups, shown);
+    bool at_exit = s.process.reason == "exit";
+    // At exit the live allocations are listed once, by class, at the end; another snapshot lists
+    // them here, by live bytes.
+    if (!at_exit) {
+        std::vector<CallSiteGroup> groups = group_folded_by_call_site(s, folded_live(body));
+        uint64_t live_bytes = 0, live_count = 0;
+        for (const CallSiteGroup &g : groups) live_bytes += g.live_bytes, live_count += g.live_count;
+        size_t shown = shown_of(groups, options);
+        if (live_count != 0) {
+            call_sites(lines, groups, shown, live_bytes, live_count);
+            rest(lines, groups, shown);
+        }
     }
     peaks(lines, s, options);
     categories(lines, s, body);
@@ -522,7 +499,7 @@ std::string build(const Snapshot &s, const SummaryBody::State &body, const Summa
     pools(lines, s);
     virtual_memory(lines, body);
     teardowns(lines, s, options);
-    live(lines, s, groups, shown, live_bytes, live_count, options);
+    live_by_class(lines, s, classes, options.top_n, options.max_sizes_per_call_site);
     ipc_imports(lines, s, body);
     dropped(lines, s, body);
     return lines.take();

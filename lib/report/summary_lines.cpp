@@ -50,5 +50,18 @@ std::string driver_text(int version) {
     return dec(uint64_t(version / 1000)) + "." + dec(uint64_t(version % 1000 / 10));
 }
 
+std::optional<uint64_t> since_start(const ProcessInfo &p, uint64_t monotonic_ns) {
+    if (p.dump_monotonic_ns == 0 || p.start_time_ns == 0 || p.dump_time_ns < p.start_time_ns ||
+        monotonic_ns > p.dump_monotonic_ns)
+        return std::nullopt;
+    uint64_t run = p.dump_time_ns - p.start_time_ns, before_dump = p.dump_monotonic_ns - monotonic_ns;
+    if (before_dump > run) return std::nullopt;
+    return run - before_dump;
+}
+
+std::string when_text(const ProcessInfo &p, uint64_t monotonic_ns) {
+    auto t = since_start(p, monotonic_ns);
+    return t ? format_duration(*t) + " after start" : std::string();
+}
 
 } // namespace vramtrace::report::summary

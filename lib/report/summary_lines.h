@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,6 +21,11 @@ std::string shell_words(const std::vector<std::string> &args);
 // Share of total in percent with one decimal, rounded half up: "56.0%"; "-" when total is 0.
 std::string percent(uint64_t part, uint64_t total);
 std::string driver_text(int version); // 12080 -> "12.8"
+// Time since the library's start of a CLOCK_MONOTONIC time, when the snapshot places monotonic
+// times on the wall clock (ProcessInfo::dump_monotonic_ns); and the same as "N ms after start"
+// ("" when not known).
+std::optional<uint64_t> since_start(const ProcessInfo &p, uint64_t monotonic_ns);
+std::string when_text(const ProcessInfo &p, uint64_t monotonic_ns);
 
 template <class T, class Fn> std::string join(const std::vector<T> &items, Fn &&text) {
     std::string out;

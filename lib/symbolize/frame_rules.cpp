@@ -91,8 +91,8 @@ bool parse_line(std::string_view line, FrameRule *rule, std::string *why) {
         }
     }
     if (!matches_something) return *why = "a rule needs module=, function=, file= or python=", false;
-    if (rule->action == RuleAction::Mark && rule->category == Category::kNone)
-        return *why = "a mark rule needs category=", false;
+    if (rule->action == RuleAction::Mark && rule->category == Category::kNone && rule->group.empty())
+        return *why = "a mark rule needs category= or group=", false;
     return true;
 }
 
@@ -175,11 +175,13 @@ FrameRules::Verdict FrameRules::judge(const report::Frame &frame, std::string_vi
     for (const FrameRule &r : rules_) {
         bool placement_open = v.placement == nullptr && r.action != RuleAction::Mark;
         bool category_open = v.category == Category::kNone && r.category != Category::kNone;
-        if (!placement_open && !category_open) continue;
+        bool group_open = v.group.empty() && !r.group.empty();
+        if (!placement_open && !category_open && !group_open) continue;
         if (!rule_matches(r, frame, module_path, module_name)) continue;
         if (placement_open) v.placement = &r;
         if (category_open) v.category = r.category;
-        if (v.placement != nullptr && v.category != Category::kNone) break;
+        if (group_open) v.group = r.group;
+        if (v.placement != nullptr && v.category != Category::kNone && !v.group.empty()) break;
     }
     return v;
 }

@@ -11,7 +11,7 @@
 //            entry  the same, and it names the call site's "via" (train.py:42 via torch.optim...);
 //            name   the same, and it names the call site of a stack with no frame of the program's
 //                   own (an autograd node on the engine's thread, a library's handle call);
-//            mark   no effect on the call site: only category=.
+//            mark   no effect on the call site: only category= and group=.
 //   MATCH    module=GLOB (the module's file name; its whole path when GLOB has a '/'), function=GLOB
 //            (demangled C++ name with its parameters, or a Python frame's qualified name), file=GLOB
 //            (source path), python=yes|no. All given must match. GLOB: '*' any run, '?' one
@@ -90,6 +90,9 @@ public:
         const FrameRule *placement = nullptr; // first matching skip/entry/name rule; nullptr: the
                                               // frame can be a call site
         Category category = Category::kNone;  // of the first matching rule that names one
+        std::string_view group;               // of the first matching rule that names one (a
+                                              // mark rule too: a layer that is not a call site's
+                                              // concern, like the interpreter's C code); "" none
     };
     Verdict judge(const report::Frame &frame, std::string_view module_path) const;
 

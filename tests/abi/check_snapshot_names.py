@@ -104,7 +104,8 @@ ALLOWED = [
     ("live_reading.cpp", {"argument"}, "*", "the live protocol's reading (docs/live.md): another format"),
     ("live_view.cpp", set(KEY_PLACES), "*", "the live reading and `top --once --json` (docs/live.md): another format"),
     ("cmd_top.cpp", set(KEY_PLACES), "*", "`top --once --json`'s process list (docs/live.md): another format"),
-    ("cmd_top_tui.cpp", {"argument"}, {"pid", "rank", "device", "category"}, "column headings of the terminal UI"),
+    ("cmd_top_tui.cpp", {"argument", "pair"}, {"pid", "rank", "device", "category"}, "column headings of the terminal UI"),
+    ("view_serve.cpp", {"argument"}, {"host"}, "the HTTP request's Host header (`view --serve`): another format"),
     ("live_server.cpp", {"json"}, {"format"}, "the live protocol's short answers (docs/live.md): another format"),
 ]
 

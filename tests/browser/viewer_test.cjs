@@ -5,8 +5,8 @@
 //
 // VT the built vramtrace, WORK a scratch directory (pages and screenshots, kept as artifacts),
 // NODE_MODULES where `npm install playwright-core` put it, DATA tests/cli/data. CHROMIUM (the
-// environment) names the browser, default "chromium". Cases: report, compare, hostile, history,
-// nvtx, intervals, python. Prints "PASS name" / "FAIL name: why" per check and "N passed, M failed"; exits 1 when a
+// environment) names the browser, default "chromium". Cases: report, compare, marks, serve,
+// hostile, history, nvtx, intervals, python. Prints "PASS name" / "FAIL name: why" per check and "N passed, M failed"; exits 1 when a
 // check failed or when playwright-core or chromium is missing (a missing tool fails, never skips).
 'use strict';
 const fs = require('fs');
@@ -53,15 +53,15 @@ function writeJson(name, value) {
 }
 const MiB = 1048576;
 
-async function open(browser, file) {
+async function open(browser, file, isUrl) {
   const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
   const errors = [];
   page.on('pageerror', e => errors.push('pageerror: ' + e.message));
   page.on('console', m => { if (m.type() === 'error') errors.push('console: ' + m.text()); });
   // Nothing may be fetched: the page is self-contained.
   const requests = [];
-  page.on('request', r => { if (!r.url().startsWith('file:')) requests.push(r.url()); });
-  await page.goto('file://' + file);
+  page.on('request', r => { if (!r.url().startsWith(isUrl ? file : 'file:')) requests.push(r.url()); });
+  await page.goto(isUrl ? file : 'file://' + file);
   await page.waitForSelector('body[data-ready="1"]', { timeout: 10000 });
   page.vtErrors = errors;
   page.vtRequests = requests;
@@ -70,6 +70,18 @@ async function open(browser, file) {
 const text = (page, sel) => page.$eval(sel, e => e.textContent);
 const texts = (page, sel) => page.$$eval(sel, es => es.map(e => e.textContent));
 async function at(page, i, t, bytes) { return page.evaluate(([i, t, b]) => window.vramtraceViewer.point(i, t, b), [i, t, bytes]); }
+// The vertical axis of timeline i: steps of 1, 2 or 5 times a power of ten in one binary unit,
+// every tick a whole number of steps, the top tick at or above the device's peak.
+async function checkAxis(name, page, i) {
+  const a = await page.evaluate(i => window.vramtraceViewer.axis(i), i);
+  const unit = Math.pow(1024, ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB', 'EiB'].indexOf(a.unit));
+  const m = a.multiple, decade = Math.pow(10, Math.floor(Math.log10(m)));
+  check(name + ': the step is 1, 2 or 5 x 10^k ' + a.unit, [1, 2, 5].includes(m / decade) && a.step === m * unit, JSON.stringify(a));
+  check(name + ': ticks are whole steps from 0', a.ticks.every((t, k) => t.bytes === k * a.step), JSON.stringify(a.ticks));
+  check(name + ': the labels say the steps', a.ticks.every((t, k) => t.label === (k ? (k * m) + ' ' + a.unit : '0')), JSON.stringify(a.ticks));
+  check(name + ': the top tick is at or above the peak', a.top === a.ticks[a.ticks.length - 1].bytes && a.top >= a.peak, JSON.stringify(a));
+  return a;
+}
 const rows = page => page.$$eval('#vt-sites tr', trs => trs.map(tr => Array.from(tr.children).map(td => td.textContent)));
 
 // tests/cli/data/export_input.json: on cuda:0 1 MiB from 0.5 s (live at the dump, 5 s) and 3 MiB
@@ -120,14 +132,31 @@ async function caseReport(browser) {
   await page.mouse.move(p.x, p.y + 22);
   same('report: hover of the dump on the axis', await text(page, '#vt-tip'), 'snapshot (reason exit) at 5.000 s');
   await page.screenshot({ path: path.join(WORK, 'report.png'), fullPage: true });
+  // The headline cards and the live-at-exit table (classes: lib/report/live_classes.h).
+  const cards = await page.$$eval('.vt-card', cs => cs.map(c => [c.id, c.querySelector('.vt-card-value').textContent, c.querySelector('.vt-card-detail').textContent]));
+  same('report: the headline cards', cards, [['vt-card-peak', '4.00 MiB', 'on cuda:0 at 1.000 s'],
+    ['vt-card-live', '3.00 MiB', '3 allocations'], ['vt-card-held', '1.00 MiB', '1 allocation from before the first mark'],
+    ['vt-card-grew', '0 B', 'no call site grew through the run'], ['vt-card-ooms', '1', 'first: 8.00 GiB asked at 3.000 s'],
+    ['vt-card-top', '3.00 MiB', '?? (train+0x2000)']]);
+  const exitRows = await page.$$eval('#vt-exit-sites tr', trs => trs.map(tr => Array.from(tr.children).map(td => td.textContent)));
+  same('report: the live-at-exit table, with a device column (devices mix)', exitRows, [
+    ['held since start', '1.00 MiB (1048576 B)', '1', 'cuda:0', 'alloc_helper<float>(unsigned long) at /src/alloc.h:7 (inlined into make_buffer(unsigned long) at /src/train.cpp:42) (train)'],
+    ['the rest', '2.00 MiB (2097152 B)', '1', 'cuda:1', 'worker(int) at /src/train.cpp:120 (train)'],
+    ['the rest', '4.00 KiB (4096 B)', '1', 'host', '(no stack captured)']]);
+  same('report: the static table of the peaks has a device column', await page.$$eval('.vt-static table:last-of-type tr', trs => trs.slice(0, 3).map(tr => Array.from(tr.children).map(td => td.textContent))), [
+    ['bytes', 'allocations', 'device', 'call site'], ['3.00 MiB (3145728 B)', '1', 'cuda:0', '?? (train+0x2000)'],
+    ['2.00 MiB (2097152 B)', '1', 'cuda:1', 'worker(int) at /src/train.cpp:120 (train)']]);
+  const axis = await checkAxis('report: cuda:0 axis', page, 0);
+  same('report: cuda:0 ticks for its 4 MiB peak', axis.ticks.map(t => t.label), ['0', '1 MiB', '2 MiB', '3 MiB', '4 MiB']);
 
   // Click at 3.0 s: only the 1 MiB allocation is live.
   p = await at(page, 0, 3e9, 0.5 * MiB);
   await page.mouse.click(p.x, p.y);
   const title = await text(page, '#vt-comp-title');
   check('report: a click at 3 s shows what was live then', /^Live on cuda:0 at (2\.99\d|3\.00\d) s: 1\.00 MiB \(1048576 B\) in 1 allocation$/.test(title), title);
+  // Runtime frames (cudaMalloc: the frame rules' cuda_runtime group) are hidden by default.
   same('report: the flame graph at 3 s', await texts(page, '#vt-flame .fn'), ['all', 'main at /src/train.cpp:97',
-    'make_buffer(unsigned long) at /src/train.cpp:42', 'alloc_helper<float>(unsigned long) at /src/alloc.h:7 (inlined)', 'cudaMalloc']);
+    'make_buffer(unsigned long) at /src/train.cpp:42', 'alloc_helper<float>(unsigned long) at /src/alloc.h:7 (inlined)']);
   check('report: the click pins the band', (await text(page, '#vt-pinned')).startsWith('1.00 MiB (1048576 B) on cuda:0 at 0x7f3a00000000\n'),
     await text(page, '#vt-pinned'));
   await page.keyboard.press('Escape');
@@ -136,10 +165,58 @@ async function caseReport(browser) {
   p = await at(page, 0, 1.5e9, 0.5 * MiB);
   await page.mouse.click(p.x, p.y);
   same('report: the flame graph at 1.5 s', await texts(page, '#vt-flame .fn'), ['all', 'main at /src/train.cpp:97',
+    'train+0x2000', 'make_buffer(unsigned long) at /src/train.cpp:42',
+    'alloc_helper<float>(unsigned long) at /src/alloc.h:7 (inlined)']);
+  same('report: the widths of the flame graph at 1.5 s', await page.$$eval('#vt-flame .fn', es => es.map(e => e.style.width)),
+    ['100%', '100%', '75%', '25%', '25%']);
+  await page.click('#vt-hide-runtime');
+  same('report: with runtime frames, cudaMalloc under each site', await texts(page, '#vt-flame .fn'), ['all', 'main at /src/train.cpp:97',
     'train+0x2000', 'cudaMalloc', 'make_buffer(unsigned long) at /src/train.cpp:42',
     'alloc_helper<float>(unsigned long) at /src/alloc.h:7 (inlined)', 'cudaMalloc']);
-  same('report: the widths of the flame graph at 1.5 s', await page.$$eval('#vt-flame .fn', es => es.map(e => e.style.width)),
+  same('report: and their widths', await page.$$eval('#vt-flame .fn', es => es.map(e => e.style.width)),
     ['100%', '100%', '75%', '75%', '25%', '25%', '25%']);
+  await page.click('#vt-hide-runtime');
+  // Call sites first: the row under the root is the call sites, then outwards to main.
+  await page.selectOption('#vt-flame-order', 'leaf');
+  const leaf = await page.evaluate(() => window.vramtraceViewer.flame());
+  same('report: leaf first puts the call sites first', leaf.filter(r => r.depth === 1).map(r => [r.name, r.site]), [
+    ['train+0x2000', '?? (train+0x2000)'],
+    ['alloc_helper<float>(unsigned long) at /src/alloc.h:7 (inlined)',
+      'alloc_helper<float>(unsigned long) at /src/alloc.h:7 (inlined into make_buffer(unsigned long) at /src/train.cpp:42) (train)']]);
+  same('report: leaf first, then outwards', leaf.map(r => [r.depth, r.name]), [[0, 'all'], [1, 'train+0x2000'], [2, 'main at /src/train.cpp:97'],
+    [1, 'alloc_helper<float>(unsigned long) at /src/alloc.h:7 (inlined)'], [2, 'make_buffer(unsigned long) at /src/train.cpp:42'],
+    [3, 'main at /src/train.cpp:97']]);
+  await page.screenshot({ path: path.join(WORK, 'report-leaf-first.png'), fullPage: true });
+  await page.selectOption('#vt-flame-order', 'root');
+  // One colour per call site: the legend's swatch, the band's pixels and the flame graph's node.
+  const legend = await page.$$eval('#vt-legend .vt-key', ks => ks.map(k => [k.querySelector('.vt-key-text').textContent,
+    getComputedStyle(k.querySelector('.vt-swatch')).backgroundColor]));
+  const hex = rgb => '#' + rgb.match(/\d+/g).slice(0, 3).map(v => (+v).toString(16).padStart(2, '0')).join('');
+  same('report: the legend lists the call sites by bytes at the peaks', legend.map(l => l[0]), ['?? (train+0x2000)',
+    'worker(int) at /src/train.cpp:120 (train)',
+    'alloc_helper<float>(unsigned long) at /src/alloc.h:7 (inlined into make_buffer(unsigned long) at /src/train.cpp:42) (train)',
+    '(no stack captured)']);
+  const flameNow = await page.evaluate(() => window.vramtraceViewer.flame());
+  for (const [site, colour] of legend.slice(0, 3)) {
+    const node = flameNow.find(r => r.site === site);
+    if (site.startsWith('worker')) continue; // cuda:1's site: not in cuda:0's composition
+    same('report: the flame graph node of ' + site.slice(0, 20) + ' has the legend\'s colour', node && node.colour, hex(colour));
+  }
+  // (Off the mark at 1.5 s and the OOM at 3 s, whose lines cross the bands.)
+  p = await at(page, 0, 1.6e9, 2.5 * MiB);
+  const pixel = await page.evaluate(([x, y]) => {
+    const c = document.querySelector('.vt-tl canvas.vt-base'), r = c.getBoundingClientRect();
+    return Array.from(c.getContext('2d').getImageData(Math.round(x - r.left), Math.round(y - r.top), 1, 1).data);
+  }, [p.x, p.y]);
+  same('report: the 3 MiB band\'s pixels have the legend\'s colour of its site', hex('rgb(' + pixel.join(',') + ')'), hex(legend[0][1]));
+  p = await at(page, 0, 3.2e9, 0.5 * MiB);
+  const pixel2 = await page.evaluate(([x, y]) => {
+    const c = document.querySelector('.vt-tl canvas.vt-base'), r = c.getBoundingClientRect();
+    return Array.from(c.getContext('2d').getImageData(Math.round(x - r.left), Math.round(y - r.top), 1, 1).data);
+  }, [p.x, p.y]);
+  same('report: the 1 MiB band\'s pixels have the legend\'s colour of its site', hex('rgb(' + pixel2.join(',') + ')'), hex(legend[2][1]));
+  same('report: the table\'s swatches have the same colours', await page.$$eval('#vt-sites .vt-swatch', es => es.map(e => getComputedStyle(e).backgroundColor)),
+    [legend[0][1], legend[2][1]]);
   await page.click('#vt-dump');
   same('report: the composition at the dump', await text(page, '#vt-comp-title'),
     'Live at the dump on cuda:0 (5.000 s): 1.00 MiB (1048576 B) in 1 allocation');
@@ -158,13 +235,18 @@ async function caseReport(browser) {
   await page.screenshot({ path: path.join(WORK, 'report-zoomed.png') });
   p = await at(page, 0, 1.5e9, MiB);
   await page.mouse.dblclick(p.x, p.y);
-  same('report: double-click resets the view', await page.evaluate(() => window.vramtraceViewer.view()), { t0: 0, t1: 5e9 });
+  // The time axis starts at the first allocation (0.5 s), not at the process start.
+  same('report: double-click resets the view', await page.evaluate(() => window.vramtraceViewer.view()), { t0: 0.5e9, t1: 5e9 });
   await page.keyboard.press('+');
-  same('report: + zooms in on the middle', await page.evaluate(() => window.vramtraceViewer.view()), { t0: 1.25e9, t1: 3.75e9 });
+  same('report: + zooms in on the middle', await page.evaluate(() => window.vramtraceViewer.view()), { t0: 1.625e9, t1: 3.875e9 });
   await page.keyboard.press('ArrowRight');
-  same('report: the right arrow pans', await page.evaluate(() => window.vramtraceViewer.view()), { t0: 1.875e9, t1: 4.375e9 });
+  same('report: the right arrow pans', await page.evaluate(() => window.vramtraceViewer.view()), { t0: 2.1875e9, t1: 4.4375e9 });
   await page.keyboard.press('r');
-  same('report: r resets the view', await page.evaluate(() => window.vramtraceViewer.view()), { t0: 0, t1: 5e9 });
+  same('report: r resets the view', await page.evaluate(() => window.vramtraceViewer.view()), { t0: 0.5e9, t1: 5e9 });
+  await page.click('#vt-from-start');
+  same('report: the toggle starts the axis at the process start', await page.evaluate(() => window.vramtraceViewer.view()), { t0: 0, t1: 5e9 });
+  await page.click('#vt-from-start');
+  same('report: and back at the first allocation', await page.evaluate(() => window.vramtraceViewer.view()), { t0: 0.5e9, t1: 5e9 });
   await page.keyboard.press('p');
   same('report: p selects the peak', await text(page, '#vt-comp-title'),
     'Live at the peak of cuda:0 (1.000 s, exact, from the peak counters): 4.00 MiB (4194304 B) in 2 allocations');
@@ -177,18 +259,142 @@ async function caseReport(browser) {
   await page.close();
 }
 
+// 40 marks 1 ms apart just before the dump (monotonic 5.960 .. 5.999 s, 4.960 .. 4.999 s from the
+// start), beside the peak, OOM and dump markers: no two label boxes intersect, none passes the
+// canvas's edge, and a mark whose label was left out still has its whole text on hover.
+async function caseMarks(browser) {
+  const s = JSON.parse(fs.readFileSync(path.join(DATA, 'export_input.json')));
+  for (let k = 0; k < 40; k++) s.events.push({ type: 'mark', time_ns: 5960000000 + k * 1e6, thread_id: 4242, label: 'step ' + k + (k === 0 ? 'params loaded' : '') });
+  s.event_history.recorded += 40;
+  const page = await open(browser, exportPage('marks', [writeJson('marks', s)]));
+  await page.click('#vt-from-start');
+  const boxOverlaps = l => {
+    const out = [];
+    for (let a = 0; a < l.boxes.length; a++)
+      for (let b = a + 1; b < l.boxes.length; b++) {
+        const p = l.boxes[a], q = l.boxes[b];
+        if (p[0] < q[2] && q[0] < p[2] && p[1] < q[3] && q[1] < p[3]) out.push([p[4], q[4]]);
+      }
+    return out;
+  };
+  for (const [view, zoom] of [['the whole run', null], ['zoomed on the marks', [4.955e9, 5.001e9]]]) {
+    if (zoom) {
+      const a = await at(page, 0, zoom[0], MiB), b = await at(page, 0, zoom[1], MiB);
+      await page.mouse.move(a.x, a.y); await page.mouse.down(); await page.mouse.move(b.x, b.y, { steps: 4 }); await page.mouse.up();
+    }
+    for (let i = 0; i < 3; i++) {
+      const l = await page.evaluate(i => window.vramtraceViewer.labels(i), i);
+      same('marks: ' + view + ', timeline ' + i + ': no two label boxes intersect', boxOverlaps(l), []);
+      same('marks: ' + view + ', timeline ' + i + ': no label passes the canvas edge', l.boxes.filter(b => b[0] < 0 || b[2] > l.width).map(b => b[4]), []);
+      if (zoom) {
+        // All but the dump's, 1 ms right of "step 39" at the canvas's edge: no lane has room left.
+        same('marks: ' + view + ', timeline ' + i + ': every label drawn but the dump\'s', l.labels.filter(t => !l.boxes.some(b => b[5] === t)), ['dump']);
+        check('marks: ' + view + ', timeline ' + i + ': some elided', l.boxes.some(b => b[4].endsWith('…')), JSON.stringify(l.boxes.map(b => b[4])));
+      } else check('marks: ' + view + ', timeline ' + i + ': labels drawn, some left out', l.boxes.length >= 3 && l.boxes.length < l.items, l.boxes.length + ' of ' + l.items);
+    }
+  }
+  const l = await page.evaluate(() => window.vramtraceViewer.labels(0));
+  same('marks: zoomed in, all 40 marks are labelled', l.boxes.filter(b => b[4].startsWith('st')).length, 40);
+  // An elided label's box hovers the whole text.
+  const el0 = l.boxes.find(b => b[4].endsWith('…'));
+  if (el0) {
+    const r = await page.evaluate(() => { const c = document.querySelector('.vt-tl canvas.vt-over'); const b = c.getBoundingClientRect(); return [b.left, b.top]; });
+    await page.mouse.move(r[0] + (el0[0] + el0[2]) / 2, r[1] + (el0[1] + el0[3]) / 2);
+    check('marks: an elided label hovers its whole text', /^mark "step \d+(params loaded)?" at 4\.9\d\d s$/.test(await text(page, '#vt-tip')), await text(page, '#vt-tip'));
+  }
+  // The last mark's marker: its hover says the whole label.
+  const p = await at(page, 0, 4.999e9, 0);
+  await page.mouse.move(p.x, p.y + 22);
+  same('marks: the marker of "step 39" hovers its text', await text(page, '#vt-tip'), 'mark "step 39" at 4.999 s');
+  await page.screenshot({ path: path.join(WORK, 'marks.png'), fullPage: true });
+  same('marks: no script error', page.vtErrors, []);
+  await page.close();
+}
+
+// `vramtrace view --serve`: the URL it prints opens the page; a request without the token, with a
+// wrong one or with a foreign Host is refused; it listens on 127.0.0.1 only; Ctrl-C ends it.
+async function caseServe(browser) {
+  const { spawn } = require('child_process');
+  const http = require('http'), net = require('net'), os = require('os');
+  const proc = spawn(VT, ['view', '--serve', path.join(DATA, 'export_input.json')], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '', err = '';
+  proc.stdout.on('data', d => { out += d; });
+  proc.stderr.on('data', d => { err += d; });
+  const exited = new Promise(resolve => proc.on('exit', (code, signal) => resolve([code, signal])));
+  for (let i = 0; i < 100 && !out.includes('\n'); i++) await new Promise(r => setTimeout(r, 50));
+  const url = out.split('\n')[0];
+  const m = /^http:\/\/127\.0\.0\.1:(\d+)\/([0-9a-f]{32})\/$/.exec(url);
+  check('serve: prints a loopback URL with a 128-bit token', m !== null, JSON.stringify(out));
+  if (!m) { proc.kill('SIGKILL'); return; }
+  const port = +m[1], token = m[2];
+  const get = (p, host) => new Promise(resolve => {
+    const req = http.get({ host: '127.0.0.1', port: port, path: p, headers: { Host: host || '127.0.0.1:' + port } }, res => {
+      let body = '';
+      res.on('data', d => { body += d; });
+      res.on('end', () => resolve([res.statusCode, body]));
+    });
+    req.on('error', e => resolve([0, e.code]));
+  });
+  same('serve: no token is refused', await get('/'), [403, 'forbidden: the URL\'s token is missing or wrong\n']);
+  same('serve: a wrong token is refused', await get('/' + '0'.repeat(32) + '/'), [403, 'forbidden: the URL\'s token is missing or wrong\n']);
+  same('serve: the token without its slash is refused past it', (await get('/' + token + 'x/'))[0], 403);
+  same('serve: a foreign Host is refused', await get('/' + token + '/', 'attacker.example:' + port), [403, 'forbidden: the Host is not this machine\'s loopback\n']);
+  const [status, body] = await get('/' + token + '/');
+  same('serve: the token gets the page', [status, body.startsWith('<!DOCTYPE html>'), body.includes('id="vt-data"')], [200, true, true]);
+  // Listening on 127.0.0.1 only: the kernel's table of listening sockets, and a connection to every
+  // other address of this machine refused.
+  const hexPort = port.toString(16).toUpperCase().padStart(4, '0');
+  const listeners = fs.readFileSync('/proc/net/tcp', 'utf8').split('\n').slice(1).map(l => l.trim().split(/\s+/))
+    .filter(f => f.length > 3 && f[1].endsWith(':' + hexPort) && f[3] === '0A').map(f => f[1]);
+  same('serve: one listening socket, on 127.0.0.1', listeners, ['0100007F:' + hexPort]);
+  const v6 = fs.existsSync('/proc/net/tcp6') ? fs.readFileSync('/proc/net/tcp6', 'utf8').split('\n').slice(1)
+    .map(l => l.trim().split(/\s+/)).filter(f => f.length > 3 && f[1].endsWith(':' + hexPort) && f[3] === '0A') : [];
+  same('serve: none on IPv6', v6.length, 0);
+  const others = Object.values(os.networkInterfaces()).flat().filter(a => a.family === 'IPv4' && !a.internal).map(a => a.address);
+  for (const addr of others) {
+    const refused = await new Promise(resolve => {
+      const c = net.connect({ host: addr, port: port });
+      c.on('connect', () => { c.destroy(); resolve(false); });
+      c.on('error', e => resolve(e.code === 'ECONNREFUSED'));
+    });
+    check('serve: ' + addr + ':' + port + ' refuses connections', refused);
+  }
+  const page = await open(browser, url, true);
+  same('serve: the page served draws its timelines', await page.evaluate(() => window.vramtraceViewer.timelines().map(t => t.device)), ['cuda:0', 'cuda:1', 'host']);
+  same('serve: no script error', page.vtErrors, []);
+  await page.screenshot({ path: path.join(WORK, 'serve.png') });
+  await page.close();
+  proc.kill('SIGINT');
+  const [code, signal] = await Promise.race([exited, new Promise(r => setTimeout(() => r(['timeout', null]), 5000))]);
+  same('serve: Ctrl-C ends it with status 0', [code, signal], [0, null]);
+  same('serve: its last line says so', err.trim().split('\n').pop(), 'vramtrace: view: stopped serving');
+}
+
 // diff_base.json -> diff_new.json: alloc_a grew by 1 MiB, alloc_d is new, alloc_c gone.
 async function caseCompare(browser) {
   const page = await open(browser, exportPage('compare', ['--base', path.join(DATA, 'diff_base.json'), path.join(DATA, 'diff_new.json')]));
   const diff = await page.$$eval('#vt-diff tr', trs => trs.map(tr => Array.from(tr.children).map(td => td.textContent)));
-  same('compare: the grown site first', diff[0], ['+1.00 MiB (1048576 B)', '1.00 MiB (1048576 B)', '2.00 MiB (2097152 B)', '1 → 2', 'alloc_a() at model.cpp:10 (train)']);
-  same('compare: the gone site last', diff[diff.length - 1], ['-4.00 KiB (4096 B)', '4.00 KiB (4096 B)', '0 B', '1 → 0', 'alloc_c() at data.cpp:30 (train)']);
+  // The sites are on cuda:0 and cuda:1: a devices column says which.
+  same('compare: the diff table has a devices column', await page.$$eval('.vt-diff table th', ths => ths.map(t => t.textContent)),
+    ['change', 'base', 'new', 'allocations (base → new)', 'devices', 'call site']);
+  same('compare: the grown site first', diff[0], ['+1.00 MiB (1048576 B)', '1.00 MiB (1048576 B)', '2.00 MiB (2097152 B)', '1 → 2', 'cuda:0', 'alloc_a() at model.cpp:10 (train)']);
+  same('compare: the gone site last', diff[diff.length - 1], ['-4.00 KiB (4096 B)', '4.00 KiB (4096 B)', '0 B', '1 → 0', 'cuda:1', 'alloc_c() at data.cpp:30 (train)']);
   same('compare: both timelines per device', await page.evaluate(() => window.vramtraceViewer.timelines().map(t => t.device)),
     ['cuda:0', 'cuda:0', 'cuda:1', 'cuda:1', 'host', 'host']);
   // The highest column of each (what the scale shows); allocations made at the dump are drawn too.
   same('compare: the scales of the timelines', await page.evaluate(() => window.vramtraceViewer.timelines().map(t => t.max)),
     [5243392, 6291968, 4096, 8192, 100, 100]);
-  same('compare: aligned at the starts', await text(page, '.vt-align'), 'The two runs are aligned at their starts.');
+  same('compare: aligned at the first allocations', await text(page, '.vt-align'), 'The two runs are aligned at their first allocations (time 0).');
+  const axes = await page.evaluate(() => [0, 1, 2, 3].map(i => window.vramtraceViewer.axis(i).top));
+  same('compare: one vertical scale for both runs of a device', [axes[0] === axes[1], axes[2] === axes[3]], [true, true]);
+  // Unchanged call sites (same bytes and allocations in both) are hidden until asked for.
+  const shownRows = diff.length;
+  const note = await text(page, '.vt-diff-hidden');
+  const hiddenCount = /^(\d+) unchanged call sites? hidden\.$/.exec(note);
+  same('compare: unchanged sites hidden, and counted', note, '2 unchanged call sites hidden.');
+  check('compare: no unchanged row shown', diff.every(r => !(r[0] === '0 B' && r[1] === r[2] && r[3].split(' → ')[0] === r[3].split(' → ')[1])), JSON.stringify(diff));
+  await page.click('#vt-diff-unchanged');
+  same('compare: the toggle shows them', (await page.$$('#vt-diff tr')).length, shownRows + (hiddenCount ? +hiddenCount[1] : 0));
   same('compare: the composition names its run', await text(page, '#vt-comp-title'), 'Live at the dump on cuda:0 (6.000 µs) in new: 6.00 MiB (6291968 B) in 4 allocations');
   same('compare: no script error', page.vtErrors, []);
   await page.screenshot({ path: path.join(WORK, 'compare.png'), fullPage: true });
@@ -199,9 +405,28 @@ async function caseCompare(browser) {
   const cur = JSON.parse(JSON.stringify(base));
   for (const e of cur.events) e.time_ns += 1e9;
   const page2 = await open(browser, exportPage('compare-marks', ['--base', writeJson('mark-base', base), writeJson('mark-new', cur)]));
-  same('compare: aligned at the shared mark', await text(page2, '.vt-align'), 'The two runs are aligned at their first shared mark "epoch "1" <a;b>" (time 0).');
-  same('compare: the view spans both runs around the mark', await page2.evaluate(() => window.vramtraceViewer.full()), { t0: -2.5e9, t1: 3.5e9 });
+  await page2.selectOption('#vt-align', 'mark:0');
+  same('compare: aligned at the chosen shared mark', await text(page2, '.vt-align'), 'The two runs are aligned at their shared mark "epoch "1" <a;b>" (time 0).');
+  same('compare: the view spans both runs around the mark', await page2.evaluate(() => window.vramtraceViewer.full()), { t0: -1e9, t1: 3.5e9 });
+  await page2.click('#vt-from-start');
+  same('compare: from the process starts', await page2.evaluate(() => window.vramtraceViewer.full()), { t0: -2.5e9, t1: 3.5e9 });
   await page2.close();
+
+  // CUDA's start-up 2 ms longer in the new run: by default the first allocations line up, read
+  // from the pixels (the first column each base canvas draws a band in, at the bottom row).
+  const late = JSON.parse(JSON.stringify(base));
+  for (const list of [late.events, late.allocations, late.ooms, late.peaks]) for (const e of list) e.time_ns += 2e6;
+  late.process.dump_monotonic_ns += 2e6;
+  late.process.dump_time_ns += 2e6;
+  const page3 = await open(browser, exportPage('compare-startup', ['--base', writeJson('startup-base', base), writeJson('startup-new', late)]));
+  const firstColumns = await page3.evaluate(() => Array.from(document.querySelectorAll('.vt-tl canvas.vt-base')).slice(0, 2).map(c => {
+    const row = c.getContext('2d').getImageData(0, 217, c.width, 1).data;
+    for (let x = 84; x < c.width; x++) if (row[4 * x + 3] > 0) return x;
+    return -1;
+  }));
+  check('compare: first allocations aligned within 1 px', firstColumns[0] >= 84 && Math.abs(firstColumns[0] - firstColumns[1]) <= 1, JSON.stringify(firstColumns));
+  await page3.screenshot({ path: path.join(WORK, 'compare-startup.png'), fullPage: true });
+  await page3.close();
 }
 
 // Hostile strings from the security issue: markup and script in every string the page shows,
@@ -378,6 +603,34 @@ async function casePython(browser, arg) {
     const pinned = await text(page, '#vt-pinned');
     check('python: the pinned stack of that band names Python lines', / at .*\.py:\d+ \(python\)\n/.test(pinned + '\n'), pinned.slice(0, 400));
   }
+  // Runtime frames hidden (the default): libc's start-up and the interpreter's C frames go, so
+  // the row under the root is the script's own Python frame.
+  const f1 = (await page.evaluate(() => window.vramtraceViewer.flame())).filter(r => r.depth === 1).map(r => r.name);
+  check('python: with runtime frames hidden, the first row is the script\'s Python frame',
+    f1.length > 0 && f1.every(n => /^<module> at .*torch_categories\.py:\d+ \(python\)$/.test(n)), JSON.stringify(f1));
+  await page.click('#vt-hide-runtime');
+  const raw1 = (await page.evaluate(() => window.vramtraceViewer.flame())).filter(r => r.depth === 1).map(r => r.name);
+  check('python: with them shown, the first row is native start-up', raw1.length > 0 && raw1.every(n => !/\(python\)$/.test(n)), JSON.stringify(raw1));
+  await page.click('#vt-hide-runtime');
+  await page.click('#vt-python-only');
+  const py = await page.evaluate(() => window.vramtraceViewer.flame());
+  const notPython = py.filter(r => r.depth > 0 && !/\(python\)$/.test(r.name) && r.site === null).map(r => r.name);
+  same('python: Python frames only (and the call sites of stacks without any)', notPython, []);
+  await page.screenshot({ path: path.join(WORK, 'python-frames-only.png'), fullPage: true });
+  await page.click('#vt-python-only');
+  // The live-at-exit table names sites with their via; its swatches still have the colour of the
+  // site's bands (the legend's).
+  const pyLegend = await page.$$eval('#vt-legend .vt-key', ks => ks.map(k => [k.querySelector('.vt-key-text').textContent,
+    getComputedStyle(k.querySelector('.vt-swatch')).backgroundColor]));
+  const exitSw = await page.$$eval('#vt-exit-sites td.site', tds => tds.map(td => [td.textContent, getComputedStyle(td.querySelector('.vt-swatch')).backgroundColor]));
+  const pairs = [];
+  for (const [label, colour] of pyLegend)
+    for (const [site, sw] of exitSw)
+      if (site === label || site.startsWith(label + ' via ') || site.startsWith(label + ' [no Python frames]')) pairs.push([site, sw === colour]);
+  // Eleven of the table's sites have a legend entry (the legend lists the 12 heaviest at the peak).
+  same('python: live-at-exit swatches have their sites\' legend colours', [pairs.length, pairs.filter(p => !p[1]).map(p => p[0])], [11, []]);
+  const pa = await checkAxis('python: cuda:0 axis', page, 0);
+  check('python: the axis top is the first whole step at or above the peak', pa.top - pa.step < pa.peak && pa.peak > 0, JSON.stringify(pa));
   same('python: no script error', page.vtErrors, []);
   await page.screenshot({ path: path.join(WORK, 'python.png'), fullPage: true });
   await page.close();
@@ -447,7 +700,10 @@ async function caseNvtx(browser) {
   await page.mouse.move(p.x, p.y);
   same('nvtx: the hover of cuda:1\'s band', (await text(page, '#vt-tip')).split('\n')[4], 'NVTX range: ml:backward');
   await page.selectOption('#vt-colour', 'site');
-  same('nvtx: no legend when coloured by call site', await texts(page, '#vt-legend .vt-key'), []);
+  same('nvtx: coloured by call site, the legend lists the sites', await texts(page, '#vt-legend .vt-key'), ['?? (train+0x2000)',
+    'worker(int) at /src/train.cpp:120 (train)',
+    'alloc_helper<float>(unsigned long) at /src/alloc.h:7 (inlined into make_buffer(unsigned long) at /src/train.cpp:42) (train)',
+    '(no stack captured)']);
   same('nvtx: no script error', page.vtErrors, []);
   await page.screenshot({ path: path.join(WORK, 'nvtx.png'), fullPage: true });
   await page.close();
@@ -502,6 +758,8 @@ async function caseIntervals(browser) {
     for (const c of CASES) {
       if (c === 'report') await caseReport(browser);
       else if (c === 'compare') await caseCompare(browser);
+      else if (c === 'marks') await caseMarks(browser);
+      else if (c === 'serve') await caseServe(browser);
       else if (c === 'hostile') await caseHostile(browser);
       else if (c === 'history') await caseHistory(browser);
       else if (c === 'nvtx') await caseNvtx(browser);

@@ -67,7 +67,11 @@ unknown_option)
     stderr_has "vramtrace: error: summary: unknown option '--frobnicate' (see 'vramtrace summary --help')"
     run 2 "$VT" run --frobnicate -- true; stderr_is_one_line; stderr_has "run: unknown option '--frobnicate'" ;;
 no_command)
-    run 2 "$VT"; stderr_is_one_line; stderr_has "vramtrace: error: no command given" ;;
+    # A bare vramtrace prints the usage, as `vramtrace help` and `vramtrace --help` do.
+    run 0 "$VT"; stderr_empty; stdout_has "usage: vramtrace <command> [options] [arguments]"
+    cp "$out" "$VT_WORK/bare.txt"
+    run 0 "$VT" help; cmp -s "$out" "$VT_WORK/bare.txt" || fail "vramtrace help differs from a bare vramtrace"
+    run 0 "$VT" help summary; stdout_has "usage: vramtrace summary [--top N] [--frames N] SNAPSHOT" ;;
 summary_golden)
     # The CLI prints exactly what the unit test's golden file holds for the same snapshot.
     run 0 "$VT" summary "$VT_DATA/summary_input.json"; stderr_empty
@@ -76,7 +80,7 @@ summary_golden)
     cmp -s "$out" "$VT_DATA/summary_golden.txt" || fail "--top 10 differs from the default" ;;
 summary_top)
     run 0 "$VT" summary --top 2 "$VT_DATA/summary_input.json"
-    stdout_has "vramtrace:   ... and 4 more call sites: 3.07 MiB (3216360 B) in 4 allocations"
+    stdout_has "vramtrace:     ... and 4 more call sites: 3.07 MiB (3216360 B) in 4 allocations"
     run 0 "$VT" summary --top=0 "$VT_DATA/summary_input.json"
     cmp -s "$out" "$VT_DATA/summary_golden.txt" || fail "--top=0 (all) differs from the golden (6 call sites)"
     bad=$(grep -vc '^vramtrace: ' "$out"); [ "$bad" -eq 0 ] || fail "a line without the prefix" ;;
@@ -192,7 +196,7 @@ every_command_reads_every_schema)
         expect_live_bytes=; expect_live_allocations=; expect_sites=
         . "${f%.json}.expect"
         run 0 "$VT" summary "$f"; stderr_empty
-        stdout_has "live in $expect_live_allocations allocation"
+        stdout_has "vramtrace: leaked at exit: $expect_live_allocations allocation"
         run 0 "$VT" diff --json --all "$f" "$f"; stderr_empty
         jq_is "$out" '.totals.live_bytes' "{\"base\":$expect_live_bytes,\"new\":$expect_live_bytes,\"change\":0}"
         jq_is "$out" '[.changed_sites, .unchanged_sites]' "[0,$expect_sites]"
@@ -244,38 +248,38 @@ diff_gate)
     B="$VT_CLI_DATA/diff_base.json"; N="$VT_CLI_DATA/diff_new.json"
     run 0 "$VT" diff --fail-if-growth 1052672 "$B" "$N"; stderr_empty
     stdout_has "gate: live bytes changed by +1.00 MiB (+1052672 B), +20.06%: within the limit 1052672: passed"
-    run 1 "$VT" diff --fail-if-growth 1052671 "$B" "$N"; stderr_is_one_line
+    run 3 "$VT" diff --fail-if-growth 1052671 "$B" "$N"; stderr_is_one_line
     stderr_has "vramtrace: error: diff: live bytes changed by +1.00 MiB (+1052672 B), +20.06%: more than the limit 1052671"
     stdout_has "gate: live bytes changed by +1.00 MiB (+1052672 B), +20.06%: more than the limit 1052671: FAILED"
-    run 1 "$VT" diff --fail-if-growth 1MiB "$B" "$N"; stderr_is_one_line
+    run 3 "$VT" diff --fail-if-growth 1MiB "$B" "$N"; stderr_is_one_line
     run 0 "$VT" diff --fail-if-growth=1.004MiB "$B" "$N"
-    run 1 "$VT" diff --fail-if-growth 1.003MiB "$B" "$N"
-    run 1 "$VT" diff --fail-if-growth 1MB "$B" "$N"
+    run 3 "$VT" diff --fail-if-growth 1.003MiB "$B" "$N"
+    run 3 "$VT" diff --fail-if-growth 1MB "$B" "$N"
     run 0 "$VT" diff --fail-if-growth 1.1MB "$B" "$N"
     # Shrinking never fails the gate.
     run 0 "$VT" diff --fail-if-growth 0 "$N" "$B"
-    run 1 "$VT" diff --metric peak --fail-if-growth 2MiB "$B" "$N"; stderr_has "sum of the devices' peak bytes changed by +2.00 MiB (+2101248 B)"
+    run 3 "$VT" diff --metric peak --fail-if-growth 2MiB "$B" "$N"; stderr_has "sum of the devices' peak bytes changed by +2.00 MiB (+2101248 B)"
     run 0 "$VT" diff --metric peak --fail-if-growth 2101248 "$B" "$N"
-    run 1 "$VT" diff --json --fail-if-growth 1MiB "$B" "$N"
+    run 3 "$VT" diff --json --fail-if-growth 1MiB "$B" "$N"
     jq_is "$out" '.gate' '{"limit":"1MiB","limit_bytes":1048576,"subject":"live bytes","measured":{"base":5247588,"new":6300260,"change":1052672},"failed":true}' ;;
 diff_gate_percent)
     B="$VT_CLI_DATA/diff_base.json"; N="$VT_CLI_DATA/diff_new.json"
-    run 1 "$VT" diff --fail-if-growth 20% "$B" "$N"; stderr_has "more than the limit 20% of the base"
-    run 1 "$VT" diff --fail-if-growth 20.06% "$B" "$N"
+    run 3 "$VT" diff --fail-if-growth 20% "$B" "$N"; stderr_has "more than the limit 20% of the base"
+    run 3 "$VT" diff --fail-if-growth 20.06% "$B" "$N"
     run 0 "$VT" diff --fail-if-growth 20.061% "$B" "$N"; stdout_has "within the limit 20.061% of the base: passed"
     run 0 "$VT" diff --fail-if-growth 25.04% --metric peak "$B" "$N"
-    run 1 "$VT" diff --fail-if-growth 25% --metric peak "$B" "$N"
-    run 1 "$VT" diff --json --fail-if-growth 5% "$B" "$N"
+    run 3 "$VT" diff --fail-if-growth 25% --metric peak "$B" "$N"
+    run 3 "$VT" diff --json --fail-if-growth 5% "$B" "$N"
     jq_is "$out" '[.gate.limit, .gate.limit_micro_percent, .gate.failed]' '["5%",5000000,true]'
     # A site that is new has a base of 0: any growth is more than any percentage.
-    run 1 "$VT" diff --site 'alloc_d() at data.cpp:40 (train)' --fail-if-growth 1000000% "$B" "$N" ;;
+    run 3 "$VT" diff --site 'alloc_d() at data.cpp:40 (train)' --fail-if-growth 1000000% "$B" "$N" ;;
 diff_gate_site)
     B="$VT_CLI_DATA/diff_base.json"; N="$VT_CLI_DATA/diff_new.json"
     run 0 "$VT" diff --site 'alloc_a() at model.cpp:10 (train)' --fail-if-growth 1MiB "$B" "$N"
     stdout_has "gate: live bytes of call site 'alloc_a() at model.cpp:10 (train)' changed by +1.00 MiB (+1048576 B), +100.00%: within the limit 1MiB: passed"
-    run 1 "$VT" diff --site 'alloc_a() at model.cpp:10 (train)' --fail-if-growth 1048575 "$B" "$N"; stderr_is_one_line
+    run 3 "$VT" diff --site 'alloc_a() at model.cpp:10 (train)' --fail-if-growth 1048575 "$B" "$N"; stderr_is_one_line
     # Not an exact key: every key containing it (alloc_a +1048576, alloc_b 0, alloc_c -4096, alloc_d +8192).
-    run 1 "$VT" diff --site 'alloc_' --fail-if-growth 1052671 "$B" "$N"
+    run 3 "$VT" diff --site 'alloc_' --fail-if-growth 1052671 "$B" "$N"
     stderr_has "live bytes of the 4 call sites containing 'alloc_' changed by +1.00 MiB (+1052672 B)"
     run 0 "$VT" diff --site 'alloc_' --fail-if-growth 1052672 "$B" "$N"
     run 0 "$VT" diff --site 'alloc_b()' --fail-if-growth 0 "$B" "$N"
@@ -318,7 +322,7 @@ diff_bad_input)
     sed 's/"size": 4096,/"size": "4096",/' "$B" >"$VT_WORK/badsize.json"
     for pos in first second; do
         check_bad() { # FILE MESSAGE
-            if [ $pos = first ]; then run 3 "$VT" diff "$1" "$B"; else run 3 "$VT" diff "$B" "$1"; fi
+            if [ $pos = first ]; then run 1 "$VT" diff "$1" "$B"; else run 1 "$VT" diff "$B" "$1"; fi
             stdout_empty; stderr_is_one_line; stderr_has "vramtrace: error: $1: $2"
         }
         check_bad "$VT_WORK/missing.json" "cannot open: No such file or directory"
@@ -332,9 +336,9 @@ diff_bad_input)
         check_bad "$VT_WORK/badsize.json" "allocations[3].size: expected an unsigned integer, got a string"
         check_bad "$VT_WORK" "is a directory, not a snapshot file"
     done
-    # Standard output that cannot be written: status 3 too.
+    # Standard output that cannot be written: status 1 too.
     "$VT" diff "$B" "$B" >/dev/full 2>"$err"; status=$?
-    [ "$status" -eq 3 ] || fail "diff >/dev/full: status $status, expected 3"
+    [ "$status" -eq 1 ] || fail "diff >/dev/full: status $status, expected 1"
     stderr_is_one_line; stderr_has "cannot write to standard output" ;;
 diff_out_of_order)
     # Readers must not depend on member order: allocations before the stacks they name read the same.
@@ -852,7 +856,7 @@ diff_merge_keep_peaks_ooms)
     run 0 "$VT" diff "$in" "$later"
     stdout_has "OOM failures      1                     3                     +2"
     stdout_has "  0 B     0 B   0 B  0 -> 0       +2.00 MiB (+2097152 B)  grew    ?? (train+0x2000)"
-    run 1 "$VT" diff --metric peak --site '?? (train+0x2000)' --fail-if-growth 2097151 "$in" "$later"; stderr_is_one_line
+    run 3 "$VT" diff --metric peak --site '?? (train+0x2000)' --fail-if-growth 2097151 "$in" "$later"; stderr_is_one_line
     stderr_has "bytes at the peaks of call site '?? (train+0x2000)' changed by +2.00 MiB (+2097152 B), +66.67%: more than the limit 2097151"
     run 0 "$VT" diff --metric peak --site '?? (train+0x2000)' --fail-if-growth 2MiB "$in" "$later"
     # The crash snapshot's modules are not on this machine: one warning each, and the rest comes through.
@@ -878,7 +882,7 @@ diff_merge_keep_peaks_ooms)
     jq_is "$VT_WORK/m2.json" '[.oom_count, [.merged_processes[] | .oom_count]]' '[8,[1,3,1,3]]' ;;
 bad_input_every_command)
     # Every command refuses a bad file with one line naming the file and what is wrong, and a
-    # non-zero status (summary, merge, export: 1; diff: 3, its 1 being the gate), wherever the file
+    # status 1 (every command: 3 is diff's gate), wherever the file
     # is given, and writes nothing.
     B=$VT_CLI_DATA/export_input.json; W=$VT_WORK
     : >"$W/empty.json"
@@ -895,8 +899,8 @@ bad_input_every_command)
     mkdir -p "$W/dir.json" "$W/o"
     check_all() { # FILE MESSAGE [MESSAGE OF MERGE, which takes a directory for the files in it]
         run 1 "$VT" summary "$1"; stdout_empty; stderr_is_one_line; stderr_has "vramtrace: error: $1: $2"
-        run 3 "$VT" diff "$1" "$B"; stdout_empty; stderr_is_one_line; stderr_has "vramtrace: error: $1: $2"
-        run 3 "$VT" diff "$B" "$1"; stdout_empty; stderr_is_one_line; stderr_has "vramtrace: error: $1: $2"
+        run 1 "$VT" diff "$1" "$B"; stdout_empty; stderr_is_one_line; stderr_has "vramtrace: error: $1: $2"
+        run 1 "$VT" diff "$B" "$1"; stdout_empty; stderr_is_one_line; stderr_has "vramtrace: error: $1: $2"
         run 1 "$VT" merge "$B" "$1"; stdout_empty; stderr_is_one_line; stderr_has "vramtrace: error: $1: ${3:-$2}"
         run 1 "$VT" merge -q -o "$W/o/m.json" "$1" "$B"; stderr_is_one_line; stderr_has "vramtrace: error: $1: ${3:-$2}"
         for fmt in chrome folded pprof pickle html; do
@@ -968,8 +972,8 @@ preload_diff_one_site)
     stdout_has "grew    $key"
     # As a CI gate: the growth itself passes, one byte less fails.
     run 0 "$VT" diff --fail-if-growth "$bytes" "$VT_WORK/base.json" "$VT_WORK/new.json"
-    run 1 "$VT" diff --fail-if-growth "$((bytes - 1))" "$VT_WORK/base.json" "$VT_WORK/new.json"; stderr_is_one_line
-    run 1 "$VT" diff --site "$key" --fail-if-growth "$((bytes - 1))" "$VT_WORK/base.json" "$VT_WORK/new.json"
+    run 3 "$VT" diff --fail-if-growth "$((bytes - 1))" "$VT_WORK/base.json" "$VT_WORK/new.json"; stderr_is_one_line
+    run 3 "$VT" diff --site "$key" --fail-if-growth "$((bytes - 1))" "$VT_WORK/base.json" "$VT_WORK/new.json"
     run 0 "$VT" diff --site "$key" --fail-if-growth "$bytes" "$VT_WORK/base.json" "$VT_WORK/new.json"
     # Reversed, the site shrank by as much.
     run 0 "$VT" diff --json --fail-if-growth 0 "$VT_WORK/new.json" "$VT_WORK/base.json"
@@ -1040,6 +1044,9 @@ view)
     run 1 env -u DISPLAY TMPDIR="$VT_WORK/none" "$VT" view "$in"; stderr_is_one_line
     stderr_has "vramtrace: error: cannot create a file in $VT_WORK/none: No such file or directory"
     run 2 "$VT" view; stderr_has "no snapshot file given"
+    run 2 "$VT" view --port 8080 "$in"; stderr_is_one_line; stderr_has "view: --port goes with --serve"
+    run 2 "$VT" view --serve --port 70000 "$in"; stderr_is_one_line
+    stderr_has "view: --port needs a port number (0 to 65535), got '70000'"
     run 2 "$VT" export -f folded --base "$in" "$in"; stderr_has "--base applies to html only"
     run 0 "$VT" help view; stdout_has "usage: vramtrace view [options] SNAPSHOT" ;;
 export_consumers)
@@ -1183,8 +1190,10 @@ export_errors)
     head -c 300 "$in" >"$VT_WORK/cut.json"
     run 1 "$VT" export -f chrome "$VT_WORK/cut.json"; stdout_empty; stderr_is_one_line; stderr_has "truncated JSON"
     run 1 "$VT" export -f chrome -o "$VT_WORK/no/such/dir/t.json" "$in"; stderr_is_one_line
-    stderr_has "vramtrace: error: $VT_WORK/no/such/dir/t.json: cannot create $VT_WORK/no/such/dir/.t.json.tmp."
-    stderr_has ": No such file or directory"
+    stderr_has "vramtrace: error: cannot write $VT_WORK/no/such/dir/t.json: No such file or directory"
+    run 1 "$VT" export -f html -o "$VT_WORK/no/such/dir/x.html" "$in"; stderr_is_one_line
+    stderr_has "vramtrace: error: cannot write $VT_WORK/no/such/dir/x.html: No such file or directory"
+    ! grep -q '\.tmp\.' "$err" || fail "a temporary name in the error"
     # A binary format is not written to a terminal.
     if command -v script >/dev/null; then
         script -qec "$VT export -f pprof $in" "$VT_WORK/typescript" >"$out" 2>&1; status=$?
@@ -1294,6 +1303,25 @@ summary_framework_rules)
     stdout_has "torch_categories.py:49 (python) via torch.optim.adam.Adam.step"
     stderr_is_one_line
     stderr_has "VRAMTRACE_FRAMEWORK_RULES: cannot read $VT_WORK/fifo.rules; the shipped rules apply" ;;
+merge_directory_skips)
+    # A directory of snapshots also holds files made from them: each one that is no snapshot is
+    # one warning and left out; a file named on the command line is still an error.
+    mkdir -p "$VT_WORK/ranks" "$VT_WORK/only"
+    cp "$VT_CLI_DATA/diff_base.json" "$VT_WORK/ranks/a.json"; cp "$VT_CLI_DATA/diff_new.json" "$VT_WORK/ranks/b.json"
+    run 0 "$VT" export -f chrome -o "$VT_WORK/ranks/trace.json" "$VT_WORK/ranks/a.json"
+    echo '[1, 2]' >"$VT_WORK/ranks/list.json"
+    run 0 "$VT" merge -q -o "$VT_WORK/both.json" "$VT_WORK/ranks/a.json" "$VT_WORK/ranks/b.json"
+    run 0 "$VT" merge -q -o "$VT_WORK/dir.json" "$VT_WORK/ranks"
+    [ "$(wc -l <"$err")" -eq 2 ] || fail "expected 2 warnings"
+    stderr_has "vramtrace: warning: $VT_WORK/ranks/list.json: not a vramtrace snapshot (the document is a JSON array, not an object); skipped"
+    stderr_has "vramtrace: warning: $VT_WORK/ranks/trace.json: not a vramtrace snapshot (no \"format\": \"vramtrace-snapshot\" member); skipped"
+    jq_is "$VT_WORK/dir.json" '[.merged_processes[] | .file]' "[\"$VT_WORK/ranks/a.json\",\"$VT_WORK/ranks/b.json\"]"
+    [ "$(jq -c .allocations "$VT_WORK/dir.json")" = "$(jq -c .allocations "$VT_WORK/both.json")" ] || fail "allocations differ"
+    run 1 "$VT" merge "$VT_WORK/ranks/trace.json" "$VT_WORK/ranks/a.json"; stderr_is_one_line
+    stderr_has "vramtrace: error: $VT_WORK/ranks/trace.json: not a vramtrace snapshot (no \"format\": \"vramtrace-snapshot\" member)"
+    cp "$VT_WORK/ranks/trace.json" "$VT_WORK/only/"
+    run 1 "$VT" merge "$VT_WORK/only"; [ "$(wc -l <"$err")" -eq 2 ] || fail "expected a warning and an error"
+    stderr_has "vramtrace: error: no snapshot to merge: the one file read is not a snapshot" ;;
 *)
     echo "unknown case: $case_name"; exit 2 ;;
 esac

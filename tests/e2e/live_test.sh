@@ -227,7 +227,7 @@ no_cuda_no_socket)
     start a nocuda
     [ ! -e "$SOCKDIR" ] || fail "a process that never touched CUDA made $(ls -A "$SOCKDIR")"
     run 1 "$VT" top --once --pid "$PID"; stderr_is_one_line
-    stderr_has "vramtrace: error: top: $SOCKDIR: No such file or directory; not used"
+    stderr_has "vramtrace: error: top: process $PID (vt_live_program) runs but is not traced: no live view (no $SOCKDIR/$PID.sock; a traced process serves one from its first CUDA allocation unless VRAMTRACE_LIVE=0)"
     finish a "$PID"
     [ ! -e "$W/a.json" ] || fail "a snapshot was written" ;;
 stale_socket_cleaned)
@@ -266,7 +266,37 @@ list_processes)
     grep -q "^$apid  .*vt_live_program .*  3     cuda:0  11.00 MiB  11.00 MiB$" "$out" || fail "text list"
     finish a "$apid"; finish b "$bpid"
     run 0 "$VT" top --once
-    [ "$(cat "$out")" = "no traced process serves a live view on this host" ] || fail "empty list" ;;
+    [ "$(head -1 "$out")" = "no traced process serves a live view on this host; start one with" ] || fail "empty list"
+    grep -qF "  vramtrace run -- PROGRAM ARGS..." "$out" || fail "the empty list does not say how to start one" ;;
+once_untraced)
+    # The stand-in NVML lists a process that is not traced beside the traced one: --once --json
+    # lists both, the untraced one with NVML's bytes, and each GPU as traced + untraced + free.
+    start a
+    sleep 60 & spid=$!; PIDS="$PIDS $spid"
+    LD_LIBRARY_PATH=$VT_NVML_DIR STANDIN_NVML_PROCESSES="$spid:209715200@0,$spid:4096@1" run 0 "$VT" top --once --json
+    jq_is "$out" '[.processes[] | [.pid, .traced]]' "[[$PID,true],[$spid,false]]"
+    jq_is "$out" "[.processes[] | select(.pid == $spid) | .name, [.gpus[] | [.index, .used_bytes]]]" '["sleep",[[0,209715200],[1,4096]]]'
+    jq_is "$out" '[.gpus[] | [.index, .traced_bytes, .untraced_bytes, .free_bytes, .total_bytes]]' \
+        '[[0,11534336,209715200,864026624,1073741824],[1,0,4096,1073737728,1073741824]]'
+    LD_LIBRARY_PATH=$VT_NVML_DIR STANDIN_NVML_PROCESSES="$spid:209715200@0" run 0 "$VT" top --once
+    grep -qE "^$spid +sleep +0 +200\.00 MiB +not traced$" "$out" || fail "text: the untraced row"
+    grep -qE "^0 +GPU-76747374-616e-6469-6e13-005aa50ff000 +11\.00 MiB +200\.00 MiB +824\.00 MiB +1\.00 GiB$" "$out" ||
+        fail "text: the GPU row"
+    # Without NVML (no libnvidia-ml.so.1 on this machine): no GPU list, and no error.
+    run 0 "$VT" top --once --json
+    jq_is "$out" '[has("gpus"), [.processes[].pid]]' "[false,[$PID]]"
+    finish a "$PID" ;;
+never_served)
+    # A pid that is not running, and one that runs untraced: each said in its own words.
+    sh -c 'exit 0' & dead=$!; wait $dead
+    run 1 "$VT" top --once --pid "$dead"; stderr_is_one_line
+    stderr_has "vramtrace: error: top: no process $dead on this host (it has exited, or never ran)"
+    sleep 60 & spid=$!; PIDS="$PIDS $spid"
+    run 1 "$VT" top --once --pid "$spid"; stderr_is_one_line
+    stderr_has "vramtrace: error: top: process $spid (sleep) runs but is not traced: no live view (no $SOCKDIR/$spid.sock;"
+    mkdir -m 700 "$SOCKDIR"
+    run 1 "$VT" top --snapshot --pid "$dead"; stderr_is_one_line
+    stderr_has "vramtrace: error: top: no process $dead on this host (it has exited, or never ran)" ;;
 fork_child_serves_its_own)
     # The parent holds the sites, then a forked child holds 2 MiB of its own: each serves on its
     # own socket, and the child's exit leaves the parent's socket in place.

@@ -49,16 +49,16 @@ tui_keys)
     shows "] 11.00 MiB peak 11.00 MiB of 1.00 GiB"
     line_is 3 "last 120 s cuda:0 "
     line_is 5 "top call sites (all devices, by bytes; 3 live, 11.00 MiB)"
-    line_is $SITE1 "  6.00 MiB       2  other             hold_weights() at "
-    line_is $((SITE1 + 1)) "  5.00 MiB       1  other             hold_buffer(unsigned long) at "
+    line_is $SITE1 "6.00 MiB       2     0  hold_weights() a...live_program.cpp:$WEIGHTS_LINE (vt_live_program)"
+    line_is $((SITE1 + 1)) "5.00 MiB       1     0  hold_buffer(unsi...live_program.cpp:$BUFFER_LINE (vt_live_program)"
     shows 'mark "loaded"'; shows 'mark "ready"'
-    line_is 24 "q quit  j/k move  Enter stack  d device  o sort  s snapshot"
+    line_is 24 "q quit  j/k move  Enter stack  d device  o sort  s snapshot  ? keys"
     # Enter: the selected (first) site's stack below it; j then Enter: the second's.
     key Enter
     line_is $((SITE1 + 1)) "      hold_weights() at "
     line_is $((SITE1 + 2)) "      main at "
     key j; key Enter
-    line_is $((SITE1 + 1)) "  5.00 MiB       1  other             hold_buffer(unsigned long) at "
+    line_is $((SITE1 + 1)) "5.00 MiB       1     0  hold_buffer(unsi...live_program.cpp:$BUFFER_LINE (vt_live_program)"
     line_is $((SITE1 + 2)) "      hold_buffer(unsigned long) at "
     key Enter
     line_is $((SITE1 + 2)) ""
@@ -67,9 +67,10 @@ tui_keys)
     key d; line_is 5 "top call sites (all devices, by bytes;"
     # o: by allocations (hold_weights, 2, first), then by call site (hold_buffer first).
     key o; line_is 5 "top call sites (all devices, by allocations;"
-    line_is $SITE1 "  6.00 MiB       2"
+    line_is $SITE1 "6.00 MiB       2"
+    key o; line_is 5 "top call sites (all devices, by growth over 10 s;"
     key o; line_is 5 "top call sites (all devices, by call site;"
-    line_is $SITE1 "  5.00 MiB       1  other             hold_buffer(unsigned long) at "
+    line_is $SITE1 "5.00 MiB       1     0  hold_buffer(unsi...live_program.cpp:$BUFFER_LINE (vt_live_program)"
     key o; line_is 5 "top call sites (all devices, by bytes;"
     # s: a snapshot beside the exit snapshot, its path on the status line.
     key s
@@ -107,9 +108,9 @@ tui_odd_symbol_name)
     # table and in the expanded stack, and nothing raw reaches the terminal.
     start a oddname
     tui "$VT" top --pid "$PID"
-    line_is $SITE1 '  2.00 MiB       1  other             hold_odd_\xc2\x85_\xe2\x80\xae_\xff at '
+    line_is $SITE1 '2.00 MiB       1     0  hold_odd_\xc2'
     key Enter
-    line_is $((SITE1 + 1)) '      hold_odd_\xc2\x85_\xe2\x80\xae_\xff at '
+    line_is $((SITE1 + 1)) '      hold_odd_\xc2\x85_\xe2\x80\xae_'
     python3 - "$screen" <<'PY' || fail "a raw character reached the terminal"
 import re, sys
 text = open(sys.argv[1], "rb").read().decode("utf-8")
@@ -121,40 +122,118 @@ PY
 tui_no_colour)
     start a
     TUI_NO_COLOR=1 tui "$VT" top --pid "$PID"
-    line_is $SITE1 "  6.00 MiB       2  other             hold_weights() at "
+    line_is $SITE1 "6.00 MiB       2     0  hold_weights() a...live_program.cpp:$WEIGHTS_LINE (vt_live_program)"
     tm capture-pane -p -e >"$W/escapes"
     if grep -qE "$COLOUR_CODE" "$W/escapes"; then fail "colour codes with NO_COLOR set"; fi
     grep -q "$(printf '\033')\[7m" "$W/escapes" || fail "no reverse video for the selected row"
+    key q; finish a "$PID" ;;
+tui_widths)
+    # 60, 80 and 120 columns: the call site keeps its name and file:line (its path is cut in the
+    # middle, at 60 the module too),
+    # the current and peak bytes stay whole in the list, the category that is "other" on every
+    # row is left out, and "since start" gives way first.
+    start a
+    tui "$VT" top --pid "$PID"
+    for cols in 60 80 120; do
+        tm resize-window -x $cols -y 24 || fail "resize-window $cols"
+        i=0
+        until capture; grep -q "^6.00 MiB .*hold_weights().*live_program.cpp:$WEIGHTS_LINE" "$screen" &&
+            [ "$(head -1 "$screen" | wc -m)" -eq $((cols + 1)) ]; do
+            i=$((i + 1)); [ $i -gt 100 ] && { cat "$screen"; fail "$cols columns: file:line not shown within the width"; }
+            sleep 0.1
+        done
+        grep -q "^5.00 MiB .*hold_buffer.*live_program.cpp:$BUFFER_LINE" "$screen" || fail "$cols columns: hold_buffer's file:line"
+        grep -q "  category  " "$screen" && fail "$cols columns: a category column that is 'other' on every row"
+        case $cols in
+        60) line_is 6 "    live  10 s  call site"
+            line_is $SITE1 "6.00 MiB     0  hold_weights() at ../....live_program.cpp:$WEIGHTS_LINE" ;;
+        80) line_is 6 "    live  allocs  10 s  call site" ;;
+        120) line_is 6 "    live  allocs  10 s  since start  call site"
+             line_is $SITE1 "6.00 MiB       2     0            0  hold_weights() at " ;;
+        esac
+    done
+    key Escape; key q
+    start b
+    tui "$VT" top
+    tm resize-window -x 60 -y 24 || fail "resize-window 60"
+    shows "cuda:0  11.00 MiB  11.00 MiB"
+    key q; finish a "$(cat "$W/ready-a")"; finish b "$PID" ;;
+tui_growth)
+    # hold_growing adds 256 KiB every 500 ms, the other sites stay: sorted by growth it comes
+    # first though it holds less, and its 10 s figure is what it gained meanwhile.
+    start a grow
+    tui "$VT" top --pid "$PID"
+    tm resize-window -x 120 -y 24 || fail "resize-window"
+    key o; key o; line_is 5 "top call sites (all devices, by growth over 10 s;"
+    i=0
+    until capture; sed -n "${SITE1}p" "$screen" | grep -qE '^ *[0-9.]+ [KM]iB +[0-9]+ +\+[0-9.]+ [KM]iB +\+[0-9.]+ [KM]iB  hold_growing\(\) at '; do
+        i=$((i + 1)); [ $i -gt 100 ] && { cat "$screen"; fail "hold_growing is not first by growth"; }
+        sleep 0.1
+    done
+    capture
+    sed -n "$((SITE1 + 1))p" "$screen" | grep -qE '^ *6\.00 MiB +2 +0 +0  hold_weights\(\) at ' ||
+        { cat "$screen"; fail "hold_weights, which does not grow, is not second"; }
+    key q; finish a "$PID" ;;
+tui_exited)
+    # The process ends while shown: its last reading stays, with how it ended and its snapshot.
+    start a
+    tui "$VT" top --pid "$PID"
+    line_is $SITE1 "6.00 MiB       2     0  hold_weights() a"
+    tm resize-window -x 250 -y 24 || fail "resize-window"
+    finish a "$PID"
+    line_is 2 "last reading: exited "
+    shows "s ago, exit snapshot $W/a.json"
+    tm resize-window -x 80 -y 24 || fail "resize-window"
+    line_is $((SITE1 + 1)) "6.00 MiB       2     0  hold_weights() a"
+    key q ;;
+tui_untraced)
+    # The stand-in NVML lists a process that vramtrace does not trace (STANDIN_NVML_PROCESSES):
+    # the list shows it as not traced with NVML's bytes, and the GPU's bar splits traced,
+    # untraced and free.
+    start a
+    sleep 60 & spid=$!; PIDS="$PIDS $spid"
+    tm -f /dev/null new-session -d -x 100 -y 24 -e "XDG_RUNTIME_DIR=$XDG_RUNTIME_DIR" -e "LD_LIBRARY_PATH=$VT_NVML_DIR" \
+        -e "STANDIN_NVML_PROCESSES=$spid:209715200@0" "'$VT' top; sleep 30" || fail "tmux cannot start a session"
+    shows "gpu0 ["
+    shows "] traced 11.00 MiB, untraced 200.00 MiB, free 824.00 MiB"
+    shows "gpu1 ["
+    shows "sleep (not traced)"
+    grep -qE "^$spid +sleep \(not traced\) +gpu0 +200\.00 MiB +-$" "$screen" || fail "the untraced row"
+    # The list's help: ? shows the keys, any key goes back.
+    key '?'; shows "o               sort by bytes, allocations, growth over 10 s, call site"
+    key x; shows "sleep (not traced)"
     key q; finish a "$PID" ;;
 tui_list)
     start a; apid=$PID
     start b many; bpid=$PID
     tui "$VT" top
-    line_is 1 "vramtrace top: traced processes on this host"
-    line_is 3 "pid     command"
+    line_is 1 "vramtrace top: processes on this host's GPUs"
+    line_is 3 "pid "
+    # (The pid column is as wide as the longest pid; the rank, "-" on every row, is left out.)
+    sed -n 3p "$screen" | grep -qE '^pid +command +device +current +peak$' || fail "the list's header: $(sed -n 3p "$screen")"
     if [ "$apid" -lt "$bpid" ]; then first=$apid second=$bpid; else first=$bpid second=$apid; fi
     line_is 4 "$first "; line_is 5 "$second "
-    shows "cuda:0     11.00 MiB   11.00 MiB"
-    shows "cuda:0     39.06 MiB   39.06 MiB"
+    shows "cuda:0  11.00 MiB  11.00 MiB"
+    shows "cuda:0  39.06 MiB  39.06 MiB"
     # Enter opens the selected (first) process, Esc goes back; j moves to the second.
     key Enter; line_is 1 "vramtrace top: pid $first "
-    key Escape; line_is 1 "vramtrace top: traced processes on this host"
+    key Escape; line_is 1 "vramtrace top: processes on this host's GPUs"
     key j; key Enter; line_is 1 "vramtrace top: pid $second "
-    line_is 24 "q quit  j/k move  Enter stack  d device  o sort  s snapshot  Esc back"
+    line_is 24 "q quit  j/k move  Enter stack  d device  o sort  s snapshot  ? keys  Esc back"
     key q; finish a "$apid"; finish b "$bpid" ;;
 tui_resize)
     start a
     tui "$VT" top --pid "$PID"
-    line_is $SITE1 "  6.00 MiB       2  other             hold_weights() at "
-    grep -qF "live_program.cpp:$WEIGHTS_LINE" "$screen" && fail "80 columns should cut the call site's file:line"
+    line_is $SITE1 "6.00 MiB       2     0  hold_weights() a...live_program.cpp:$WEIGHTS_LINE (vt_live_program)"
+    grep -qF "live_program.cpp:$WEIGHTS_LINE (vt_live_program)" "$screen" || fail "80 columns keep the call site's file:line"
     tm resize-window -x 200 -y 40 || fail "resize-window"
-    line_is 40 "q quit  j/k move  Enter stack  d device  o sort  s snapshot"
+    line_is 40 "q quit  j/k move  Enter stack  d device  o sort  s snapshot  ? keys"
     shows "live_program.cpp:$WEIGHTS_LINE (vt_live_program)"
     [ "$(wc -l <"$screen")" -eq 40 ] || fail "expected 40 lines after the resize"
     tm resize-window -x 80 -y 24 || fail "resize-window"
-    line_is 24 "q quit  j/k move  Enter stack  d device  o sort  s snapshot"
-    line_is $SITE1 "  6.00 MiB       2  other             hold_weights() at "
-    grep -qF "live_program.cpp:$WEIGHTS_LINE" "$screen" && fail "back at 80 columns, the call site's file:line should be cut"
+    line_is 24 "q quit  j/k move  Enter stack  d device  o sort  s snapshot  ? keys"
+    line_is $SITE1 "6.00 MiB       2     0  hold_weights() a...live_program.cpp:$WEIGHTS_LINE (vt_live_program)"
+    grep -qF "live_program.cpp:$WEIGHTS_LINE (vt_live_program)" "$screen" || fail "back at 80 columns, file:line is kept"
     key q; finish a "$PID" ;;
 run_live|run_live_quit)
     # The program on its own pty under `run --live`, its output in r-PID.log (relative to $W).
@@ -162,7 +241,7 @@ run_live|run_live_quit)
     wait_for "$W/ready-r"; PID=$(cat "$W/ready-r")
     line_is 1 "vramtrace top: pid $PID "
     line_is 2 "program output: r-$PID.log"
-    line_is $((SITE1 + 1)) "  6.00 MiB       2  other             hold_weights() at "
+    line_is $((SITE1 + 1)) "6.00 MiB       2     0  hold_weights() a...live_program.cpp:"
     if [ "$case_name" = run_live_quit ]; then
         # q: the view ends, the output so far is printed, and what follows comes here as it comes.
         key q

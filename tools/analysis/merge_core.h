@@ -96,8 +96,10 @@ public:
     Merger(const SiteKeyOptions &keys, std::FILE *spool);
 
     // Reads one input. On failure returns false with *error = "PATH: what is wrong" (one line); the
-    // merge must then be abandoned.
-    bool add_file(const std::string &path, Progress *progress, std::string *error);
+    // merge must then be abandoned, unless *not_snapshot (when given) is set: the file is no
+    // vramtrace snapshot at all (not JSON, not an object, no or another "format"), nothing of it
+    // is kept, and the merge may go on without it.
+    bool add_file(const std::string &path, Progress *progress, std::string *error, bool *not_snapshot = nullptr);
     // The same from a stream (unit tests); a stream cannot be read twice, so a file whose
     // allocations come before its stacks is refused.
     bool add_stream(std::istream &in, const std::string &name, std::string *error);
@@ -192,6 +194,8 @@ private:
     bool read_file(FileState &state, const std::string &path, Progress *progress, EventCheck *events,
                    std::string *error);
     bool commit(FileState &state, const std::string &name, std::string *error);
+    // Sets *not_snapshot when `error` says the file is no snapshot and its spooled part is undone.
+    void note_not_snapshot(const FileState &state, const std::string &error, bool *not_snapshot);
     // Remembers the input's processes; one seen before (same identity) gets a warning.
     void note_repeated_processes(const FileState &state, const std::string &name);
 

@@ -222,7 +222,15 @@ bool Merger::add_stream(std::istream &in, const std::string &name, std::string *
     return commit(state, name, error);
 }
 
-bool Merger::add_file(const std::string &path, Progress *progress, std::string *error) {
+void Merger::note_not_snapshot(const FileState &state, const std::string &error, bool *not_snapshot) {
+    // The reader's words for a document that is no snapshot (lib/snapshot/reader/): such a file is
+    // dropped whole, its spooled allocations (if any) with it; nothing else of it is committed.
+    if (not_snapshot && error.find("not a vramtrace snapshot") != std::string::npos &&
+        spool_rewind(state.spool_start, state.spool_count_start))
+        *not_snapshot = true;
+}
+
+bool Merger::add_file(const std::string &path, Progress *progress, std::string *error, bool *not_snapshot) {
     try {
         {
             // First through simdjson (input/simd_snapshot_source.h). When that declines, or the
@@ -236,12 +244,17 @@ bool Merger::add_file(const std::string &path, Progress *progress, std::string *
             if (ok) return true;
             if (!events.used) {
                 if (error) *error = first_error;
+                note_not_snapshot(state, first_error, not_snapshot);
                 return false;
             }
             if (!spool_rewind(state.spool_start, state.spool_count_start)) return temporary_file_error(path, error);
         }
         FileState state;
-        return read_file(state, path, progress, nullptr, error);
+        std::string last_error;
+        if (read_file(state, path, progress, nullptr, &last_error)) return true;
+        if (error) *error = last_error;
+        note_not_snapshot(state, last_error, not_snapshot);
+        return false;
     } catch (const std::bad_alloc &) {
         if (error) *error = path + ": out of memory while merging";
     } catch (const std::exception &e) {

@@ -57,7 +57,11 @@ public:
         failed_ = true;
         return kExitUsage;
     }
-    int unknown() { return error("unknown option '" + std::string(arg_) + "'"); }
+    int unknown() {
+        if (!failed_) unknown_option(command_, arg_);
+        failed_ = true;
+        return kExitUsage;
+    }
     bool failed() const { return failed_; }
 
 private:

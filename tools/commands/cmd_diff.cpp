@@ -29,7 +29,7 @@ const char *const kDiffHelp =
     "                          site alone; 2 adds its caller, ... A short key groups more)\n"
     "  --no-lines              keys without line numbers or offsets of named functions, so that\n"
     "                          edits that move code within a file still match\n"
-    "  --fail-if-growth LIMIT  exit with status 1 when the measured bytes grew by more than LIMIT:\n"
+    "  --fail-if-growth LIMIT  exit with status 3 when the measured bytes grew by more than LIMIT:\n"
     "                          bytes (1048576, 10MiB, 1.5GiB, 500MB) or a percentage of BASE (5%)\n"
     "  --metric live|peak      what the limit applies to: live bytes at exit (default), or the sum\n"
     "                          of the devices' peak bytes\n"
@@ -44,14 +44,13 @@ const char *const kDiffHelp =
     "A progress line is drawn on stderr while reading when stderr is a terminal. BASE or NEW '-'\n"
     "is read from standard input.\n"
     "\n"
-    "Exit status: 0 success (and the growth within LIMIT), 1 the growth exceeded LIMIT,\n"
-    "2 usage error (including a --site that matches no call site), 3 a file is missing,\n"
-    "unreadable or not a valid snapshot, or the output could not be written.\n";
+    "Exit status: 0 success (and the growth within LIMIT), 1 failed: a file is missing,\n"
+    "unreadable or not a valid snapshot, or the output could not be written, 2 usage error\n"
+    "(including a --site that matches no call site), 3 the growth exceeded LIMIT.\n";
 
 namespace {
 
-constexpr int kExitGateFailed = 1;
-constexpr int kExitBadInput = 3;
+constexpr int kExitBadInput = kExitFailure;
 
 int diff_main(int argc, char **argv) {
     SiteKeyOptions keys;

@@ -95,15 +95,18 @@ bool natural_less(const std::string &a, const std::string &b) {
 
 bool same_file(const struct stat &a, const struct stat &b) { return a.st_dev == b.st_dev && a.st_ino == b.st_ino; }
 
-// The inputs named by the arguments; false (after logging) when a directory cannot be listed or
-// holds no snapshot.
-bool expand_inputs(const std::vector<std::string> &args, const std::string &output, std::vector<std::string> *files) {
+// The inputs named by the arguments, and for each whether a directory listing gave it (such a file
+// may be skipped, a file named by the user may not); false (after logging) when a directory cannot
+// be listed or holds no *.json file.
+bool expand_inputs(const std::vector<std::string> &args, const std::string &output, std::vector<std::string> *files,
+                   std::vector<bool> *listed) {
     struct stat out_st {};
     bool have_out = !output.empty() && ::stat(output.c_str(), &out_st) == 0;
     for (const std::string &arg : args) {
         struct stat st {};
         if (::stat(arg.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
             files->push_back(arg); // the reader reports what is wrong with it
+            listed->push_back(false);
             continue;
         }
         DIR *dir = ::opendir(arg.c_str());
@@ -134,7 +137,10 @@ bool expand_inputs(const std::vector<std::string> &args, const std::string &outp
             return false;
         }
         std::sort(names.begin(), names.end(), natural_less);
-        for (const std::string &name : names) files->push_back(arg + (arg.back() == '/' ? "" : "/") + name);
+        for (const std::string &name : names) {
+            files->push_back(arg + (arg.back() == '/' ? "" : "/") + name);
+            listed->push_back(true);
+        }
     }
     return true;
 }
@@ -229,7 +235,8 @@ int merge_main(int argc, char **argv) {
         }
     }
     std::vector<std::string> files;
-    if (!expand_inputs(args, output, &files)) return kExitFailure;
+    std::vector<bool> listed;
+    if (!expand_inputs(args, output, &files, &listed)) return kExitFailure;
 
     // The spool for the allocations, unlinked at once: it disappears with the process.
     std::FILE *spool = nullptr;
@@ -253,17 +260,32 @@ int merge_main(int argc, char **argv) {
     } spool_closer{spool};
 
     Merger merger(keys, spool);
+    size_t skipped = 0;
     Progress progress(Progress::enabled_for_stderr());
     for (size_t i = 0; i < files.size(); ++i) {
         progress.set_file_number(i + 1, files.size());
         std::string error;
-        if (!merger.add_file(files[i], &progress, &error)) {
+        bool not_snapshot = false;
+        if (!merger.add_file(files[i], &progress, &error, listed[i] ? &not_snapshot : nullptr)) {
             progress.done();
+            if (not_snapshot) {
+                // A directory of snapshots also holds what was made of them (an export's
+                // trace.json, a tool's config): each such file is said once and left out.
+                log_warning(error + "; skipped");
+                ++skipped;
+                continue;
+            }
             log_error(error);
             return kExitFailure;
         }
     }
     progress.done();
+    if (merger.files() == 0) {
+        log_error(skipped == 1 ? std::string("no snapshot to merge: the one file read is not a snapshot")
+                               : "no snapshot to merge: none of the " + std::to_string(skipped) +
+                                     " files read is a snapshot");
+        return kExitFailure;
+    }
     // A few lines say what repeats; many identical inputs (a test's copies of one file) need no more.
     constexpr size_t kWarningsShown = 3;
     const std::vector<std::string> &warnings = merger.warnings();

@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 
+#include "analysis/host_gpus.h"
 #include "analysis/live_view.h"
 #include "commands/cli_options.h"
 #include "common/cli.h"
@@ -23,12 +24,15 @@ const char *const kTopHelp =
     "\n"
     "Shows the device memory of running traced processes (every program run under\n"
     "libvramtrace.so serves its live state on a socket in $XDG_RUNTIME_DIR/vramtrace, else\n"
-    "/tmp/vramtrace-UID, from its first CUDA allocation until it exits). Without --once: a\n"
-    "terminal UI listing the processes on this host, and for one: per-device bars and the recent\n"
-    "past, the top call sites by live bytes (refreshed every second), OOMs and marks. Keys: arrows\n"
-    "or j/k move, Enter opens a process or expands a site's stack, Esc/Backspace goes back, d picks\n"
-    "the device, o changes the sort, s writes a snapshot (X.live-N.json beside the exit\n"
-    "snapshot), q quits. NO_COLOR turns colour off.\n"
+    "/tmp/vramtrace-UID, from its first CUDA allocation until it exits), and with NVML\n"
+    "(libnvidia-ml.so.1) the GPU processes that are not traced and each GPU as traced +\n"
+    "untraced + free. Without --once: a terminal UI listing the processes on this host, and for\n"
+    "one: per-device bars and the recent past, the top call sites by live bytes with their growth\n"
+    "over 10 s and since the first reading (refreshed every second), OOMs and marks; a process that\n"
+    "exits keeps its last reading. Keys: arrows or j/k move, Enter opens a process or expands a\n"
+    "site's stack, Esc/Backspace goes back, d picks the device, o changes the sort (bytes,\n"
+    "allocations, growth, call site), s writes a snapshot (X.live-N.json beside the exit\n"
+    "snapshot), ? shows the keys, q quits. NO_COLOR turns colour off.\n"
     "\n"
     "options:\n"
     "  --pid PID     this process only\n"
@@ -51,11 +55,61 @@ std::string command_text(const std::vector<std::string> &argv) {
     return report::one_line(out);
 }
 
+// The hint of an empty list: how to get a process into it.
+const char *const kNoProcessText =
+    "no traced process serves a live view on this host; start one with\n"
+    "  vramtrace run -- PROGRAM ARGS...      (or LD_PRELOAD=/path/to/libvramtrace.so PROGRAM)\n"
+    "or watch one in this terminal: vramtrace run --live -- PROGRAM ARGS...\n";
+
+nlohmann::json gpus_json(const HostGpus &host) {
+    nlohmann::json gpus = nlohmann::json::array();
+    for (const GpuSplit &g : host.gpus)
+        gpus.push_back({{"index", g.gpu.index}, {"uuid", g.gpu.uuid}, {"total_bytes", g.gpu.total_bytes},
+                        {"free_bytes", g.gpu.free_bytes}, {"used_bytes", g.gpu.used_bytes},
+                        {"traced_bytes", g.traced_bytes}, {"untraced_bytes", g.untraced_bytes}});
+    return gpus;
+}
+
+// NVML's processes that serve no live view, one entry per pid with the GPUs it is on.
+void add_untraced_json(const HostGpus &host, nlohmann::json &rows) {
+    for (size_t i = 0; i < host.untraced.size(); ++i) {
+        const UntracedProcess &u = host.untraced[i];
+        bool seen = false;
+        for (size_t k = 0; k < i; ++k) seen |= host.untraced[k].pid == u.pid;
+        if (seen) continue;
+        nlohmann::json gpus = nlohmann::json::array();
+        for (const UntracedProcess &v : host.untraced) {
+            if (v.pid != u.pid) continue;
+            nlohmann::json g = {{"index", v.gpu}, {"uuid", v.uuid}};
+            g["used_bytes"] = v.used_bytes ? nlohmann::json(*v.used_bytes) : nlohmann::json(nullptr);
+            gpus.push_back(std::move(g));
+        }
+        rows.push_back({{"pid", u.pid}, {"name", report::one_line(u.name)}, {"traced", false}, {"gpus", gpus}});
+    }
+}
+
+std::string gpus_text(const HostGpus &host) {
+    if (host.gpus.empty()) return "";
+    TextTable gpus({"gpu", "uuid", "traced", "untraced", "free", "total"});
+    for (const GpuSplit &g : host.gpus)
+        gpus.add({std::to_string(g.gpu.index), g.gpu.uuid, report::format_bytes(g.traced_bytes),
+                  report::format_bytes(g.untraced_bytes), report::format_bytes(g.gpu.free_bytes),
+                  report::format_bytes(g.gpu.total_bytes)});
+    std::string out = "\nGPUs (NVML):\n" + gpus.render("");
+    if (host.untraced.empty()) return out;
+    TextTable untraced({"pid", "name", "gpu", "used (NVML)", ""});
+    for (const UntracedProcess &u : host.untraced)
+        untraced.add({std::to_string(u.pid), report::one_line(u.name), std::to_string(u.gpu),
+                      u.used_bytes ? report::format_bytes(*u.used_bytes) : "-", "not traced"});
+    return out + "\nGPU processes not traced:\n" + untraced.render("");
+}
+
 int list_processes(bool json_out) {
     std::vector<std::string> warnings;
     std::vector<LiveEndpoint> endpoints = find_live_processes(&warnings);
     for (const std::string &w : warnings) log_warning(w);
     nlohmann::json rows = nlohmann::json::array();
+    std::vector<TracedProcess> traced;
     TextTable table({"pid", "command", "rank", "device", "current", "peak"});
     for (const LiveEndpoint &e : endpoints) {
         std::string answer, error;
@@ -67,17 +121,32 @@ int list_processes(bool json_out) {
             continue;
         }
         nlohmann::json devs = nlohmann::json::array();
+        TracedProcess t;
+        t.pid = e.pid;
         for (const LiveDevice &d : view.devices) {
-            devs.push_back({{"device", d.totals.device}, {"current_bytes", d.totals.current_bytes}, {"peak_bytes", d.totals.peak_bytes}});
+            nlohmann::json dev = {{"device", d.totals.device}, {"current_bytes", d.totals.current_bytes},
+                                  {"peak_bytes", d.totals.peak_bytes}};
+            if (d.totals.process_used_bytes) dev["process_used_bytes"] = *d.totals.process_used_bytes;
+            if (!d.totals.uuid.empty()) dev["uuid"] = d.totals.uuid;
+            devs.push_back(std::move(dev));
             table.add({std::to_string(e.pid), command_text(view.command_line), view.rank.empty() ? "-" : view.rank,
                            report::device_label(d.totals.device), report::format_bytes(d.totals.current_bytes),
                            report::format_bytes(d.totals.peak_bytes)});
+            t.devices.push_back(d.totals);
         }
-        rows.push_back({{"pid", e.pid}, {"command_line", view.command_line}, {"rank", view.rank}, {"devices", devs}});
+        traced.push_back(std::move(t));
+        rows.push_back({{"pid", e.pid}, {"command_line", view.command_line}, {"rank", view.rank}, {"traced", true}, {"devices", devs}});
     }
-    if (json_out) return write_stdout(nlohmann::json({{"processes", rows}}).dump(2) + "\n") ? kExitOk : kExitFailure;
-    if (rows.empty()) return write_stdout("no traced process serves a live view on this host\n") ? kExitOk : kExitFailure;
-    return write_stdout(table.render("")) ? kExitOk : kExitFailure;
+    const HostGpus host = read_host_gpus(traced);
+    if (!host.error.empty()) log_warning(host.error);
+    if (json_out) {
+        add_untraced_json(host, rows);
+        nlohmann::json doc = {{"processes", rows}};
+        if (host.have_nvml) doc["gpus"] = gpus_json(host);
+        return write_stdout(doc.dump(2) + "\n") ? kExitOk : kExitFailure;
+    }
+    std::string text = traced.empty() ? kNoProcessText : table.render("");
+    return write_stdout(text + gpus_text(host)) ? kExitOk : kExitFailure;
 }
 
 std::string view_text(const LiveView &v, size_t top) {

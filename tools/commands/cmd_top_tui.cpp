@@ -9,13 +9,16 @@
 #include <cstring>
 #include <curses.h>
 #include <string>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <vector>
 
+#include "analysis/host_gpus.h"
 #include "analysis/live_view.h"
 #include "commands/cmd_top.h"
+#include "commands/top_layout.h"
 #include "common/cli.h"
 #include "input/live_client.h"
 #include "live/protocol.h"
@@ -125,10 +128,14 @@ private:
         std::string error, answer;
         if (!live_endpoint_of(pid_, &e, &error) ||
             !live_request(e, want_history ? live::kRequestReadingHistory : live::kRequestReading, &answer, &error, 5000)) {
-            message_ = error;
-            have_view_ = false;
+            if (have_view_) {
+                if (exited_ms_ == 0) exited_ms_ = now_ms();
+            } else {
+                message_ = error;
+            }
             return;
         }
+        exited_ms_ = 0;
         LiveView v;
         if (!parse_live_reading(answer, *namer_, device_, &v, &error)) {
             message_ = error;
@@ -155,6 +162,9 @@ private:
         }
         view_ = std::move(v);
         have_view_ = true;
+        std::map<std::string, uint64_t> bytes;
+        for (const LiveSite &site : view_.sites) bytes[site.location] += site.bytes;
+        growth_.add(now_ms(), bytes);
         sort_sites();
         if (selected_ >= int(view_.sites.size())) selected_ = std::max(0, int(view_.sites.size()) - 1);
     }
@@ -164,6 +174,7 @@ private:
         std::vector<LiveEndpoint> endpoints = find_live_processes(&warnings);
         if (!warnings.empty()) message_ = warnings.front();
         rows_.clear();
+        std::vector<TracedProcess> traced;
         for (const LiveEndpoint &e : endpoints) {
             std::string answer, error;
             LiveNamer namer;
@@ -175,9 +186,15 @@ private:
             row.pid = e.pid;
             row.command = command_text(v.command_line);
             row.rank = v.rank;
-            for (const LiveDevice &d : v.devices) row.devices.push_back({d.totals.device, d.totals.current_bytes, d.totals.peak_bytes});
+            TracedProcess t{e.pid, {}};
+            for (const LiveDevice &d : v.devices) {
+                row.devices.push_back({d.totals.device, d.totals.current_bytes, d.totals.peak_bytes});
+                t.devices.push_back(d.totals);
+            }
+            traced.push_back(std::move(t));
             rows_.push_back(std::move(row));
         }
+        host_ = read_host_gpus(traced);
         if (list_selected_ >= int(rows_.size())) list_selected_ = std::max(0, int(rows_.size()) - 1);
     }
 
@@ -186,40 +203,112 @@ private:
         if (sort_ == 1)
             std::stable_sort(s.begin(), s.end(), [](const LiveSite &a, const LiveSite &b) { return a.count > b.count; });
         else if (sort_ == 2)
+            std::stable_sort(s.begin(), s.end(), [this](const LiveSite &a, const LiveSite &b) {
+                return growth_.last_10s(a.location) > growth_.last_10s(b.location);
+            });
+        else if (sort_ == 3)
             std::stable_sort(s.begin(), s.end(), [](const LiveSite &a, const LiveSite &b) { return a.location < b.location; });
     }
 
-    const char *sort_name() const { return sort_ == 0 ? "bytes" : sort_ == 1 ? "allocations" : "call site"; }
+    const char *sort_name() const {
+        return sort_ == 0 ? "bytes" : sort_ == 1 ? "allocations" : sort_ == 2 ? "growth over 10 s" : "call site";
+    }
 
     void draw() {
         erase();
-        if (pid_ == 0) draw_list();
+        if (help_) draw_help();
+        else if (pid_ == 0) draw_list();
         else draw_process();
         refresh();
     }
 
-    void draw_list() {
-        put(0, 0, pad("vramtrace top: traced processes on this host", size_t(COLS)), title_attr());
-        put(2, 0, pad("pid", 8) + pad("command", 34) + pad("rank", 6) + pad("device", 8) + rpad("current", 12) + rpad("peak", 12), A_BOLD);
-        int y = 3;
-        for (size_t i = 0; i < rows_.size() && y < LINES - 2; ++i) {
-            const ProcessRow &r = rows_[i];
-            attr_t attr = int(i) == list_selected_ ? A_REVERSE : A_NORMAL;
-            if (r.devices.empty()) {
-                put(y++, 0, pad(std::to_string(r.pid), 8) + pad(r.command.substr(0, 33), 34) + pad(r.rank.empty() ? "-" : r.rank, 6), attr);
-                continue;
-            }
-            for (size_t k = 0; k < r.devices.size() && y < LINES - 2; ++k) {
-                const ProcessRow::Device &d = r.devices[k];
-                std::string head = k == 0 ? pad(std::to_string(r.pid), 8) + pad(r.command.substr(0, 33), 34) +
-                                                pad(r.rank.empty() ? "-" : r.rank, 6)
-                                          : std::string(48, ' ');
-                put(y++, 0, head + pad(report::device_label(d.device), 8) + rpad(report::format_bytes(d.current), 12) +
-                                rpad(report::format_bytes(d.peak), 12), attr);
-            }
+    // One bar per GPU that NVML lists: traced (T), untraced (u) and free (.) memory.
+    int draw_gpu_bars(int y) {
+        for (const GpuSplit &g : host_.gpus) {
+            if (y >= LINES - 3) break;
+            std::string label = "gpu" + std::to_string(g.gpu.index) + " ";
+            std::string figures = " traced " + report::format_bytes(g.traced_bytes) + ", untraced " +
+                                  report::format_bytes(g.untraced_bytes) + ", free " + report::format_bytes(g.gpu.free_bytes);
+            int bar = std::max(10, COLS - int(label.size()) - int(figures.size()) - 2);
+            auto cells = [&](uint64_t b) {
+                return g.gpu.total_bytes == 0 ? 0 : int((long double)b * bar / g.gpu.total_bytes);
+            };
+            int traced = std::clamp(cells(g.traced_bytes), 0, bar);
+            int untraced = std::clamp(cells(g.untraced_bytes), 0, bar - traced);
+            put(y, 0, label + "[");
+            put(y, int(label.size()) + 1, std::string(size_t(traced), 'T'), bar_attr());
+            put(y, int(label.size()) + 1 + traced, std::string(size_t(untraced), 'u'), warn_attr());
+            put(y, int(label.size()) + 1 + traced + untraced, std::string(size_t(bar - traced - untraced), '.'));
+            put(y, int(label.size()) + 1 + bar, "]" + figures);
+            ++y;
         }
-        if (rows_.empty()) put(3, 0, "no traced process serves a live view on this host");
-        status_line("Enter: open  j/k: move  q: quit");
+        return y;
+    }
+
+    void draw_list() {
+        put(0, 0, pad("vramtrace top: processes on this host's GPUs", size_t(COLS)), title_attr());
+        int y = draw_gpu_bars(1) + 1;
+        // One line per (process, device); an untraced GPU process one per GPU it is on.
+        std::vector<Column> cols = {{"pid", {}, false, 0, 5}, {"command", {}, false, 0, 1, false, true},
+                                    {"rank", {}, false, 0, 0, true}, {"device", {}, false, 0, 3},
+                                    {"current", {}, true, 0, 4}, {"peak", {}, true, 0, 2}};
+        std::vector<int> row_of; // the rows_ index of each line (-1: an untraced process)
+        auto add = [&](std::vector<std::string> v, int owner) {
+            for (size_t i = 0; i < cols.size(); ++i) cols[i].cells.push_back(v[i]);
+            row_of.push_back(owner);
+        };
+        for (size_t i = 0; i < rows_.size(); ++i) {
+            const ProcessRow &r = rows_[i];
+            const std::string rank = r.rank.empty() ? "-" : r.rank;
+            if (r.devices.empty()) add({std::to_string(r.pid), r.command, rank, "-", "-", "-"}, int(i));
+            for (size_t k = 0; k < r.devices.size(); ++k)
+                add({k == 0 ? std::to_string(r.pid) : "", k == 0 ? r.command : "", k == 0 ? rank : "",
+                     report::device_label(r.devices[k].device), report::format_bytes(r.devices[k].current),
+                     report::format_bytes(r.devices[k].peak)}, int(i));
+        }
+        for (const UntracedProcess &u : host_.untraced)
+            add({std::to_string(u.pid), u.name + " (not traced)", "-", "gpu" + std::to_string(u.gpu),
+                 u.used_bytes ? report::format_bytes(*u.used_bytes) : "-", "-"}, -1);
+        Layout layout = lay_out(cols, size_t(COLS));
+        put(y++, 0, layout.header, A_BOLD);
+        for (size_t i = 0; i < layout.rows.size() && y < LINES - 2; ++i)
+            put(y++, 0, layout.rows[i], row_of[i] >= 0 && row_of[i] == list_selected_ ? A_REVERSE : A_NORMAL);
+        if (rows_.empty()) {
+            put(y + 1, 0, "no traced process serves a live view on this host; start one with");
+            put(y + 2, 2, "vramtrace run -- PROGRAM ARGS...   (or LD_PRELOAD=libvramtrace.so PROGRAM)");
+            put(y + 3, 0, "or run it in this terminal: vramtrace run --live -- PROGRAM ARGS...");
+        }
+        status_line("Enter: open  j/k: move  ?: keys  q: quit");
+    }
+
+    void draw_help() {
+        put(0, 0, pad("vramtrace top: keys", size_t(COLS)), title_attr());
+        static const char *const kKeys[] = {
+            "j / k, arrows   move",
+            "Enter           open the process; on a call site, show its stack",
+            "Esc, Backspace  back to the process list",
+            "d               device: all, then each in turn",
+            "o               sort by bytes, allocations, growth over 10 s, call site",
+            "s               write a snapshot now (X.live-N.json beside the exit snapshot)",
+            "?               this help (any key closes it)",
+            "q               quit",
+        };
+        int y = 2;
+        for (const char *k : kKeys) put(y++, 2, k);
+        status_line("any key: back");
+    }
+
+    // How the process ended, once it no longer answers: its last reading stays on the screen.
+    std::string exit_text() const {
+        const uint64_t ago = (now_ms() - exited_ms_) / 1000;
+        std::string text = "exited " + std::to_string(ago) + " s ago";
+        struct stat st{};
+        const std::string &snap = view_.exit_snapshot;
+        std::string crash = snap.size() > 5 && snap.compare(snap.size() - 5, 5, ".json") == 0
+                                ? snap.substr(0, snap.size() - 5) + ".crash.json" : "";
+        if (!crash.empty() && stat(crash.c_str(), &st) == 0) return text + ", crashed: crash snapshot " + crash;
+        if (!snap.empty() && stat(snap.c_str(), &st) == 0) return text + ", exit snapshot " + snap;
+        return text + ", no exit snapshot (killed, or _exit)" + (snap.empty() ? "" : ": no " + snap);
     }
 
     void draw_process() {
@@ -231,6 +320,7 @@ private:
         put(0, 0, pad(title, size_t(COLS)), title_attr());
         int y = 1;
         if (!options_.log_path.empty()) put(y++, 0, "program output: " + options_.log_path);
+        if (have_view_ && exited_ms_ != 0) put(y++, 0, cut_middle("last reading: " + exit_text(), size_t(COLS)), warn_attr());
         if (!have_view_) {
             put(y + 1, 0, "no reading" + (message_.empty() ? std::string() : ": " + message_));
             status_line("q: quit");
@@ -275,20 +365,32 @@ private:
         std::string which = device_ < -2 ? "all devices" : report::device_label(device_);
         put(y++, 0, "top call sites (" + which + ", by " + sort_name() + "; " + std::to_string(view_.live_allocations) +
                         " live, " + report::format_bytes(view_.live_bytes) + ")", A_BOLD);
-        put(y++, 0, rpad("live", 10) + rpad("allocs", 8) + "  " + pad("category", 18) + "call site", A_BOLD);
         int feed_lines = int(std::min<size_t>(4, view_.ooms.size() + view_.marks.size())); // entries shown
         int last_site_row = LINES - 1 - (feed_lines > 0 ? feed_lines + 1 : 0);
-        for (size_t i = 0; i < view_.sites.size() && i < options_.top && y < last_site_row; ++i) {
-            const LiveSite &s = view_.sites[i];
+        // The columns that fit: the call site is cut in its middle so that file:line stays, and a
+        // category that is the same on every row is left out.
+        std::vector<Column> cols = {{"live", {}, true, 0, 9}, {"allocs", {}, true, 0, 3},
+                                    {"10 s", {}, true, 0, 5}, {"since start", {}, true, 0, 2},
+                                    {"category", {}, false, 0, 1, true}, {"call site", {}, false, 24, 8, false, true}};
+        const size_t n = std::min(view_.sites.size(), options_.top);
+        for (size_t i = 0; i < n; ++i) {
+            const LiveSite &site = view_.sites[i];
+            cols[0].cells.push_back(report::format_bytes(site.bytes));
+            cols[1].cells.push_back(std::to_string(site.count));
+            cols[2].cells.push_back(format_growth(growth_.last_10s(site.location)));
+            cols[3].cells.push_back(format_growth(growth_.since_first(site.location)));
+            cols[4].cells.push_back(site.category.empty() ? "-" : site.category);
+            cols[5].cells.push_back(report::one_line(site.location));
+        }
+        Layout layout = lay_out(cols, size_t(COLS));
+        put(y++, 0, layout.header, A_BOLD);
+        for (size_t i = 0; i < n && y < last_site_row; ++i) {
             attr_t attr = int(i) == selected_ ? A_REVERSE : A_NORMAL;
-            put(y++, 0, pad(rpad(report::format_bytes(s.bytes), 10) + rpad(std::to_string(s.count), 8) + "  " +
-                                pad(s.category.empty() ? "-" : s.category, 18) + report::one_line(s.location),
-                            size_t(COLS)),
-                attr);
+            put(y++, 0, pad(layout.rows[i], size_t(COLS)), attr);
             if (int(i) == selected_ && expanded_)
-                for (uint32_t f : s.stack) {
+                for (uint32_t f : view_.sites[i].stack) {
                     if (y >= last_site_row) break;
-                    put(y++, 0, "      " + report::one_line(view_.frames[f]));
+                    put(y++, 0, "      " + cut_middle(report::one_line(view_.frames[f]), size_t(std::max(0, COLS - 6))));
                 }
         }
         if (feed_lines > 0) {
@@ -307,7 +409,8 @@ private:
             for (size_t i = from; i < feed.size() && fy < LINES - 1; ++i)
                 put(fy++, 2, feed[i], feed[i].rfind("OOM", 0) == 0 ? warn_attr() : A_NORMAL);
         }
-        status_line("q quit  j/k move  Enter stack  d device  o sort  s snapshot" + std::string(options_.pid == 0 ? "  Esc back" : ""));
+        status_line("q quit  j/k move  Enter stack  d device  o sort  s snapshot  ? keys" +
+                    std::string(options_.pid == 0 ? "  Esc back" : ""));
     }
 
     // The keys, or the last message. A message too long for the line keeps its start up to the
@@ -332,6 +435,10 @@ private:
         if (key == 'q' || key == 'Q') return false;
         if (key == KEY_RESIZE) return true;
         message_.clear();
+        if (help_ || key == '?') {
+            help_ = !help_;
+            return true;
+        }
         if (pid_ == 0) {
             if ((key == KEY_DOWN || key == 'j') && list_selected_ + 1 < int(rows_.size())) ++list_selected_;
             if ((key == KEY_UP || key == 'k') && list_selected_ > 0) --list_selected_;
@@ -339,6 +446,8 @@ private:
                 pid_ = rows_[size_t(list_selected_)].pid;
                 namer_ = std::make_unique<LiveNamer>();
                 selected_ = 0, expanded_ = false, device_ = -3;
+                growth_.clear();
+                exited_ms_ = 0;
                 refresh_data();
             }
             return true;
@@ -347,7 +456,7 @@ private:
         else if ((key == KEY_UP || key == 'k') && selected_ > 0) --selected_, expanded_ = false;
         else if (key == '\n' || key == KEY_ENTER) expanded_ = !expanded_;
         else if (key == 'o') {
-            sort_ = (sort_ + 1) % 3;
+            sort_ = (sort_ + 1) % 4;
             refresh_data();
         } else if (key == 'd') {
             // All devices, then each device in turn.
@@ -362,6 +471,7 @@ private:
             }
             device_ = next;
             selected_ = 0, expanded_ = false;
+            growth_.clear();
             refresh_data();
         } else if (key == 's') {
             write_snapshot();
@@ -394,7 +504,11 @@ private:
     int selected_ = 0;
     bool expanded_ = false;
     int device_ = -3; // -3: all devices
-    int sort_ = 0;    // 0 bytes, 1 allocations, 2 call site
+    int sort_ = 0;    // 0 bytes, 1 allocations, 2 growth over 10 s, 3 call site
+    bool help_ = false;
+    GrowthTracker growth_;   // the sites of the process shown, from this viewer's readings
+    uint64_t exited_ms_ = 0; // when the process shown first stopped answering (0: it answers)
+    HostGpus host_;          // NVML's GPUs and untraced processes, for the list
     std::string message_;
     static constexpr unsigned kHistoryEvery = 5;
     unsigned readings_since_history_ = 0;

@@ -1,6 +1,7 @@
-// `vramtrace view [--base OLD] [--at exit|peak] [--device N] [--no-open] SNAPSHOT`: the HTML report
-// written to a new temporary file, whose path is printed; with a display (DISPLAY or
-// WAYLAND_DISPLAY) it is opened with xdg-open too.
+// `vramtrace view [--base OLD] [--at exit|peak] [--device N] [--no-open] [--serve [--port N]]
+// SNAPSHOT`: the HTML report written to a new temporary file, whose path is printed; with a display
+// (DISPLAY or WAYLAND_DISPLAY) it is opened with xdg-open too. --serve serves it on 127.0.0.1
+// instead (view_serve.h).
 #include <cerrno>
 #include <charconv>
 #include <cstdlib>
@@ -14,6 +15,7 @@
 
 #include "commands/cli_options.h"
 #include "commands/export_request.h"
+#include "commands/view_serve.h"
 #include "common/cli.h"
 #include "common/output_file.h"
 #include "snapshot/device_range.h"
@@ -36,6 +38,10 @@ const char *const kViewHelp =
     "  --at exit|peak        what the static tables weigh (default: peak)\n"
     "  --device N            only device ordinal N (-1: host-pinned memory)\n"
     "  --no-open             never run xdg-open, only print the path\n"
+    "  --serve               serve the page on 127.0.0.1 instead of writing a file: prints a URL\n"
+    "                        with a random token (other requests get 403), until Ctrl-C; from\n"
+    "                        another machine: ssh -L PORT:127.0.0.1:PORT HOST, then open the URL\n"
+    "  --port N              with --serve: the port (default 0: a free one)\n"
     "  -h, --help            show this help\n"
     "\n"
     "Exit status: 0 success (also when xdg-open fails: the path is printed), 1 the snapshot is\n"
@@ -60,7 +66,8 @@ int view_command(int argc, char **argv) {
     OptionReader opts(argc, argv, "view");
     exporter::Options options;
     std::string path, base_path;
-    bool have_path = false, no_open = false;
+    bool have_path = false, no_open = false, serve = false;
+    int port = 0;
     while (opts.next()) {
         std::string_view value;
         if (opts.positional()) {
@@ -71,6 +78,12 @@ int view_command(int argc, char **argv) {
             return write_stdout(kViewHelp) ? kExitOk : kExitFailure;
         } else if (opts.is("--no-open")) {
             no_open = true;
+        } else if (opts.is("--serve")) {
+            serve = true;
+        } else if (opts.with_value("--port", &value)) {
+            size_t n = 0;
+            if (!parse_count(value, n) || n > 65535) return opts.error("--port needs a port number (0 to 65535), got '" + std::string(value) + "'");
+            port = int(n);
         } else if (int taken = take_page_option(opts, options, base_path); taken >= 0) {
             if (taken > 0) return taken;
         } else if (!opts.failed()) {
@@ -79,11 +92,13 @@ int view_command(int argc, char **argv) {
     }
     if (opts.failed()) return kExitUsage;
     if (!have_path) return opts.error("no snapshot file given");
+    if (port != 0 && !serve) return opts.error("--port goes with --serve");
 
     std::string data;
     std::vector<std::string> notes;
     if (!export_to_memory(path, base_path, exporter::Format::Html, options, &data, &notes)) return kExitFailure;
     for (const std::string &note : notes) log_warning(path + ": " + note);
+    if (serve) return serve_page(data, port);
 
     const char *tmp = std::getenv("TMPDIR");
     std::string name = std::string(tmp && *tmp ? tmp : "/tmp") + "/vramtrace-view-XXXXXX.html";

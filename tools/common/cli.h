@@ -3,15 +3,16 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace vramtrace::cli {
 
-// Exit codes of the vramtrace command (`vramtrace run` returns the program's own status instead,
-// see commands/cmd_run.cpp; `vramtrace diff` uses 1 for its growth gate and 3 for bad input, see
-// commands/cmd_diff.cpp).
+// Exit codes of every vramtrace command (`vramtrace run` returns the program's own status instead,
+// see commands/cmd_run.cpp).
 inline constexpr int kExitOk = 0;
-inline constexpr int kExitFailure = 1; // bad input file, output error
-inline constexpr int kExitUsage = 2;   // unknown command or option, missing argument
+inline constexpr int kExitFailure = 1;    // bad input file, output error
+inline constexpr int kExitUsage = 2;      // unknown command or option, missing argument
+inline constexpr int kExitGateFailed = 3; // `diff --fail-if-growth`: the growth exceeded the limit
 
 // Subcommands: args[0] is the subcommand's name; each returns the process exit code.
 int run_command(int argc, char **argv);
@@ -44,6 +45,20 @@ void log_warning(std::string_view message);
 void log_line(std::string_view message);
 // Logs "MESSAGE (see 'vramtrace HELP_FOR --help')" as an error and returns kExitUsage.
 int usage_error(std::string_view message, std::string_view help_for = {});
+
+// " (did you mean 'X'?)" for the candidate nearest to `word`: at most 2 edits away (insertions,
+// deletions, substitutions, swaps of neighbours), or the only candidate that starts with it;
+// "" when none is that close.
+std::string did_you_mean(std::string_view word, const std::vector<std::string> &candidates);
+// The long options ("--name") a help text lists, in order of first appearance.
+std::vector<std::string> long_options_of(std::string_view help);
+// A command's help text; nullptr for a name that is not a command.
+const char *command_help(std::string_view command);
+// The commands, in the order the usage lists them.
+const std::vector<std::string> &command_names();
+// Logs "COMMAND: unknown option 'ARG' (did you mean '--X'?) (see 'vramtrace COMMAND --help')",
+// the suggestion from the command's help, and returns kExitUsage.
+int unknown_option(std::string_view command, std::string_view arg);
 
 // Writes text to stdout; false (after logging an error) when it could not be written.
 bool write_stdout(std::string_view text);

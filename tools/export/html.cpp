@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <set>
+#include <tuple>
 
 #include "export/export.h"
 #include "export/export_common.h"
@@ -82,15 +84,20 @@ std::string tables_html(const report::Snapshot &snapshot, const Options &options
     }
     std::vector<WeightedStack> stacks = weighted_stacks(snapshot, options, at);
     uint64_t total = 0;
-    // (call site with its via, category) -> bytes, allocations; category -> bytes
-    std::map<std::pair<std::string, std::string>, std::pair<uint64_t, uint64_t>> sites;
+    // (call site with its via, category, device) -> bytes, allocations; category -> bytes. The
+    // device is part of the key (and a column) only where the weights hold more than one device:
+    // a table that mixes host memory and cuda:0 says which row is which.
+    std::set<int> device_set;
+    for (const WeightedStack &w : stacks) device_set.insert(w.device);
+    const bool mixed = device_set.size() > 1;
+    std::map<std::tuple<std::string, std::string, int>, std::pair<uint64_t, uint64_t>> sites;
     std::map<std::string, uint64_t> category_bytes;
     for (const WeightedStack &w : stacks) {
         total = saturating_add(total, w.bytes);
         std::string where = call_site_text(snapshot, w.stack);
         if (std::string_view via = via_text(snapshot, w.stack); !via.empty()) where += " via " + std::string(via);
         std::string category(category_text(snapshot, w.stack));
-        auto &site = sites[{where, category}];
+        auto &site = sites[{where, category, mixed ? w.device : 0}];
         site.first = saturating_add(site.first, w.bytes);
         site.second = saturating_add(site.second, w.count);
         category_bytes[category] = saturating_add(category_bytes[category], w.bytes);
@@ -114,16 +121,20 @@ std::string tables_html(const report::Snapshot &snapshot, const Options &options
     }
 
     // Top call sites of the same weights.
-    std::vector<std::pair<std::pair<std::string, std::string>, std::pair<uint64_t, uint64_t>>> rows(sites.begin(),
-                                                                                                   sites.end());
+    std::vector<std::pair<std::tuple<std::string, std::string, int>, std::pair<uint64_t, uint64_t>>> rows(sites.begin(),
+                                                                                                        sites.end());
     std::stable_sort(rows.begin(), rows.end(), [](auto &a, auto &b) { return a.second.first > b.second.first; });
     out += "<h2>Top call sites " + std::string(at == At::Peak ? "at each device's peak" : "live at the dump") + "</h2>\n<table><tr><th>bytes</th><th>allocations</th>" +
-           std::string(categories ? "<th>category</th>" : "") + "<th>call site</th></tr>\n";
-    for (size_t i = 0; i < rows.size() && i < 20; ++i)
+           std::string(mixed ? "<th>device</th>" : "") + std::string(categories ? "<th>category</th>" : "") +
+           "<th>call site</th></tr>\n";
+    for (size_t i = 0; i < rows.size() && i < 20; ++i) {
+        const auto &[where, category, device] = rows[i].first;
         out += "<tr><td class=\"n\">" + escape(report::format_bytes_exact(rows[i].second.first)) + "</td><td class=\"n\">" +
                to_dec(rows[i].second.second) + "</td>" +
-               (categories ? "<td>" + category_cell(rows[i].first.second) + "</td>" : std::string()) + "<td>" +
-               escape(shown(rows[i].first.first)) + "</td></tr>\n";
+               (mixed ? "<td>" + escape(report::device_label(device)) + "</td>" : std::string()) +
+               (categories ? "<td>" + category_cell(category) + "</td>" : std::string()) + "<td>" +
+               escape(shown(where)) + "</td></tr>\n";
+    }
     out += "</table>\n";
     if (rows.size() > 20) out += "<p>... and " + to_dec(rows.size() - 20) + " more call sites.</p>\n";
     html::append_imbalance(out, snapshot);

@@ -2,17 +2,20 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <dirent.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "live/protocol.h"
 #include "live/socket_dir.h"
+#include "report/text_safety.h"
 
 namespace vramtrace::cli {
 namespace {
@@ -98,13 +101,42 @@ std::vector<LiveEndpoint> find_live_processes(std::vector<std::string> *warnings
     return out;
 }
 
+namespace {
+// Why a pid has no socket, in the words that fit: gone (or never there), or running untraced.
+std::string no_server_text(pid_t pid, const std::string &socket) {
+    const std::string p = "process " + std::to_string(pid);
+    if (kill(pid, 0) != 0 && errno == ESRCH) return "no " + p + " on this host (it has exited, or never ran)";
+    std::string name;
+    if (FILE *f = fopen(("/proc/" + std::to_string(pid) + "/comm").c_str(), "r")) {
+        char buf[64] = {};
+        if (fgets(buf, sizeof buf, f) != nullptr) name = buf;
+        fclose(f);
+        if (!name.empty() && name.back() == '\n') name.pop_back();
+    }
+    return p + (name.empty() ? "" : " (" + report::one_line(name) + ")") +
+           " runs but is not traced: no live view (no " + socket +
+           "; a traced process serves one from its first CUDA allocation unless VRAMTRACE_LIVE=0)";
+}
+} // namespace
+
 bool live_endpoint_of(pid_t pid, LiveEndpoint *out, std::string *error) {
     std::string dir = live::socket_directory();
+    // A pid that is not running has nothing to serve, whatever the directory holds.
+    if (kill(pid, 0) != 0 && errno == ESRCH) {
+        *error = no_server_text(pid, live::socket_path(dir, pid));
+        return false;
+    }
+    // No directory: no traced process of this user has served yet.
+    struct stat st{};
+    if (lstat(dir.c_str(), &st) != 0 && errno == ENOENT) {
+        *error = no_server_text(pid, live::socket_path(dir, pid));
+        return false;
+    }
     if (!live::check_directory(dir, false, error)) return false;
     out->pid = pid;
     out->socket = live::socket_path(dir, pid);
     if (!live::check_socket(out->socket, error)) {
-        if (error->empty()) *error = "process " + std::to_string(pid) + " serves no live view (no " + out->socket + ")";
+        if (error->empty()) *error = no_server_text(pid, out->socket);
         return false;
     }
     if (stale(*out)) {

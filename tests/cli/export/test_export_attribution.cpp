@@ -196,9 +196,10 @@ TEST_CASE("export attribution: the HTML report lists categories with a colour, a
                     "<tr><td>" + swatch("#af7aa1") + "library_workspace</td><td class=\"n\">192.30 MiB (201641488 B)</td><td class=\"n\">68.6%</td></tr>\n"
                     "<tr><td>" + swatch("#bab0ab") + "other</td><td class=\"n\">4 B</td><td class=\"n\">0.0%</td></tr>\n"
                     "</table>\n") != std::string::npos);
-    CHECK(html.find("<table><tr><th>bytes</th><th>allocations</th><th>category</th><th>call site</th></tr>\n") !=
+    // cuda:0 and host memory at the peaks: the table says which device each row is on.
+    CHECK(html.find("<table><tr><th>bytes</th><th>allocations</th><th>device</th><th>category</th><th>call site</th></tr>\n") !=
           std::string::npos);
-    CHECK(html.find("<tr><td class=\"n\">32.00 MiB (33554432 B)</td><td class=\"n\">2</td><td>" + swatch("#f28e2c") +
+    CHECK(html.find("<tr><td class=\"n\">32.00 MiB (33554432 B)</td><td class=\"n\">2</td><td>cuda:0</td><td>" + swatch("#f28e2c") +
                     "optimizer_state</td><td>main at /work/main/tests/gpu/attribution/torch_categories.py:49 (python) "
                     "via torch.optim.adam.Adam.step</td></tr>\n") != std::string::npos);
 

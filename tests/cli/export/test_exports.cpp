@@ -134,7 +134,7 @@ TEST_CASE("pickle of the fixture matches the golden file", "[export]") {
     CHECK(notes[0].rfind("1 live allocation(s) left out", 0) == 0);
 }
 
-// The page without the bodies of its <style> and viewer <script> (tools/export/html/viewer.*):
+// The page without the bodies of its <style> and viewer <script> (tools/export/html/viewer_*.js, viewer.css):
 // the golden file holds what the exporter writes from the snapshot, the browser tests the viewer.
 // tests/cli/cli_test.sh strips the CLI's page the same way (sed).
 static std::string without_assets(const std::string &page) {

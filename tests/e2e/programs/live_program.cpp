@@ -9,7 +9,9 @@
 // "oom": the "sites" allocations and one of 4 GiB that fails (the stand-in device has 1 GiB);
 // "oddname": 2 MiB from a function whose symbol name needs escaping (hold_odd), never freed;
 // "closefds": the "sites" allocations, then every descriptor above 2 closed (as a daemon does) and
-// READY_FILE kept open, so that its descriptor has a number the library's socket had.
+// READY_FILE kept open, so that its descriptor has a number the library's socket had;
+// "grow": the "sites" allocations, then 256 KiB more from hold_growing every 500 ms while it waits
+// (a site that grows while the others stay).
 // It writes READY_FILE once it holds them, then waits until GO_FILE exists (checked every 20 ms).
 #include <cstdio>
 #include <cuda_runtime_api.h>
@@ -41,6 +43,10 @@ __attribute__((noinline)) void *hold_odd() {
     void *p = nullptr;
     return cudaMalloc(&p, 2u << 20) == cudaSuccess ? p : nullptr;
 }
+__attribute__((noinline)) void *hold_growing() {
+    void *p = nullptr;
+    return cudaMalloc(&p, 256u << 10) == cudaSuccess ? p : nullptr;
+}
 __attribute__((noinline)) void *hold_many() {
     void *p = nullptr;
     return cudaMalloc(&p, 4096) == cudaSuccess ? p : nullptr;
@@ -50,8 +56,8 @@ int main(int argc, char **argv) {
     if (argc < 3) return 2;
     const char *mode = argc > 3 ? argv[3] : "sites";
     std::vector<void *> held;
-    bool closefds = strcmp(mode, "closefds") == 0;
-    if (strcmp(mode, "sites") == 0 || strcmp(mode, "fork") == 0 || strcmp(mode, "oom") == 0 || closefds) {
+    bool closefds = strcmp(mode, "closefds") == 0, grow = strcmp(mode, "grow") == 0;
+    if (grow || strcmp(mode, "sites") == 0 || strcmp(mode, "fork") == 0 || strcmp(mode, "oom") == 0 || closefds) {
         held.push_back(hold_weights());
         held.push_back(hold_weights());
         vramtrace_mark("loaded");
@@ -97,7 +103,14 @@ int main(int argc, char **argv) {
     fprintf(ready, "%d\n", int(getpid()));
     fclose(ready);
     if (closefds && open(argv[1], O_RDONLY) < 0) return 1;
-    while (access(argv[2], F_OK) != 0) usleep(20000);
+    for (int tick = 1; access(argv[2], F_OK) != 0; ++tick) {
+        usleep(20000);
+        if (grow && tick % 25 == 0) {
+            void *p = hold_growing();
+            if (p == nullptr) return 1;
+            held.push_back(p);
+        }
+    }
     for (void *p : held) cudaFree(p);
     return 0;
 }

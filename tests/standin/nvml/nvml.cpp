@@ -6,10 +6,12 @@
 // modules and other memory a real driver charges but no allocation call shows). It asks the
 // driver through its public API (primary context retained and made current for the query, then
 // the thread's context restored). A process that charged nothing is not listed.
+// STANDIN_NVML_PROCESSES adds other processes (below), as a GPU shared with untraced programs.
 #include <cuda.h>
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <dlfcn.h>
 #include <unistd.h>
 
@@ -77,6 +79,99 @@ NVML_API int nvmlDeviceGetHandleByPciBusId_v2(const char* bus_id, void** device)
   return 0;
 }
 
+// ---- What `vramtrace top` asks (tools/input/nvml_processes.cpp): every GPU and the processes on
+// it. NVML numbers GPUs by physical index whatever CUDA_VISIBLE_DEVICES says; a handle is the
+// physical index + 1, as nvmlDeviceGetHandleByPciBusId_v2 makes it.
+
+namespace {
+int physical_count() {
+  const char* v = std::getenv("STANDIN_CUDA_DEVICES");
+  return v != nullptr ? static_cast<int>(std::strtol(v, nullptr, 10)) : 2;
+}
+unsigned long long device_bytes() {
+  const char* v = std::getenv("STANDIN_CUDA_DEVICE_BYTES");
+  return v != nullptr ? std::strtoull(v, nullptr, 10) : 1073741824ull;
+}
+// STANDIN_NVML_PROCESSES="PID:BYTES@PHYSICAL,...": processes NVML lists beside the calling one,
+// so that a test can show a GPU process that vramtrace does not trace. Reads entry `i` of the list
+// into pid/bytes/physical; false past its end or at an entry that does not parse.
+bool listed_process(int i, unsigned* pid, unsigned long long* bytes, int* physical) {
+  const char* p = std::getenv("STANDIN_NVML_PROCESSES");
+  for (int k = 0; p != nullptr && *p != '\0'; ++k) {
+    unsigned long a = 0, c = 0;
+    unsigned long long b = 0;
+    int used = 0;
+    if (std::sscanf(p, "%lu:%llu@%lu%n", &a, &b, &c, &used) != 3) return false;
+    if (k == i) {
+      *pid = static_cast<unsigned>(a), *bytes = b, *physical = static_cast<int>(c);
+      return true;
+    }
+    p += used;
+    if (*p == ',') ++p;
+  }
+  return false;
+}
+}  // namespace
+
+NVML_API int nvmlDeviceGetCount_v2(unsigned* count) {
+  if (g_init == 0) return 1;
+  if (count == nullptr) return 2;
+  *count = static_cast<unsigned>(physical_count());
+  return 0;
+}
+
+NVML_API int nvmlDeviceGetHandleByIndex_v2(unsigned index, void** device) {
+  if (g_init == 0) return 1;
+  if (device == nullptr || static_cast<int>(index) >= physical_count()) return 2;
+  *device = reinterpret_cast<void*>(static_cast<unsigned long>(index + 1));
+  return 0;
+}
+
+// The UUID the stand-in driver gives the same physical device (cuDeviceGetUuid), as NVML spells it.
+NVML_API int nvmlDeviceGetUUID(void* device, char* uuid, unsigned length) {
+  if (g_init == 0) return 1;
+  const int physical = static_cast<int>(reinterpret_cast<unsigned long>(device)) - 1;
+  if (uuid == nullptr || physical < 0 || physical >= physical_count()) return 2;
+  if (length < 41) return 7;
+  std::snprintf(uuid, length, "GPU-76747374-616e-6469-6e13-005aa50ff0%02x", physical);
+  return 0;
+}
+
+struct Memory {
+  unsigned long long total, free, used;
+};
+
+// Used: what the listed processes hold on it (the calling process is not counted: the CLI asks,
+// and it holds nothing).
+NVML_API int nvmlDeviceGetMemoryInfo(void* device, Memory* memory) {
+  if (g_init == 0) return 1;
+  const int physical = static_cast<int>(reinterpret_cast<unsigned long>(device)) - 1;
+  if (memory == nullptr || physical < 0 || physical >= physical_count()) return 2;
+  unsigned long long used = 0, bytes = 0;
+  unsigned pid = 0;
+  int where = 0;
+  for (int i = 0; listed_process(i, &pid, &bytes, &where); ++i)
+    if (where == physical) used += bytes;
+  const unsigned long long total = device_bytes();
+  *memory = Memory{total, used < total ? total - used : 0, used};
+  return 0;
+}
+
+// As NVIDIA's: the process's name from the kernel (here /proc/PID/comm).
+NVML_API int nvmlSystemGetProcessName(unsigned pid, char* name, unsigned length) {
+  if (g_init == 0) return 1;
+  if (name == nullptr || length == 0) return 2;
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/%u/comm", pid);
+  FILE* f = std::fopen(path, "r");
+  if (f == nullptr) return 6;  // NVML_ERROR_NOT_FOUND
+  const bool ok = std::fgets(name, static_cast<int>(length), f) != nullptr;
+  std::fclose(f);
+  if (!ok) return 6;
+  name[std::strcspn(name, "\n")] = '\0';
+  return 0;
+}
+
 NVML_API int nvmlDeviceGetComputeRunningProcesses_v3(void* device, unsigned int* count, ProcessInfo* infos) {
   if (g_init == 0) return 1;
   if (count == nullptr) return 2;
@@ -87,15 +182,23 @@ NVML_API int nvmlDeviceGetComputeRunningProcesses_v3(void* device, unsigned int*
   for (int i = 0; i < visible; ++i)
     if (order[i] == physical) dev = i;
   unsigned long long used = 0;
-  const unsigned n = dev >= 0 && driver_used(dev, &used) && used > 0 ? 1 : 0;
+  const unsigned self = dev >= 0 && driver_used(dev, &used) && used > 0 ? 1 : 0;
+  ProcessInfo listed[64];
+  unsigned n_listed = 0;
+  unsigned pid = 0;
+  unsigned long long bytes = 0;
+  int where = 0;
+  for (int i = 0; n_listed < 64 && listed_process(i, &pid, &bytes, &where); ++i)
+    if (where == physical) listed[n_listed++] = ProcessInfo{pid, bytes, ~0u, ~0u};
+  const unsigned n = self + n_listed;
   if (*count < n) {
     *count = n;
     return 7;  // NVML_ERROR_INSUFFICIENT_SIZE
   }
   *count = n;
-  if (n == 1) {
-    if (infos == nullptr) return 2;
-    infos[0] = ProcessInfo{static_cast<unsigned>(getpid()), used + context_bytes(), ~0u, ~0u};
-  }
+  if (n == 0) return 0;
+  if (infos == nullptr) return 2;
+  if (self == 1) infos[0] = ProcessInfo{static_cast<unsigned>(getpid()), used + context_bytes(), ~0u, ~0u};
+  for (unsigned i = 0; i < n_listed; ++i) infos[self + i] = listed[i];
   return 0;
 }

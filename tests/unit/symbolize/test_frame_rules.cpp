@@ -95,6 +95,33 @@ TEST_CASE("frame rules: globs match whole names with *, ? and [A-Z]", "[frame_ru
     CHECK_FALSE(glob_match("[ab-d]x", "ex"));
 }
 
+TEST_CASE("frame rules: a frame's group comes from the first rule that names one, a mark rule too", "[frame_rules]") {
+    report::Frame eval;
+    eval.function = "_PyEval_EvalFrameDefault";
+    FrameRules::Verdict v = FrameRules::builtin().judge(eval, "/usr/bin/python3.12");
+    CHECK(v.placement == nullptr); // the interpreter's C code is marked, never skipped
+    CHECK(v.group == "cpython");
+    CHECK(FrameRules::builtin().judge(eval, "/usr/lib/x86_64-linux-gnu/libpython3.12.so.1.0").group == "cpython");
+    report::Frame start;
+    start.function = "__libc_start_call_main";
+    v = FrameRules::builtin().judge(start, "/usr/lib/x86_64-linux-gnu/libc.so.6");
+    REQUIRE(v.placement != nullptr);
+    CHECK(v.placement->action == RuleAction::Skip);
+    CHECK(v.group == "system");
+    report::Frame line;
+    line.python = true;
+    line.function = "train";
+    line.file = "/home/me/train.py";
+    CHECK(FrameRules::builtin().judge(line, "").group.empty());
+    FrameRules mine;
+    std::string error;
+    REQUIRE(mine.add("mark module=libmine.so group=mine\n", "m", &error));
+    v = mine.judge(start, "/opt/libmine.so");
+    CHECK(v.placement == nullptr);
+    CHECK(v.category == Category::kNone);
+    CHECK(v.group == "mine");
+}
+
 TEST_CASE("frame rules: the shipped table parses, a bad line is refused with where and why", "[frame_rules]") {
     CHECK(FrameRules::builtin().rules().size() > 60);
     CHECK(FrameRules::builtin().rules().front().origin == "frame_rules.txt:7");
@@ -104,7 +131,7 @@ TEST_CASE("frame rules: the shipped table parses, a bad line is refused with whe
     CHECK(error == "mine.rules:2: unknown action 'jump' (skip, entry, name or mark)");
     CHECK(r.rules().empty()); // nothing of a refused file is kept
     CHECK_FALSE(r.add("mark file=*/x.py\n", "mine.rules", &error));
-    CHECK(error == "mine.rules:1: a mark rule needs category=");
+    CHECK(error == "mine.rules:1: a mark rule needs category= or group=");
     CHECK_FALSE(r.add("skip category=parameter\n", "m", &error));
     CHECK(error == "m:1: a rule needs module=, function=, file= or python=");
     CHECK_FALSE(r.add("skip module=x category=weights\n", "m", &error));

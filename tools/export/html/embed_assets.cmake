@@ -1,6 +1,8 @@
 # Writes OUT, a C++ file that holds the viewer's JavaScript and CSS as byte arrays, so the HTML
 # report embeds them without reading any file at run time. Run as
-#   cmake -DJS=viewer.js -DCSS=viewer.css -DOUT=viewer_assets.cpp -P embed_assets.cmake
+#   cmake "-DJS=viewer_base.js;viewer_timeline.js;..." -DCSS=viewer.css -DOUT=viewer_assets.cpp -P embed_assets.cmake
+# JS is the viewer's parts in order: they are joined into one script (one function scope that the
+# first part opens and the last closes).
 function(vt_byte_array path name result)
   file(READ "${path}" text)
   # An asset that held "</script" or "</style" would end its element early in the page.
@@ -17,7 +19,14 @@ function(vt_byte_array path name result)
   string(REGEX REPLACE "((0x..,){32})" "\\1\n" bytes "${bytes}")
   set(${result} "extern const unsigned char ${name}[] = {\n${bytes}0x00};\nextern const size_t ${name}_size = ${size};\n" PARENT_SCOPE)
 endfunction()
-vt_byte_array("${JS}" kViewerJs js)
+set(joined "")
+foreach(part IN LISTS JS)
+  file(READ "${part}" text)
+  string(APPEND joined "${text}")
+endforeach()
+file(WRITE "${OUT}.js.tmp" "${joined}")
+vt_byte_array("${OUT}.js.tmp" kViewerJs js)
+file(REMOVE "${OUT}.js.tmp")
 vt_byte_array("${CSS}" kViewerCss css)
-file(WRITE "${OUT}.tmp" "// Generated from tools/export/html/viewer.js and viewer.css by embed_assets.cmake.\n#include <cstddef>\nnamespace vramtrace::exporter::html {\n${js}${css}}\n")
+file(WRITE "${OUT}.tmp" "// Generated from tools/export/html/viewer_*.js and viewer.css by embed_assets.cmake.\n#include <cstddef>\nnamespace vramtrace::exporter::html {\n${js}${css}}\n")
 file(RENAME "${OUT}.tmp" "${OUT}")

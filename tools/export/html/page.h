@@ -1,6 +1,6 @@
 // The interactive HTML report as one self-contained page: a static head written here (escaped
 // text), the data of one or two snapshots (page_data.h) in <script type="application/json">, and
-// the viewer's JavaScript and CSS (viewer.js, viewer.css), embedded at build time. No network.
+// the viewer's JavaScript and CSS (viewer_*.js, viewer.css), embedded at build time. No network.
 #pragma once
 
 #include <string>

@@ -9,16 +9,37 @@
 
 #include "analysis/call_sites.h"
 #include "export/export_common.h"
+#include "export/html/exit_classes.h"
 #include "report/text_safety.h"
+#include "symbolize/frame_rules.h"
 
 namespace vramtrace::exporter::html {
 
 namespace {
 
-// Band flags (viewer.js reads the same values).
+// Band flags (viewer_base.js reads the same values).
 constexpr unsigned kBeforeHistory = 1; // allocated before the kept history began: start unknown
 constexpr unsigned kLiveAtDump = 2;    // still live when the snapshot was taken
 constexpr unsigned kTeardown = 4;      // ended by a context teardown, not by a free of the program
+
+// Frame flags (viewer_base.js reads the same values): what the frame rules' groups say a frame is,
+// for the flame graph's "hide runtime frames". The groups are the frame rules' (frame_rules.txt),
+// not a list of the viewer's own.
+constexpr unsigned kFrameInlined = 1, kFramePython = 2;
+constexpr unsigned kFrameRuntime = 4; // vramtrace, the CUDA runtime and driver, libc's start-up
+constexpr unsigned kFrameCpython = 8; // the interpreter's C code (hidden where Python frames are)
+
+unsigned frame_group_flags(const report::Snapshot &snapshot, int index) {
+    if (index < 0 || size_t(index) >= snapshot.frames.size()) return 0;
+    const report::Frame &frame = snapshot.frames[size_t(index)];
+    if (frame.python) return 0;
+    std::string_view module;
+    if (frame.module >= 0 && size_t(frame.module) < snapshot.modules.size()) module = snapshot.modules[size_t(frame.module)].path;
+    std::string_view group = FrameRules::from_environment().judge(frame, module).group;
+    if (group == "vramtrace" || group == "cuda_runtime" || group == "cuda_driver" || group == "system") return kFrameRuntime;
+    if (group == "cpython") return kFrameCpython;
+    return 0;
+}
 
 struct Band {
     uint64_t start = 0, end = 0; // ns from the origin
@@ -41,7 +62,7 @@ public:
         string("");
         // Index 0: allocations without a stack.
         stacks_json_ = "[[" + to_dec(string(kNoStackName)) + "," + to_dec(string("other")) + ",0,[]," +
-                       to_dec(string(cli::kNoStackKey)) + "]";
+                       to_dec(string(cli::kNoStackKey)) + ",-1]";
         stack_index_[0] = 0;
     }
     int string(std::string_view raw) {
@@ -65,6 +86,13 @@ public:
         // The leaf-most frames are kept (the call site is among them); the marker stands for the
         // outer frames, where the flame graph's root is.
         size_t keep = std::min(named.size(), kMaxStackFrames);
+        // Where the call-site frame is among them (its innermost inlined function when it has
+        // any, as the call site's text names it), -1 when none is: the flame graph colours that
+        // node as the timeline colours the site.
+        int site_at = -1;
+        if (stack->call_site >= 0 && size_t(stack->call_site) < stack->frames.size())
+            for (size_t i = 0; i < keep && site_at < 0; ++i)
+                if (named[i].frame == int(stack->frames[size_t(stack->call_site)])) site_at = int(i);
         for (size_t i = 0; i < keep; ++i) {
             if (i) frames += ',';
             frames += to_dec(frame(named[i]));
@@ -72,7 +100,8 @@ public:
         if (keep < named.size()) frames += "," + to_dec(frame_marker(named.size() - keep));
         stacks_json_ += ",[" + to_dec(string(call_site_text(snapshot_, id))) + "," +
                         to_dec(string(category_text(snapshot_, id))) + "," + to_dec(string(via_text(snapshot_, id))) +
-                        ",[" + frames + "]," + to_dec(string(cli::stack_key(snapshot_, *stack, {}))) + "]";
+                        ",[" + frames + "]," + to_dec(string(cli::stack_key(snapshot_, *stack, {}))) + "," +
+                        std::to_string(site_at) + "]";
         return index;
     }
     std::string strings_json() const { return "[" + strings_json_ + "]"; }
@@ -87,7 +116,8 @@ private:
                                : "");
         auto [it, added] = frames_.try_emplace(key, int(frames_.size()));
         if (added) {
-            unsigned flags = (f.inlined ? 1u : 0u) | (key.back() == 'p' ? 2u : 0u);
+            unsigned flags = (f.inlined ? kFrameInlined : 0u) | (key.back() == 'p' ? kFramePython : 0u) |
+                             frame_group_flags(snapshot_, f.frame);
             if (frames_.size() > 1) frames_json_ += ',';
             frames_json_ += "[" + to_dec(string(f.name)) + "," + to_dec(string(f.file)) + "," + to_dec(f.line) + "," +
                             to_dec(flags) + "]";
@@ -391,6 +421,7 @@ std::string page_data_json(const report::Snapshot &snapshot, const Options &opti
         }
         out += "]";
     }
+    out += ",\"exit\":" + exit_classes_json(snapshot, options, [&](std::string_view text) { return tables.string(text); });
     out += ",\"strings\":" + tables.strings_json() + ",\"frames\":" + tables.frames_json() +
            ",\"stacks\":" + tables.stacks_json() + "}";
     return out;

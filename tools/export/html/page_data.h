@@ -1,4 +1,4 @@
-// The data of the interactive HTML report (tools/export/html/viewer.js draws it): one JSON object
+// The data of the interactive HTML report (tools/export/html/viewer_*.js draws it): one JSON object
 // per snapshot, embedded in the page. Layout of the object: docs/exports.md, "html".
 //
 // Every string of the snapshot goes through report::escape_control_characters and JSON escaping
