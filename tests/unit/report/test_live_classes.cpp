@@ -136,7 +136,7 @@ TEST_CASE("live classes: without marks the run is cut into tenths") {
     CHECK(c.rest[0].site.location == "once at once.py:30 (train)");
 }
 
-TEST_CASE("live classes: marks outside the run are ignored; no marks and no running time: all the rest") {
+TEST_CASE("live classes: marks outside the run are ignored, no marks and no running time: all the rest") {
     Snapshot s = base();
     mark(s, kStart - 5, "before start");
     mark(s, kStart + kRun + 5, "after the dump");
