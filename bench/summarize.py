@@ -48,6 +48,13 @@ def machine(r):
     print()
 
 
+def clock(r):
+    c = lambda k: r.fig("clock_cost", "untraced", k)
+    if c("rdtsc_ns") is not None:
+        print(f"Clock reads (bench/clock_cost.cpp, best of 5): rdtsc {fmt(c('rdtsc_ns'), 1)} ns, rdtscp "
+              f"{fmt(c('rdtscp_ns'), 1)} ns, clock_gettime(CLOCK_MONOTONIC) {fmt(c('clock_gettime_ns'), 1)} ns.\n")
+
+
 def capture(r):
     if "capture_fp" not in r.cases:
         return
@@ -316,7 +323,7 @@ def main():
     if "--out" in args:
         sys.stdout = open(args[args.index("--out") + 1], "w")
     machine(r)
-    for table in (capture, hook, tracking, dump, instructions, python_frames, gpu_pairs, torch, ab):
+    for table in (clock, capture, hook, tracking, dump, instructions, python_frames, gpu_pairs, torch, ab):
         table(r)
     return 0
 

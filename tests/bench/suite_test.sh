@@ -20,9 +20,9 @@ check "help names the suites" grep -qF "{cpu,gpu}" "$T/help"
 
 V=(--lib a=/nonexistent/a.so --base b=/nonexistent/b.so --rounds 2 --build "$T/build" --out "$T/dry")
 "$SRC/bench/run" cpu --dry-run "${V[@]}" >"$T/cpu"
-# capture 2 + hook 8 cases x 3 variants x 2 rounds + tracking 1 + dump 2 variants + summary 1 +
-# symbolize 1 + two callgrind counts x 2 variants + python frames 2 x 3 x 2
-check "cpu dry run: 71 commands" test "$(wc -l <"$T/cpu")" = 71
+# clock build + clock 1 + capture 2 + hook 8 cases x 3 variants x 2 rounds + tracking 1 + dump 2
+# variants + summary 1 + symbolize 1 + two callgrind counts x 2 variants + python frames 2 x 3 x 2
+check "cpu dry run: 73 commands" test "$(wc -l <"$T/cpu")" = 73
 check "cpu dry run: rounds rotate the variants" test \
   "$(grep '^hook_fp_32 ' "$T/cpu" | cut -d: -f1 | tr '\n' ,)" = \
   "hook_fp_32 [untraced] round 1,hook_fp_32 [a] round 1,hook_fp_32 [b] round 1,hook_fp_32 [a] round 2,hook_fp_32 [b] round 2,hook_fp_32 [untraced] round 2,"
@@ -31,11 +31,12 @@ check "cpu dry run: preload and depth of a traced hook run" grep -qxF \
 check "cpu dry run: the callgrind count gets the variant as an argument, not preloaded" grep -qxF \
   "pair_instructions [a] round 1: WORK=$T/dry/work/count_pair bash $SRC/bench/count_pair_instructions.sh $T/build a=/nonexistent/a.so" "$T/cpu"
 "$SRC/bench/run" gpu --dry-run "${V[@]}" >"$T/gpu"
-# 3 builds + pairs 4 x 3 x 2 + pair_ab 3 x 2 + threads 5 x 3 x 2 + PyTorch 4 x 3 x 2 + recorder 4 x 2
-check "gpu dry run: 95 commands" test "$(wc -l <"$T/gpu")" = 95
+# 4 builds + clock 1 + pairs 4 x 3 x 2 + pair_ab 3 x 2 + threads 5 x 3 x 2 + PyTorch 4 x 3 x 2 +
+# recorder 4 x 2
+check "gpu dry run: 97 commands" test "$(wc -l <"$T/gpu")" = 97
 check "gpu dry run: --only keeps the setup steps" test \
   "$("$SRC/bench/run" gpu --dry-run "${V[@]}" --only '^threads_8$' | cut -d: -f1 | tr '\n' ,)" = \
-  "build_alloc_pairs_static [setup] round 1,build_alloc_pairs_shared [setup] round 1,build_pair_ab [setup] round 1,threads_8 [untraced] round 1,threads_8 [a] round 1,threads_8 [b] round 1,threads_8 [a] round 2,threads_8 [b] round 2,threads_8 [untraced] round 2,"
+  "build_alloc_pairs_static [setup] round 1,build_alloc_pairs_shared [setup] round 1,build_clock_cost [setup] round 1,build_pair_ab [setup] round 1,threads_8 [untraced] round 1,threads_8 [a] round 1,threads_8 [b] round 1,threads_8 [a] round 2,threads_8 [b] round 2,threads_8 [untraced] round 2,"
 
 # A real run of the stand-in cases: ab (3 rounds, 3 variants), args, and one that fails.
 (cd "$T" && "$SRC/bench/run" cpu --cases "$SRC/tests/bench/cases.txt" --out "$T/out" \
