@@ -75,6 +75,11 @@ def capture(r):
         cells.append("-" if m is None or rec is None else fmt(m - rec))
     print(f"\nFour call paths in turn (recursion time subtracted), 32 frames: {cells[0]} ns with frame "
           f"pointers, {cells[1]} ns without.")
+    cold = [fmt(r.fig(f"capture_{fp}", "untraced", f"capture/cached/16_paths_cold{own}/frames:32/limit:32/manual_time|real_ns",
+                      "median")) for own in ("", "_own_sp") for fp in ("fp", "nofp")]
+    print(f"Sixteen call paths in turn, 2 MiB of other memory traffic between captures (only the capture "
+          f"timed, median), 32 frames: {cold[0]} ns with frame pointers, {cold[1]} ns without; each path "
+          f"from its own stack pointer: {cold[2]} and {cold[3]} ns.")
     for note in sorted(set(r.cases["capture_fp"].get("notes", []) + r.cases.get("capture_nofp", {}).get("notes", []))):
         print(f"\n    {note}")
     print()
