@@ -38,7 +38,8 @@ check "gpu dry run: --only keeps the setup steps" test \
   "$("$SRC/bench/run" gpu --dry-run "${V[@]}" --only '^threads_8$' | cut -d: -f1 | tr '\n' ,)" = \
   "build_alloc_pairs_static [setup] round 1,build_alloc_pairs_shared [setup] round 1,build_clock_cost [setup] round 1,build_pair_ab [setup] round 1,threads_8 [untraced] round 1,threads_8 [a] round 1,threads_8 [b] round 1,threads_8 [a] round 2,threads_8 [b] round 2,threads_8 [untraced] round 2,"
 
-# A real run of the stand-in cases: ab (3 rounds, 3 variants), args, and one that fails.
+# A real run of the stand-in cases: ab (3 rounds, 3 variants), args, one that fails and one whose
+# program is missing.
 (cd "$T" && "$SRC/bench/run" cpu --cases "$SRC/tests/bench/cases.txt" --out "$T/out" \
   --lib a=/nonexistent/a.so,FAKE_NS=200 --base b=/nonexistent/b.so,FAKE_NS=150 >"$T/tables" 2>"$T/err")
 check "a failed case makes the suite exit 1" test $? = 1
@@ -60,7 +61,7 @@ untraced [101.0, 106.0, 108.0] 106.0 101.0 108.0 [0.0, 0.0, 0.0]
 a [202.0, 204.0, 209.0] 204.0 202.0 209.0 [1.0, 1.0, 1.0]
 b [153.0, 155.0, 157.0] 155.0 153.0 157.0 [1.0, 1.0, 1.0]
 args {'a': [2200.0], 'b': [2150.0]}
-failures [('broken', 'untraced', 'exit status 3')]
+failures [('broken', 'untraced', 'exit status 3'), ('missing', 'untraced', 'exit status 127')]
 notes ['check: fake walk agrees']
 EOF2
 check "results.json: each round's figure under its variant, median, min, max" diff "$T/want" "$T/json"
