@@ -1,8 +1,8 @@
 // The whole interception path: one cudaMalloc + cudaFree pair (and one cudaMallocAsync +
 // cudaFreeAsync pair) on the stand-in runtime, made at the bottom of a recursion of N frames so the
 // stack the library captures really is that deep. Run it twice, plain and with
-// LD_PRELOAD=libvramtrace.so, and subtract (bench/run_cpu.sh does, for VRAMTRACE_STACK_DEPTH 0, 16,
-// 32 and 64). Built as bench_hook_pair_fp (frame pointers) and bench_hook_pair_nofp.
+// LD_PRELOAD=libvramtrace.so, and subtract (bench/run's hook_* cases do, for VRAMTRACE_STACK_DEPTH
+// 0, 16, 32 and 64). Built as bench_hook_pair_fp (frame pointers) and bench_hook_pair_nofp.
 //
 //   [LD_PRELOAD=build/lib/libvramtrace.so VRAMTRACE_STACK_DEPTH=32] bench_hook_pair_fp
 //       --benchmark_filter='/frames:32/'
@@ -57,7 +57,7 @@ double minimum(const std::vector<double> &v) { return v.empty() ? 0 : *std::min_
 } // namespace
 
 // "min" over repetitions: on a shared machine the fastest repetition is the best estimate of the
-// cost itself (bench/report.py uses it for the single-thread tables).
+// cost itself (bench/summarize.py uses it for the single-thread tables).
 BENCHMARK(BM_MallocFree)->ComputeStatistics("min", minimum)->ArgNames({"frames", "bytes"})->Args({0, 4096})->Args({16, 4096})->Args({32, 4096})->Args({64, 4096});
 BENCHMARK(BM_MallocFreeAsync)->ComputeStatistics("min", minimum)->ArgNames({"frames", "bytes"})->Args({0, 4096})->Args({16, 4096})->Args({32, 4096})->Args({64, 4096});
 

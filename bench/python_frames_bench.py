@@ -1,8 +1,9 @@
 # ns per traced cudaMalloc + cudaFree pair made from Python at several Python stack depths, for
-# docs/python-frames.md. Run by bench/run_python_frames.sh with and without the library and with
-# VRAMTRACE_PYTHON=0. The pair goes through tests/e2e/python/python_alloc_ext.c on the stand-in
-# runtime, loaded with ctypes.PyDLL (mode "gil": the GIL is held during the call) or ctypes.CDLL
-# (mode "released": the GIL is released around it, as PyTorch's ops do).
+# docs/python-frames.md. Run by bench/run (cases python_frames_*) untraced and under each library
+# variant (VRAMTRACE_PYTHON=0 is one: bench/README.md). The pair goes through
+# tests/e2e/python/python_alloc_ext.c on the stand-in runtime, loaded with ctypes.PyDLL (mode
+# "gil": the GIL is held during the call) or ctypes.CDLL (mode "released": the GIL is released
+# around it, as PyTorch's ops do).
 # Usage: python_frames_bench.py EXTENSION [PAIRS] [gil|released] [DEPTH]
 # With DEPTH, makes PAIRS pairs once at that many Python frames and times nothing (for
 # bench/count_python_instructions.sh, which counts instructions under callgrind).
@@ -42,4 +43,4 @@ if len(sys.argv) > 4:
 for depth in (1, 10, 50):
     at_depth(depth, pairs // 10)  # warm: stacks interned, caches filled
     best = min(at_depth(depth, pairs) for _ in range(5))
-    print("depth %3d: %8.0f ns per pair" % (depth + 2, best / pairs))  # + main and <module>
+    print("depth=%d ns_per_pair=%.0f" % (depth + 2, best / pairs))  # + main and <module>

@@ -1,5 +1,6 @@
 # ctest labels, so that a part of the suite runs alone (`ctest -L unit` in seconds):
-#   unit        the Catch2 programs of tests/unit and the static checks (abi:, docs:, standin:)
+#   unit        the Catch2 programs of tests/unit and the static checks (abi:, docs:, standin:,
+#               bench: the benchmark suite's driver on made-up figures)
 #   cli         the command-line tool driven as a user runs it (cli:, cli security:)
 #   e2e         programs under the library (e2e:, live view:, the stand-in self-check)
 #   browser     the HTML report in chromium
@@ -11,7 +12,7 @@
 function(vramtrace_label_tests)
   get_property(names DIRECTORY PROPERTY TESTS)
   foreach(name IN LISTS names)
-    if(name MATCHES "^(abi|docs|standin): " OR name STREQUAL "standin_selfcheck")
+    if(name MATCHES "^(abi|docs|standin|bench): " OR name STREQUAL "standin_selfcheck")
       set(labels unit)
     elseif(name MATCHES "^cli( security)?: ")
       set(labels cli)

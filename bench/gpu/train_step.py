@@ -3,9 +3,9 @@
 
     python3 train_step.py [--size small|medium] [--steps N] [--record python|all]
 
-The allocator backend comes from PYTORCH_CUDA_ALLOC_CONF as the caller set it (run_all.sh uses
-backend:cudaMallocAsync, where every tensor is one cudaMallocAsync, and the default caching
-allocator for PyTorch's own recorder, which the cudaMallocAsync backend does not support).
+The allocator backend comes from PYTORCH_CUDA_ALLOC_CONF as the caller set it (bench/run's torch_*
+cases use backend:cudaMallocAsync, where every tensor is one cudaMallocAsync, and the default
+caching allocator for PyTorch's own recorder, which the cudaMallocAsync backend does not support).
 --record turns on torch.cuda.memory._record_memory_history(stacks=...) before the first step.
 Prints one line:
     RESULT size=small backend=... record=none traced=1 steps=200 median_ms=... mean_ms=... host_median_ms=...
@@ -18,7 +18,7 @@ traced / untraced ratio of the host parts is at least that of the steps (a step 
 its host part); each is the median over its own steps.
 probe_median_ms times 1,000 multiply-adds on small CPU tensors (PyTorch's dispatcher and Python, no CUDA
 call, nothing intercepted), every 10 steps: the host's speed in this process, by which the step of
-another process on a faster or slower host can be scaled (bench/gpu/torch_pairs.sh does).
+another process on a faster or slower host can be scaled (bench/run keeps it as probe_median_ms).
 (allocs_per_step comes from vramtrace_stats when libvramtrace.so is loaded, else -1).
 """
 import argparse

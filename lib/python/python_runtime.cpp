@@ -26,6 +26,13 @@ using namespace cpython;
 
 namespace {
 
+// The stack memo is on in every build but the measurement one that compiles it out
+// (lib/CMakeLists.txt, VRAMTRACE_BENCH_WITHOUT_PYTHON_STACK_MEMO), which counts what it saves.
+#ifndef VT_PYTHON_STACK_MEMO
+#define VT_PYTHON_STACK_MEMO 1
+#endif
+constexpr bool kPythonStackMemo = VT_PYTHON_STACK_MEMO != 0;
+
 bool is_eval(uintptr_t address, const void *context) {
     const Api *a = static_cast<const Api *>(context);
     return address > a->eval_begin && address <= a->eval_end;
@@ -37,7 +44,7 @@ bool no_eval(uintptr_t, const void *) { return false; }
 // memo->ticket names where the pair was written down, if it was).
 uint32_t memoized_id(PythonStackMemo *memo, const uintptr_t *frames, uint32_t depth, const RawFrame *raw,
                      const FrameKey *keys, const uint8_t *ends_run, uint32_t count, uint32_t epoch) {
-    if (memo == nullptr || memo->owner == 0) return 0;
+    if (!kPythonStackMemo || memo == nullptr || memo->owner == 0) return 0;
     MemoQuery q;
     q.native = frames, q.native_depth = depth, q.keys = keys, q.count = count, q.owner = memo->owner, q.epoch = epoch;
     if (!LaneStackMemo::fits(q)) return 0;

@@ -30,6 +30,13 @@ using namespace unwind;
 // A bound on steps guards against a corrupt stack that loops.
 constexpr int kMaxSteps = 1024;
 
+// The recent-walks memo is on in every build but the measurement one that compiles it out
+// (lib/CMakeLists.txt, VRAMTRACE_BENCH_WITHOUT_RECENT_WALKS), which counts what it saves.
+#ifndef VT_RECENT_WALKS
+#define VT_RECENT_WALKS 1
+#endif
+constexpr bool kRecentWalks = VT_RECENT_WALKS != 0;
+
 std::atomic<uint64_t> g_rules_derived{0};
 std::atomic<uint64_t> g_fallbacks{0};
 
@@ -336,7 +343,8 @@ __attribute__((noinline)) uint32_t capture_stack(uintptr_t *out, uint32_t max_de
         const uint64_t *regs = reinterpret_cast<const uint64_t *>(&context);
         const uint64_t ip0 = regs[kCtxRip], sp0 = regs[kCtxRsp], bp0 = regs[kCtxRbp];
         uint32_t depth = 0;
-        walks::LaneWalks *recent = max_depth <= walks::kMaxDepth ? walks::LaneWalks::acquire() : nullptr;
+        walks::LaneWalks *recent =
+            kRecentWalks && max_depth <= walks::kMaxDepth ? walks::LaneWalks::acquire() : nullptr;
         StackMemo none_wanted;
         StackMemo &m = memo != nullptr ? *memo : none_wanted;
         if (recent != nullptr && recent->replay(ip0, sp0, bp0, max_depth, out, &depth, m.owner, m.id_only, &m.walk, &m.id)) {

@@ -6,7 +6,7 @@
 #   2. perf stat of each: task clock, context switches, migrations, page faults.
 #   3. perf record (cpu-clock) of each, reported by thread name and object, and the main thread's
 #      symbols, so a difference can be told apart from the samples of idle worker threads.
-# Usage: bench/gpu/torch_diagnose.sh LIB OUT_DIR [PERF]      (PERF: the perf binary, default perf)
+# Usage: bench/diagnose/torch_diagnose.sh LIB OUT_DIR [PERF]      (PERF: the perf binary, default perf)
 # PERF_LIBS: a folder of libraries that a carried perf needs; only perf itself gets it on
 # LD_LIBRARY_PATH, the profiled program keeps the caller's.
 set -u
@@ -16,7 +16,7 @@ PERF=${3:-perf}
 mkdir -p "$OUT"
 HERE=$(cd "$(dirname "$0")" && pwd)
 export VRAMTRACE_SUMMARY=0 VRAMTRACE_OUTPUT=/tmp/vt-diag-%p.json PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync
-T=(python3 "$HERE/train_step.py" --size small --steps "${STEPS:-200}")
+T=(python3 "$HERE/../gpu/train_step.py" --size small --steps "${STEPS:-200}")
 ORIG_LDLP=${LD_LIBRARY_PATH:-}
 P() { # perf SUBCOMMAND ARGS... -- the profiled command follows "--" as given
   if [ -n "${PERF_LIBS:-}" ]; then LD_LIBRARY_PATH="$PERF_LIBS" "$PERF" "$@"; else "$PERF" "$@"; fi

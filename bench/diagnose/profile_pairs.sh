@@ -3,7 +3,7 @@
 # works without a PMU) of alloc_pairs async, untraced and traced by LIB, with 1 thread x 400,000
 # pairs 32 frames deep and 16 threads x 4,000 pairs 24 frames deep; a flat profile by object and by
 # symbol for each, and `perf stat` of the 1-thread runs (cycles/instructions when the machine has a PMU).
-# Usage: bench/gpu/profile_pairs.sh OUT_DIR LIB.so [PERF]     (PERF: the perf binary, default perf)
+# Usage: bench/diagnose/profile_pairs.sh OUT_DIR LIB.so [PERF]     (PERF: the perf binary, default perf)
 set -u
 OUT=${1:?usage: profile_pairs.sh OUT_DIR LIB.so [PERF]}
 LIB=${2:?usage: profile_pairs.sh OUT_DIR LIB.so [PERF]}
@@ -13,7 +13,7 @@ mkdir -p "$OUT" "$WORK"
 HERE=$(cd "$(dirname "$0")" && pwd)
 export VRAMTRACE_SUMMARY=0 VRAMTRACE_OUTPUT="$WORK/snap-%p.json"
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-nvcc -O2 -std=c++17 "$HERE/alloc_pairs.cu" -o "$WORK/alloc_pairs" -lcuda || exit 1
+nvcc -O2 -std=c++17 "$HERE/../gpu/alloc_pairs.cu" -o "$WORK/alloc_pairs" -lcuda || exit 1
 grep -o -w -E 'constant_tsc|nonstop_tsc|tsc_reliable|rdtscp' /proc/cpuinfo | sort | uniq -c
 echo "clocksource: $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null)"
 lscpu | grep -E 'Model name|Hypervisor|Socket|NUMA node\(s\)'

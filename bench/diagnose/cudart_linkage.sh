@@ -5,7 +5,7 @@
 # the driver hook passes through), 16 threads x PAIRS pairs 24 frames deep and 1 thread x 200,000
 # pairs 32 frames deep; ROUNDS alternated rounds (default 6) of: untraced | busy loop of 500 ns per pair
 # (ALLOC_PAIRS_SPIN_NS) | LIB with VRAMTRACE_DISABLE=1 (interposition only) | LIB traced.
-# Usage: bench/gpu/cudart_linkage.sh OUT_DIR LIB.so      Prints RESULT lines (also OUT_DIR/linkage.txt).
+# Usage: bench/diagnose/cudart_linkage.sh OUT_DIR LIB.so      Prints RESULT lines (also OUT_DIR/linkage.txt).
 set -u
 OUT=${1:?usage: cudart_linkage.sh OUT_DIR LIB.so}
 LIB=${2:?usage: cudart_linkage.sh OUT_DIR LIB.so}
@@ -18,8 +18,8 @@ say() { echo "$*" | tee -a "$RES"; }
 export VRAMTRACE_SUMMARY=0 VRAMTRACE_OUTPUT="$WORK/snap-%p.json"
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 PAIRS=${PAIRS:-2000}
-nvcc -O2 -std=c++17 "$HERE/alloc_pairs.cu" -o "$WORK/pairs_static" -lcuda || { say "RESULT failed=1 nvcc"; exit 1; }
-nvcc -O2 -std=c++17 -cudart shared "$HERE/alloc_pairs.cu" -o "$WORK/pairs_shared" -lcuda || { say "RESULT failed=1 nvcc"; exit 1; }
+nvcc -O2 -std=c++17 "$HERE/../gpu/alloc_pairs.cu" -o "$WORK/pairs_static" -lcuda || { say "RESULT failed=1 nvcc"; exit 1; }
+nvcc -O2 -std=c++17 -cudart shared "$HERE/../gpu/alloc_pairs.cu" -o "$WORK/pairs_shared" -lcuda || { say "RESULT failed=1 nvcc"; exit 1; }
 one() { # CUDART TAG THREADS PAIRS FRAMES [ENV...]
   local cudart=$1 tag=$2 threads=$3 pairs=$4 frames=$5; shift 5
   local line

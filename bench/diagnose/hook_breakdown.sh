@@ -3,7 +3,7 @@
 #  (a) driver_calls.cu: ns per call of each driver query a hook could make, 1/4/16 threads;
 #  (b) alloc_pairs.cu (async, 32 frames, 1 and 8 threads) untraced, and traced by each library given,
 #      with VRAMTRACE_STACK_DEPTH=32 and =0, alternated ROUNDS times (default 3; the best of each is what counts).
-# Usage: bench/gpu/hook_breakdown.sh OUT_DIR NAME=LIB.so [NAME=LIB.so ...]
+# Usage: bench/diagnose/hook_breakdown.sh OUT_DIR NAME=LIB.so [NAME=LIB.so ...]
 #   e.g. hook_breakdown.sh "$OUT" before=.gpu-carry/old/libvramtrace.so after=.gpu-carry/lib/libvramtrace.so
 # Prints RESULT lines (also in OUT_DIR/breakdown.txt).
 set -u
@@ -19,8 +19,8 @@ export VRAMTRACE_SUMMARY=0 VRAMTRACE_OUTPUT="$WORK/snap-%p.json"
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 
 say "== machine: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | head -1); $(nproc) cores; load $(cut -d' ' -f1-3 /proc/loadavg)"
-nvcc -O2 -std=c++17 "$HERE/driver_calls.cu" -o "$WORK/driver_calls" -lcuda || say "RESULT failed=1 nvcc driver_calls"
-nvcc -O2 -std=c++17 "$HERE/alloc_pairs.cu" -o "$WORK/alloc_pairs" -lcuda || say "RESULT failed=1 nvcc alloc_pairs"
+nvcc -O2 -std=c++17 "$HERE/../gpu/driver_calls.cu" -o "$WORK/driver_calls" -lcuda || say "RESULT failed=1 nvcc driver_calls"
+nvcc -O2 -std=c++17 "$HERE/../gpu/alloc_pairs.cu" -o "$WORK/alloc_pairs" -lcuda || say "RESULT failed=1 nvcc alloc_pairs"
 
 say "== (a) driver queries"
 "$WORK/driver_calls" 200000 1 4 16 2>&1 | tee -a "$RES"

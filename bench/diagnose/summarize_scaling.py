@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""The table of bench/gpu/thread_scaling.sh's RESULT lines: per shape (threads) and variant, the
+"""The table of bench/diagnose/thread_scaling.sh's RESULT lines: per shape (threads) and variant, the
 median ns per pair per thread, and the median (min-max) over rounds of its ratio to the untraced
 run of the same round (and, given --base NAME, of each variant to variant NAME).
 
-    bench/gpu/summarize_scaling.py OUT_DIR/scaling.txt [--base NAME]
+    bench/diagnose/summarize_scaling.py OUT_DIR/scaling.txt [--base NAME]
 
 Rounds are told apart by order: each untraced run of a shape opens a new round of that shape.
 """

@@ -5,7 +5,7 @@
 #   untraced | untraced + cuStreamGetDevice per allocation (the driver query a traced hook makes) |
 #   traced by each library given | the same with VRAMTRACE_STACK_DEPTH=0 | with VRAMTRACE_EVENTS=0
 # and, once per round when present, compute-sanitizer --leak-check full on (a).
-# Usage: bench/gpu/thread_scaling.sh OUT_DIR NAME=LIB.so [NAME=LIB.so ...]
+# Usage: bench/diagnose/thread_scaling.sh OUT_DIR NAME=LIB.so [NAME=LIB.so ...]
 # SHAPES: "THREADS PAIRS FRAMES" shapes separated by '|' (default "16 $PAIRS 24|1 200000 32");
 # PIN_ONE: CPUs (taskset -c list) for every 1-thread process, so that traced and untraced processes
 # run on the same cores (the H200's processes otherwise move by 30% from one to the next).
@@ -14,7 +14,7 @@
 # (alloc_pairs.cu's controls). LIB_VARIANTS: which runs each library gets, from "full depth0 events0
 # bare" (default "full depth0 events0"; bare is VRAMTRACE_STACK_DEPTH=0 and VRAMTRACE_EVENTS=0 together).
 # NO_SANITIZER=1 leaves compute-sanitizer out.
-# Prints RESULT lines (also in OUT_DIR/scaling.txt); bench/gpu/summarize_scaling.py makes the table.
+# Prints RESULT lines (also in OUT_DIR/scaling.txt); bench/diagnose/summarize_scaling.py makes the table.
 set -u
 OUT=${1:?usage: thread_scaling.sh OUT_DIR NAME=LIB.so...}
 shift
@@ -28,7 +28,7 @@ export VRAMTRACE_SUMMARY=0 VRAMTRACE_OUTPUT="$WORK/snap-%p.json"
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 PAIRS=${PAIRS:-2000}
 say "== machine: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | head -1); $(nproc) cores; load $(cut -d' ' -f1-3 /proc/loadavg)"
-nvcc -O2 -std=c++17 "$HERE/alloc_pairs.cu" -o "$WORK/alloc_pairs" -lcuda || { say "RESULT failed=1 nvcc"; exit 1; }
+nvcc -O2 -std=c++17 "$HERE/../gpu/alloc_pairs.cu" -o "$WORK/alloc_pairs" -lcuda || { say "RESULT failed=1 nvcc"; exit 1; }
 one() { # TAG THREADS PAIRS FRAMES [ENV...]
   local tag=$1 threads=$2 pairs=$3 frames=$4; shift 4
   local line
