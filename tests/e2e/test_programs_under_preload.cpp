@@ -143,7 +143,7 @@ TEST_CASE("failed frees reach the driver, return its result, and keep the alloca
     CHECK(dev0.at("current_bytes").get<uint64_t>() == (6u << 20));
 }
 
-// Every VRAMTRACE_* setting of the README's table with a value it cannot take: the program's stdout
+// Every VRAMTRACE_* setting of the table in docs/configuration.md with a value it cannot take: the program's stdout
 // and exit status stay as without the library, the snapshot is written with the leaks exactly as
 // usual, and each variable gets exactly one warning line naming it and what is used instead. The
 // values also cover a 3000-byte value (shown cut at 64 bytes, so the default still ends the line),
