@@ -52,7 +52,7 @@ constexpr const char *kUsage =
 
 int help(std::string_view command) {
     using namespace vramtrace::cli;
-    if (command.empty()) return write_stdout(kUsage) ? kExitOk : kExitFailure;
+    if (command.empty() || command == "help") return write_stdout(kUsage) ? kExitOk : kExitFailure;
     if (const char *text = command_help(command)) return write_stdout(text) ? kExitOk : kExitFailure;
     return usage_error("unknown command '" + std::string(command) + "'" + did_you_mean(command, command_names()));
 }

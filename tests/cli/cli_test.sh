@@ -80,6 +80,7 @@ no_command)
     run 0 "$VT"; stderr_empty; stdout_has "usage: vramtrace <command> [options] [arguments]"
     cp "$out" "$VT_WORK/bare.txt"
     run 0 "$VT" help; cmp -s "$out" "$VT_WORK/bare.txt" || fail "vramtrace help differs from a bare vramtrace"
+    run 0 "$VT" help help; cmp -s "$out" "$VT_WORK/bare.txt" || fail "vramtrace help help differs from a bare vramtrace"
     run 0 "$VT" help summary; stdout_has "usage: vramtrace summary [--top N] [--frames N] SNAPSHOT" ;;
 summary_golden)
     # The CLI prints exactly what the unit test's golden file holds for the same snapshot.
