@@ -121,7 +121,7 @@ std::string suggested_output(const std::string &snapshot, exporter::Format forma
 } // namespace
 
 int export_command(int argc, char **argv) {
-    OptionReader opts(argc, argv, "export");
+    OptionReader opts(argc, argv, "export", kExportHelp);
     exporter::Options options;
     std::string format_name, output, path, base_path;
     bool have_format = false, have_path = false;
