@@ -59,9 +59,21 @@ constexpr const char *kUsage =
     "Exit status: 0 success, 1 failed (bad input, output error), 2 usage error, 3 `diff`'s\n"
     "growth gate failed; `run` returns the program's status (see 'vramtrace run --help').\n";
 
+const char *command_help(std::string_view command) {
+    using namespace vramtrace::cli;
+    if (command == "run") return kRunHelp;
+    if (command == "summary") return kSummaryHelp;
+    if (command == "diff") return kDiffHelp;
+    if (command == "merge") return kMergeHelp;
+    if (command == "export") return kExportHelp;
+    if (command == "top") return kTopHelp;
+    if (command == "view") return kViewHelp;
+    return nullptr;
+}
+
 int help(std::string_view command) {
     using namespace vramtrace::cli;
-    if (command.empty()) return write_stdout(kUsage) ? kExitOk : kExitFailure;
+    if (command.empty() || command == "help") return write_stdout(kUsage) ? kExitOk : kExitFailure;
     if (const char *text = command_help(command)) return write_stdout(text) ? kExitOk : kExitFailure;
     return usage_error("unknown command '" + std::string(command) + "'" + did_you_mean(command, command_names()));
 }

@@ -29,6 +29,8 @@ size_t LiveIntervals::interval_of(uint64_t time_ns) const {
 
 LiveIntervals live_intervals(const ProcessInfo &process, const std::vector<Event> &events) {
     LiveIntervals out;
+    // A merged snapshot holds several processes, whose marks and times are not of one run.
+    if (process.reason == "merge") return out;
     uint64_t start = 0, end = 0;
     bool span = run_span(process, &start, &end);
     // Marks in time order; marks at one time start one interval, named by the last of them.

@@ -9,8 +9,9 @@
 //     mark, interval k runs from mark k to mark k+1, the last from the last mark to the snapshot.
 //     Without marks, the run from the library's start to the snapshot is cut into 10 equal
 //     intervals (interval 0: the first 10%). With neither marks nor a known running time
-//     (Snapshot::process without dump_monotonic_ns) there are no intervals: every live
-//     allocation is in "the rest" and LiveClasses::basis is Basis::none.
+//     (Snapshot::process without dump_monotonic_ns), and in a merged snapshot (process.reason
+//     "merge": several processes' runs), there are no intervals: every live allocation is in
+//     "the rest" and LiveIntervals::basis is Basis::none.
 //   - An allocation time t lies in interval k when boundary k <= t < boundary k+1 (boundary 0 is
 //     -infinity, the last one +infinity): a mark at exactly t starts the interval t is in.
 //   - held since start: a live allocation made in interval 0.

@@ -16,13 +16,18 @@ namespace vramtrace::report {
 inline constexpr std::string_view kSummaryLinePrefix = "vramtrace: ";
 
 struct SummaryOptions {
-    size_t top_n = 10;                   // call sites listed per table (top, peak, OOM, leaks); 0 = all
+    size_t top_n = 10;                   // call sites listed per table (top, peak, OOM, each class); 0 = all
     size_t max_sizes_per_call_site = 5;  // distinct allocation sizes listed per call site; 0 = all
 };
 
 // The summary as lines ending in '\n', each starting with kSummaryLinePrefix, laid out for 80-100
 // columns (a call site's text can be longer: it gets a line of its own). Sections, in order:
-//   - header: pid, host, rank (when set), command line, why the snapshot was taken, running time,
+//   - the title line (pid, host, rank when set);
+//   - the headline (report/summary_headline.h): each GPU's peak and when (the mark before it, the
+//     NVTX range, the allocation that reached it) with the top holders, the live allocations by
+//     exit-time class (report/live_classes.h: held since start, grew, the rest), OOMs by the
+//     error's name, the PyTorch caching-allocator hint; then "---- details ----";
+//   - header: command line, why the snapshot was taken, running time,
 //     and for a process with Python frames (ProcessInfo::python) what the call sites mean then;
 //   - per device (cuda:N, then host, then unknown), after torch.cuda.memory_summary, rows against
 //     Cur Usage | Peak Usage | Tot Alloc | Tot Freed, "-" where the snapshot does not tell:
@@ -38,8 +43,9 @@ struct SummaryOptions {
 //       DeviceTotals::process_used_bytes is there, "nvidia-smi: U = T tracked + X untracked"
 //       (the driver's count of this process minus the tracked bytes: context, modules, memory
 //       allocated outside intercepted calls);
-//   - top call sites by live bytes (group_live_by_call_site): bytes, share, count, API, device,
-//     and the call site (describe_frame: inlined calls included) on the next line;
+//   - for a snapshot not taken at exit, the top call sites by live bytes
+//     (group_live_by_call_site): bytes, share, count, API, device, and the call site
+//     (describe_frame: inlined calls included) on the next line;
 //   - per device with Snapshot::peaks: what was held at the peak, by call site, and when (time
 //     since start when process.dump_monotonic_ns places monotonic times on the wall clock);
 //   - out-of-memory failures (Snapshot::oom_count, ooms): request, API, device, free/total from
@@ -47,8 +53,8 @@ struct SummaryOptions {
 //     at an OOM (reason "oom") the call sites holding the last failure's device (its live
 //     allocations there);
 //   - memory pools (Snapshot::pools): reserved vs used, unused, their high-water marks;
-//   - the allocations still live per call site with their sizes, called leaks when the snapshot
-//     was taken at exit ("leaked at exit");
+//   - at exit, the allocations still live ("leaked at exit") by class, per call site with their
+//     sizes; for another snapshot only their count, the table above listing them;
 //   - a warning when records or stacks were dropped.
 // Sections whose data is absent (older snapshots) are left out. The output depends on nothing but
 // the snapshot and the options (ties break on a stable key), and control characters from the
@@ -61,9 +67,11 @@ std::string format_summary(const Snapshot &snapshot, const SummaryOptions &optio
 //   - the live allocations that count as held (counts_as_held; the summary ignores the others),
 //     those with equal (stack, device, kind, api, size) as one entry with a count;
 //   - the event history replayed into per-device figures (by kind and size class) on the fly.
+//   - the time each live allocation was made (for the exit-time classes), and the history's marks
+//     and allocations (time, stack, size, range) for the headline.
 // Its memory is about 80 bytes per distinct (stack, device, kind, api, size) of the live
-// allocations plus a few hundred bytes per device and kind: it does not grow with the number of
-// allocations of one such tuple, nor with the number of events.
+// allocations, 8 bytes per live allocation, a few hundred bytes per device and kind, and about 32
+// bytes per event of the history (bounded by its capacity, VRAMTRACE_EVENTS).
 class SummaryBody {
 public:
     SummaryBody();

@@ -141,7 +141,8 @@ void live_lines(Lines &lines, const Snapshot &s, const LiveClasses &c) {
     std::string text = std::string(at_exit ? "live at exit: " : "live at the snapshot: ") + format_bytes(bytes) +
                        " in " + plural(count, "allocation");
     if (c.intervals.basis == LiveIntervals::Basis::none) {
-        lines.add(text + " (no marks and no running time: not split by class)");
+        lines.add(text + (s.process.reason == "merge" ? " (several processes: not split by class)"
+                                                      : " (no marks and no running time: not split by class)"));
         return;
     }
     lines.wrap(text + ": ", "  ", {"held since start " + format_bytes(c.bytes[0]), "grew " + format_bytes(c.bytes[1]),

@@ -6,7 +6,7 @@
 // VT the built vramtrace, WORK a scratch directory (pages and screenshots, kept as artifacts),
 // NODE_MODULES where `npm install playwright-core` put it, DATA tests/cli/data. CHROMIUM (the
 // environment) names the browser, default "chromium". Cases: report, compare, marks, serve,
-// hostile, history, nvtx, intervals, python. Prints "PASS name" / "FAIL name: why" per check and "N passed, M failed"; exits 1 when a
+// hostile, history, nvtx, intervals, python, picture. Prints "PASS name" / "FAIL name: why" per check and "N passed, M failed"; exits 1 when a
 // check failed or when playwright-core or chromium is missing (a missing tool fails, never skips).
 'use strict';
 const fs = require('fs');
@@ -744,6 +744,24 @@ async function caseIntervals(browser) {
     [1, ['nvtx_intervals[1].end_thread: expected an unsigned integer, got a string'], false]);
 }
 
+// The README's picture of the report (docs/report.png): a fixture's page at 1280x800,
+// written where PICTURE (the environment) says, so that every run of this case renders it anew
+// from the page as it is.
+async function casePicture(browser, snapshot) {
+  const target = process.env.PICTURE;
+  if (!target) { check('picture: PICTURE names the file to write', false); return; }
+  const page = await open(browser, exportPage('picture', [snapshot]));
+  await page.setViewportSize({ width: 1280, height: 800 });
+  same('picture: no script error', page.vtErrors, []);
+  const tmp = target + '.tmp.png';
+  await page.screenshot({ path: tmp });
+  await page.close();
+  const png = fs.readFileSync(tmp);
+  // IHDR: the signature, then width and height as 32-bit big-endian numbers at bytes 16 and 20.
+  same('picture: a 1280x800 PNG', [png.subarray(1, 4).toString(), png.readUInt32BE(16), png.readUInt32BE(20)], ['PNG', 1280, 800]);
+  fs.renameSync(tmp, target);
+}
+
 // --no-sandbox: CI runs the suite as root, where chromium's sandbox refuses to start;
 // --disable-dev-shm-usage: a container's /dev/shm is often 64 MiB, too small for the renderer.
 (async () => {
@@ -765,6 +783,7 @@ async function caseIntervals(browser) {
       else if (c === 'nvtx') await caseNvtx(browser);
       else if (c === 'intervals') await caseIntervals(browser);
       else if (c.startsWith('python=')) await casePython(browser, c.slice(7));
+      else if (c.startsWith('picture=')) await casePicture(browser, c.slice(8));
       else check('known case ' + c, false);
     }
   } catch (e) {

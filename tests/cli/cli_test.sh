@@ -2,7 +2,8 @@
 # One CLI test case: cli_test.sh CASE. Environment (set by CMake): VT (the built vramtrace),
 # VT_STUB (a copy beside a stub libvramtrace.so), VT_NOLIB (a copy with no library beside it),
 # VT_DATA (tests/unit/report/data), VT_CLI_DATA (tests/cli/data), VT_DIFF_PROG (the program of
-# the diff test, tests/cli/diff_prog.cpp), VT_WORK (a scratch directory for this case).
+# the diff test, tests/cli/diff_prog.cpp), VT_ANSWER_PROG (the summary headline's,
+# tests/cli/answer_prog.cpp), VT_README (the README), VT_WORK (a scratch directory for this case).
 set -u
 case_name=$1
 rm -rf "$VT_WORK" && mkdir -p "$VT_WORK" || exit 1
@@ -38,6 +39,14 @@ same_text() { cmp -s "$1" "$2" || { diff "$1" "$2"; fail "$1 and $2 differ"; }; 
 reversed() { jq '{allocations, stacks, frames, modules, dropped, devices, process, schema_version, format}' "$1"; }
 # The files of a directory, one per line (to check that nothing was left behind).
 listing() { ls -A "$1"; }
+# A summary with what varies from run to run made fixed: the pid and host, times since start, and
+# the directories of source files (the build's own relative paths).
+normalized() {
+    sed -E 's/pid [0-9]+ on [^ ]+ ====/pid PID on HOST ====/; s/[0-9]+(\.[0-9]+)? (ms|s|min)( [0-9]+ s)? after start/T after start/g' |
+        sed -E 's# at [^ ]*/([^/ ]+:[0-9]+)# at \1#g'
+}
+# The parts of a summary the answer-first goldens hold: the headline and the live allocations.
+answer_text() { { sed '/---- details ----/q' "$1"; sed -n '/^vramtrace: leaked at exit/,$p' "$1"; } | normalized; }
 
 case $case_name in
 version)
@@ -71,6 +80,7 @@ no_command)
     run 0 "$VT"; stderr_empty; stdout_has "usage: vramtrace <command> [options] [arguments]"
     cp "$out" "$VT_WORK/bare.txt"
     run 0 "$VT" help; cmp -s "$out" "$VT_WORK/bare.txt" || fail "vramtrace help differs from a bare vramtrace"
+    run 0 "$VT" help help; cmp -s "$out" "$VT_WORK/bare.txt" || fail "vramtrace help help differs from a bare vramtrace"
     run 0 "$VT" help summary; stdout_has "usage: vramtrace summary [--top N] [--frames N] SNAPSHOT" ;;
 summary_golden)
     # The CLI prints exactly what the unit test's golden file holds for the same snapshot.
@@ -1194,12 +1204,10 @@ export_errors)
     run 1 "$VT" export -f html -o "$VT_WORK/no/such/dir/x.html" "$in"; stderr_is_one_line
     stderr_has "vramtrace: error: cannot write $VT_WORK/no/such/dir/x.html: No such file or directory"
     ! grep -q '\.tmp\.' "$err" || fail "a temporary name in the error"
-    # A binary format is not written to a terminal.
-    if command -v script >/dev/null; then
-        script -qec "$VT export -f pprof $in" "$VT_WORK/typescript" >"$out" 2>&1; status=$?
-        [ "$status" -eq 2 ] || fail "pprof to a terminal: status $status"
-        stdout_has "the pprof format is binary: give --output PATH or redirect stdout"
-    fi ;;
+    # A binary format is not written to a terminal (every format: case export_not_to_terminal).
+    script -qec "$VT export -f pprof $in" "$VT_WORK/typescript" >"$out" 2>&1; status=$?
+    [ "$status" -eq 2 ] || fail "pprof to a terminal: status $status"
+    stdout_has "the pprof format is not for a terminal: give --output PATH (-o " ;;
 preload_export)
     # A program run under the real library, exported: the folded stacks hold exactly the bytes the
     # program says each of its sites left live (leaf frame = the site's function), the trace's
@@ -1322,6 +1330,106 @@ merge_directory_skips)
     cp "$VT_WORK/ranks/trace.json" "$VT_WORK/only/"
     run 1 "$VT" merge "$VT_WORK/only"; [ "$(wc -l <"$err")" -eq 2 ] || fail "expected a warning and an error"
     stderr_has "vramtrace: error: no snapshot to merge: the one file read is not a snapshot" ;;
+did_you_mean)
+    # A mistyped command or long option: one line with the nearest name, status 2.
+    run 2 "$VT" sumary x.json; stderr_is_one_line
+    stderr_has "vramtrace: error: unknown command 'sumary' (did you mean 'summary'?) (see 'vramtrace --help')"
+    run 2 "$VT" --verison; stderr_is_one_line
+    stderr_has "vramtrace: error: unknown option '--verison' (did you mean '--version'?) (see 'vramtrace --help')"
+    run 2 "$VT" frobnicate; stderr_is_one_line
+    stderr_has "vramtrace: error: unknown command 'frobnicate' (see 'vramtrace --help')"
+    run 2 "$VT" help sumary; stderr_is_one_line
+    stderr_has "vramtrace: error: unknown command 'sumary' (did you mean 'summary'?) (see 'vramtrace --help')"
+    S=$VT_DATA/summary_input.json
+    run 2 "$VT" summary --fram 3 "$S"; stderr_is_one_line
+    stderr_has "vramtrace: error: summary: unknown option '--fram' (did you mean '--frames'?) (see 'vramtrace summary --help')"
+    run 2 "$VT" summary --frames=0 "$S"; stderr_is_one_line
+    stderr_has "vramtrace: error: summary: --frames needs a number from 1 to 256, got '0' (see 'vramtrace summary --help')"
+    run 2 "$VT" diff --fail-if-grow 1MiB "$S" "$S"; stderr_is_one_line
+    stderr_has "vramtrace: error: diff: unknown option '--fail-if-grow' (did you mean '--fail-if-growth'?) (see 'vramtrace diff --help')"
+    run 2 "$VT" merge --ouput m.json "$S"; stderr_is_one_line
+    stderr_has "vramtrace: error: merge: unknown option '--ouput' (did you mean '--output'?) (see 'vramtrace merge --help')"
+    run 2 "$VT" export --fromat html "$S"; stderr_is_one_line
+    stderr_has "vramtrace: error: export: unknown option '--fromat' (did you mean '--format'?) (see 'vramtrace export --help')"
+    run 2 "$VT" run --no-sumary -- true; stderr_is_one_line
+    stderr_has "vramtrace: error: run: unknown option '--no-sumary' (did you mean '--no-summary'?) (see 'vramtrace run --help')"
+    run 2 "$VT" view --zzzzzz "$S"; stderr_is_one_line
+    stderr_has "vramtrace: error: view: unknown option '--zzzzzz' (see 'vramtrace view --help')" ;;
+exit_codes)
+    # One convention: 0 ok, 1 failed, 2 usage; diff's gate is 3. Each --help says so.
+    S=$VT_DATA/summary_input.json
+    for c in summary merge export view top; do
+        run 0 "$VT" $c --help; stdout_has "2 usage error"
+    done
+    run 0 "$VT" diff --help; stdout_has "3 the growth exceeded LIMIT."
+    run 0 "$VT" --help; stdout_has "Exit status: 0 success, 1 failed (bad input, output error), 2 usage error, 3 \`diff\`'s"
+    run 1 "$VT" summary "$VT_WORK/none.json"; run 1 "$VT" diff "$VT_WORK/none.json" "$S"
+    run 1 "$VT" merge "$VT_WORK/none.json"; run 1 "$VT" export -f folded "$VT_WORK/none.json"
+    run 1 "$VT" view --no-open "$VT_WORK/none.json"
+    run 2 "$VT" summary; run 2 "$VT" diff "$S"; run 2 "$VT" merge; run 2 "$VT" export "$S"; run 2 "$VT" view
+    run 3 "$VT" diff --fail-if-growth 0 "$VT_CLI_DATA/diff_base.json" "$VT_CLI_DATA/diff_new.json" ;;
+export_not_to_terminal)
+    # html, pickle and pprof never go to a terminal: one line naming an output to give, status 2,
+    # nothing written; into a pipe or with -o they are written as before.
+    S=$VT_CLI_DATA/export_input.json
+    for f in html pickle pprof; do
+        script -qec "'$VT' export --format $f '$S'" "$VT_WORK/typescript" >"$VT_WORK/tty.txt" </dev/null
+        status=$?; [ "$status" -eq 2 ] || fail "export --format $f on a terminal: status $status, expected 2"
+        case $f in html) ext=html ;; pickle) ext=pickle ;; pprof) ext=pb.gz ;; esac
+        grep -qF "vramtrace: error: export: the $f format is not for a terminal: give --output PATH (-o export_input.$ext) or redirect stdout (see 'vramtrace export --help')" "$VT_WORK/tty.txt" \
+            || { cat "$VT_WORK/tty.txt"; fail "no refusal for $f on a terminal"; }
+        [ "$(wc -l <"$VT_WORK/tty.txt")" -eq 1 ] || fail "more than one line for $f on a terminal"
+    done
+    run 0 "$VT" export --format html "$S"; stdout_has "<!DOCTYPE html>"
+    script -qec "'$VT' export --format folded '$S'" "$VT_WORK/typescript" >"$VT_WORK/tty.txt" </dev/null \
+        || fail "folded stacks on a terminal failed" ;;
+summary_torch_hint)
+    # A PyTorch run on its caching allocator: the headline says the call sites are segments and how
+    # to get one record per tensor (the headline of tests/unit/report/data/torch_default_checkpoint.json).
+    run 0 "$VT" summary "$VT_DATA/torch_default_checkpoint.json"; stderr_empty
+    sed '/---- details ----/q' "$out" >"$VT_WORK/headline.txt"
+    same_text "$VT_CLI_DATA/answer_torch.txt" "$VT_WORK/headline.txt" ;;
+preload_summary_steps)
+    # Marks at every step, a cache block kept from each: the cache grew, the parameters (before the
+    # first mark) are held since start, the peak is placed in its step. Times, pid and host vary.
+    run 0 "$VT" run --output "$VT_WORK/steps.json" -- "$VT_ANSWER_PROG" steps
+    run 0 "$VT" summary "$VT_WORK/steps.json"; stderr_empty
+    answer_text "$out" >"$VT_WORK/answer.txt"
+    same_text "$VT_CLI_DATA/answer_steps.txt" "$VT_WORK/answer.txt" ;;
+preload_summary_oom)
+    # A refused 64 GiB request: named by the error, with the request and its call site.
+    run 0 "$VT" run --output "$VT_WORK/oom.json" -- "$VT_ANSWER_PROG" oom
+    run 0 "$VT" summary "$VT_WORK/oom.json"; stderr_empty
+    answer_text "$out" >"$VT_WORK/answer.txt"
+    same_text "$VT_CLI_DATA/answer_oom.txt" "$VT_WORK/answer.txt" ;;
+preload_summary_frames)
+    # One helper called from two places: one call site by default, two with --frames 3.
+    run 0 "$VT" run --no-summary --output "$VT_WORK/helper.json" -- "$VT_ANSWER_PROG" helper
+    run 0 "$VT" summary "$VT_WORK/helper.json"
+    stdout_has "vramtrace: leaked at exit: 5 allocations, 320.00 KiB (327680 B), from 1 call site:"
+    run 0 "$VT" summary --frames 3 "$VT_WORK/helper.json"; stderr_empty
+    answer_text "$out" >"$VT_WORK/answer.txt"
+    same_text "$VT_CLI_DATA/answer_frames.txt" "$VT_WORK/answer.txt" ;;
+preload_readme_sample)
+    # The README's sample summary is the example program's headline today (times, pid and host
+    # aside).
+    prog=$(dirname "$VT")/leaky_pipeline
+    run 0 "$VT" run --output "$VT_WORK/demo.json" -- "$prog"
+    run 0 "$VT" summary "$VT_WORK/demo.json"
+    sed '/---- details ----/q' "$out" | normalized >"$VT_WORK/sample.txt"
+    awk '/<!-- sample-summary -->/{f=1; next} f && /^```$/{if (b) exit; b=1; next} b{print}' "$VT_README" | normalized >"$VT_WORK/readme.txt"
+    [ -s "$VT_WORK/readme.txt" ] || fail "no sample summary in $VT_README"
+    same_text "$VT_WORK/readme.txt" "$VT_WORK/sample.txt" ;;
+preload_readme_quick_start)
+    # The README's quick start, run as .ci/run runs its test command (bash -euo pipefail), with the
+    # build's bin directory first on PATH, in a scratch directory.
+    cmd=$(awk '/<!-- quick-start -->/{found=1; next} found && /^```sh/{inblock=1; next} inblock && /^```/{exit} inblock{print}' "$VT_README")
+    [ "$(echo "$cmd" | wc -l)" -eq 5 ] || fail "the quick start is not 5 lines: $cmd"
+    (cd "$VT_WORK" && PATH=$(dirname "$VT"):$PATH bash -euo pipefail -c "$cmd") >"$out" 2>"$err" \
+        || fail "the quick start failed"
+    grep -q "^vramtrace: ---- details ----$" "$err" || fail "no summary from the quick start"
+    grep -q "alloc.* <- " "$out" || fail "summary --frames 3 named no caller"
+    [ -s "$VT_WORK/report.html" ] && [ -s "$VT_WORK/run.json" ] || fail "the quick start wrote no report.html or run.json" ;;
 *)
     echo "unknown case: $case_name"; exit 2 ;;
 esac

@@ -19,7 +19,9 @@ inline bool parse_count(std::string_view text, size_t &out) {
 
 class OptionReader {
 public:
-    OptionReader(int argc, char **argv, std::string_view command) : argc_(argc), argv_(argv), command_(command) {}
+    // `help`: the command's help text, whose long options an unknown one is compared with.
+    OptionReader(int argc, char **argv, std::string_view command, const char *help = nullptr)
+        : argc_(argc), argv_(argv), command_(command), help_(help) {}
 
     // Moves to the next argument; false at the end or after an error.
     bool next() {
@@ -58,7 +60,7 @@ public:
         return kExitUsage;
     }
     int unknown() {
-        if (!failed_) unknown_option(command_, arg_);
+        if (!failed_) unknown_option(command_, arg_, help_);
         failed_ = true;
         return kExitUsage;
     }
@@ -68,6 +70,7 @@ private:
     int argc_;
     char **argv_;
     std::string_view command_;
+    const char *help_;
     int i_ = 0; // argv[0] is the command's name
     std::string_view arg_;
     bool options_done_ = false;

@@ -61,7 +61,7 @@ int diff_main(int argc, char **argv) {
     std::string site;
     bool have_site = false;
     std::vector<std::string> files;
-    OptionReader opts(argc, argv, "diff");
+    OptionReader opts(argc, argv, "diff", kDiffHelp);
     while (opts.next()) {
         if (opts.positional()) {
             files.emplace_back(opts.arg());

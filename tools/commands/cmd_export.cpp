@@ -37,7 +37,8 @@ const char *const kExportHelp =
     "\n"
     "options:\n"
     "  -f, --format FORMAT   one of the above (required)\n"
-    "  -o, --output PATH     write to PATH (default: standard output; binary formats refuse a terminal)\n"
+    "  -o, --output PATH     write to PATH (default: standard output; html, pickle and pprof\n"
+    "                        refuse a terminal)\n"
     "  --at exit|peak        folded, pprof, html: weigh what was live at the dump (exit; default for\n"
     "                        folded and pprof) or at each device's peak (peak; default for html)\n"
     "  --device N            only device ordinal N (-1: host-pinned memory)\n"
@@ -102,8 +103,25 @@ int take_page_option(OptionReader &opts, exporter::Options &options, std::string
     return -1;
 }
 
+namespace {
+
+// Where an export of `snapshot` could go: its name with the format's extension instead of .json,
+// in the current directory ("run.html" for dir/run.json; "snapshot.html" for standard input).
+std::string suggested_output(const std::string &snapshot, exporter::Format format) {
+    std::string name = is_stdout_path(snapshot) ? std::string("snapshot") : std::string(report::path_basename(snapshot));
+    if (name.size() > 5 && name.compare(name.size() - 5, 5, ".json") == 0) name.resize(name.size() - 5);
+    const char *extension = format == exporter::Format::Html     ? ".html"
+                            : format == exporter::Format::Pickle ? ".pickle"
+                            : format == exporter::Format::Pprof  ? ".pb.gz"
+                            : format == exporter::Format::Chrome ? ".trace.json"
+                                                                 : ".folded";
+    return report::shown_value(name + extension);
+}
+
+} // namespace
+
 int export_command(int argc, char **argv) {
-    OptionReader opts(argc, argv, "export");
+    OptionReader opts(argc, argv, "export", kExportHelp);
     exporter::Options options;
     std::string format_name, output, path, base_path;
     bool have_format = false, have_path = false;
@@ -136,8 +154,11 @@ int export_command(int argc, char **argv) {
         return opts.error("--at applies to folded, pprof and html only");
     if (!have_path) return opts.error("no snapshot file given");
     if (!base_path.empty() && format != exporter::Format::Html) return opts.error("--base applies to html only");
-    if ((output.empty() || is_stdout_path(output)) && exporter::is_binary(format) && ::isatty(STDOUT_FILENO) == 1)
-        return opts.error("the " + format_name + " format is binary: give --output PATH or redirect stdout");
+    // Pages and binary files are for a browser or a tool, never for a terminal.
+    if ((output.empty() || is_stdout_path(output)) && ::isatty(STDOUT_FILENO) == 1 &&
+        (exporter::is_binary(format) || format == exporter::Format::Html))
+        return opts.error("the " + format_name + " format is not for a terminal: give --output PATH (-o " +
+                          suggested_output(path, format) + ") or redirect stdout");
 
     // An output that cannot be written is said before the work, in one line.
     if (!output.empty() && !is_stdout_path(output)) {

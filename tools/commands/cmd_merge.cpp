@@ -201,7 +201,7 @@ int merge_main(int argc, char **argv) {
     bool quiet = false;
     std::string output;
     std::vector<std::string> args;
-    OptionReader opts(argc, argv, "merge");
+    OptionReader opts(argc, argv, "merge", kMergeHelp);
     while (opts.next()) {
         if (opts.positional()) {
             args.emplace_back(opts.arg());

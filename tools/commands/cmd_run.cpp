@@ -278,7 +278,7 @@ int run_command(int argc, char **argv) {
         } else if (arg.rfind("--output=", 0) == 0) {
             output = argv[first] + 9;
         } else if (arg.size() > 1 && arg[0] == '-') {
-            return unknown_option("run", arg);
+            return unknown_option("run", arg, kRunHelp);
         } else {
             break;
         }

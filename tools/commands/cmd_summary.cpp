@@ -60,7 +60,7 @@ int summary_command(int argc, char **argv) {
     report::SummaryOptions options;
     size_t frames = 1;
     std::vector<std::string> paths;
-    OptionReader opts(argc, argv, "summary");
+    OptionReader opts(argc, argv, "summary", kSummaryHelp);
     while (opts.next()) {
         if (opts.positional()) {
             paths.emplace_back(opts.arg());

@@ -202,7 +202,7 @@ int ask_snapshot(pid_t pid) {
 }
 
 int top_body(int argc, char **argv) {
-    OptionReader opts(argc, argv, "top");
+    OptionReader opts(argc, argv, "top", kTopHelp);
     TopOptions options;
     bool once = false, json_out = false, snapshot = false;
     while (opts.next()) {

@@ -63,7 +63,7 @@ bool open_in_browser(const std::string &path) {
 } // namespace
 
 int view_command(int argc, char **argv) {
-    OptionReader opts(argc, argv, "view");
+    OptionReader opts(argc, argv, "view", kViewHelp);
     exporter::Options options;
     std::string path, base_path;
     bool have_path = false, no_open = false, serve = false;

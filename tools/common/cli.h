@@ -52,13 +52,12 @@ int usage_error(std::string_view message, std::string_view help_for = {});
 std::string did_you_mean(std::string_view word, const std::vector<std::string> &candidates);
 // The long options ("--name") a help text lists, in order of first appearance.
 std::vector<std::string> long_options_of(std::string_view help);
-// A command's help text; nullptr for a name that is not a command.
-const char *command_help(std::string_view command);
 // The commands, in the order the usage lists them.
 const std::vector<std::string> &command_names();
 // Logs "COMMAND: unknown option 'ARG' (did you mean '--X'?) (see 'vramtrace COMMAND --help')",
-// the suggestion from the command's help, and returns kExitUsage.
-int unknown_option(std::string_view command, std::string_view arg);
+// the suggestion from the long options `help` (the command's help text; may be null) lists, and
+// returns kExitUsage.
+int unknown_option(std::string_view command, std::string_view arg, const char *help);
 
 // Writes text to stdout; false (after logging an error) when it could not be written.
 bool write_stdout(std::string_view text);

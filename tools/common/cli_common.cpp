@@ -100,20 +100,8 @@ const std::vector<std::string> &command_names() {
     return names;
 }
 
-const char *command_help(std::string_view command) {
-    if (command == "run") return kRunHelp;
-    if (command == "summary") return kSummaryHelp;
-    if (command == "diff") return kDiffHelp;
-    if (command == "merge") return kMergeHelp;
-    if (command == "export") return kExportHelp;
-    if (command == "top") return kTopHelp;
-    if (command == "view") return kViewHelp;
-    return nullptr;
-}
-
-int unknown_option(std::string_view command, std::string_view arg) {
+int unknown_option(std::string_view command, std::string_view arg, const char *help) {
     std::string_view name = arg.substr(0, arg.find('='));
-    const char *help = command_help(command);
     std::string hint = help && name.rfind("--", 0) == 0 ? did_you_mean(name, long_options_of(help)) : std::string();
     return usage_error(std::string(command) + ": unknown option '" + std::string(arg) + "'" + hint, command);
 }

@@ -145,6 +145,12 @@ TEST_CASE("live classes: marks outside the run are ignored, no marks and no runn
     CHECK(c.intervals.basis == LiveIntervals::Basis::run_tenths);
     CHECK(c.held_since_start.size() == 1);
 
+    s.process.reason = "merge"; // several processes: their marks are not of one run
+    c = classify_live(s);
+    CHECK(c.intervals.basis == LiveIntervals::Basis::none);
+    CHECK(c.rest.size() == 1);
+
+    s.process.reason = "exit";
     s.process.dump_monotonic_ns = 0;
     s.events.events.clear();
     c = classify_live(s);

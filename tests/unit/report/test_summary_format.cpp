@@ -56,6 +56,8 @@ TEST_CASE("summary: top_n truncates both lists and sums up the rest", "[summary]
     size_t first = text.find(rest);
     REQUIRE(first != std::string::npos);
     CHECK(text.find(rest, first + 1) == std::string::npos);
+    // At exit the table by live bytes would list the same allocations again: it is left out.
+    CHECK(text.find("top call sites by live bytes") == std::string::npos);
     CHECK(text.find("worker_thread") == std::string::npos);
     CHECK(has_line(text, "vramtrace: leaked at exit: 9 allocations, 16.07 MiB (16848360 B), from 6 call sites:"));
 }
