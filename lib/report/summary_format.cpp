@@ -69,7 +69,7 @@ void about(Lines &lines, const Snapshot &s) {
 
 std::string cell(const std::optional<uint64_t> &v, bool bytes) {
     if (!v) return "-";
-    return bytes ? format_bytes(*v) : dec(*v);
+    return bytes ? format_bytes(*v) : to_dec(*v);
 }
 
 std::vector<std::string> figures_row(std::string label, const Figures &f, bool bytes) {
@@ -128,8 +128,8 @@ void devices(Lines &lines, const Snapshot &s, const SummaryBody::State &body) {
         rows.push_back({device_label(d->device), "Cur Usage", "Peak Usage", "Tot Alloc", "Tot Freed"});
         rows.push_back(figures_row("tracked memory", {d->current_bytes, d->peak_bytes, d->total_allocated_bytes,
                                                       d->total_freed_bytes}, true));
-        rows.push_back({"  in bytes", dec(d->current_bytes), dec(d->peak_bytes), dec(d->total_allocated_bytes),
-                        dec(d->total_freed_bytes)});
+        rows.push_back({"  in bytes", to_dec(d->current_bytes), to_dec(d->peak_bytes), to_dec(d->total_allocated_bytes),
+                        to_dec(d->total_freed_bytes)});
         for (const auto &k : kind_cur) {
             Figures f;
             f.cur = k.second;
@@ -208,8 +208,8 @@ void call_sites(Lines &lines, const std::vector<CallSiteGroup> &groups, size_t s
               plural(live_count, "allocation") + ":");
     site_table(lines, {"#", "live", "share", "count", "api", "device"}, {true, true, true, true, false, false},
                groups, shown, [&](size_t i, const CallSiteGroup &g) -> std::vector<std::string> {
-                   return {dec(i + 1), format_bytes(g.live_bytes), percent(g.live_bytes, live_bytes),
-                           dec(g.live_count), one_line(join(g.apis, [](const std::string &a) { return a; })),
+                   return {to_dec(i + 1), format_bytes(g.live_bytes), percent(g.live_bytes, live_bytes),
+                           to_dec(g.live_count), one_line(join(g.apis, [](const std::string &a) { return a; })),
                            devices_text(g)};
                });
 }
@@ -245,8 +245,8 @@ void peaks(Lines &lines, const Snapshot &s, const SummaryOptions &options) {
         size_t shown = shown_of(groups, options);
         site_table(lines, {"#", "bytes", "share", "count"}, {true, true, true, true}, groups, shown,
                    [&](size_t i, const CallSiteGroup &g) -> std::vector<std::string> {
-                       return {dec(i + 1), format_bytes(g.live_bytes), percent(g.live_bytes, p->peak_bytes),
-                               dec(g.live_count)};
+                       return {to_dec(i + 1), format_bytes(g.live_bytes), percent(g.live_bytes, p->peak_bytes),
+                               to_dec(g.live_count)};
                    });
         rest(lines, groups, shown);
     }
@@ -331,8 +331,8 @@ std::string error_text(const OomEvent &o) {
 void ooms(Lines &lines, const Snapshot &s, const SummaryBody::State &body, const SummaryOptions &options) {
     uint64_t total = std::max<uint64_t>(s.oom_count, s.ooms.size());
     if (total == 0) return;
-    std::string title = "out-of-memory failures: " + dec(total) + " since start";
-    if (s.ooms.size() < total) title += s.ooms.empty() ? " (none kept)" : ", the last " + dec(s.ooms.size());
+    std::string title = "out-of-memory failures: " + to_dec(total) + " since start";
+    if (s.ooms.size() < total) title += s.ooms.empty() ? " (none kept)" : ", the last " + to_dec(s.ooms.size());
     lines.add(title + ":");
     for (const OomEvent &o : s.ooms) {
         std::string when = when_text(s.process, o.time_ns);
@@ -363,7 +363,7 @@ void ooms(Lines &lines, const Snapshot &s, const SummaryBody::State &body, const
     size_t shown = shown_of(groups, options);
     site_table(lines, {"#", "bytes", "share", "count"}, {true, true, true, true}, groups, shown,
                [&](size_t i, const CallSiteGroup &g) -> std::vector<std::string> {
-                   return {dec(i + 1), format_bytes(g.live_bytes), percent(g.live_bytes, bytes), dec(g.live_count)};
+                   return {to_dec(i + 1), format_bytes(g.live_bytes), percent(g.live_bytes, bytes), to_dec(g.live_count)};
                });
     rest(lines, groups, shown);
 }
@@ -423,8 +423,8 @@ void ipc_imports(Lines &lines, const Snapshot &s, const SummaryBody::State &b) {
 void teardowns(Lines &lines, const Snapshot &s, const SummaryOptions &options) {
     uint64_t total = std::max<uint64_t>(s.teardown_count, s.teardowns.size());
     if (total == 0) return;
-    std::string title = "context teardowns: " + dec(total);
-    if (s.teardowns.size() < total) title += ", the first " + dec(s.teardowns.size());
+    std::string title = "context teardowns: " + to_dec(total);
+    if (s.teardowns.size() < total) title += ", the first " + to_dec(s.teardowns.size());
     lines.add(title + " (what each ended, still live in the context then):");
     for (const Teardown &td : s.teardowns) {
         std::string when = when_text(s.process, td.time_ns);
@@ -464,7 +464,7 @@ void dropped(Lines &lines, const Snapshot &s, const SummaryBody::State &body) {
     // The ring is a bound, not a failure: said once, so that a short history is never silent.
     if (s.events.wrapped)
         lines.add("note: the event history kept the newest " + plural(body.events, "event") + " of " +
-                  dec(s.events.recorded) + " (VRAMTRACE_EVENTS=" + dec(s.events.capacity) + ")");
+                  to_dec(s.events.recorded) + " (VRAMTRACE_EVENTS=" + to_dec(s.events.capacity) + ")");
 }
 
 std::string build(const Snapshot &s, const SummaryBody::State &body, const SummaryOptions &options) {

@@ -150,7 +150,7 @@ void live_lines(Lines &lines, const Snapshot &s, const LiveClasses &c) {
     if (!c.grew.empty()) {
         const ClassSite &g = c.grew.front();
         std::vector<std::string> items{format_bytes(g.site.live_bytes) + " " + short_location(s, g.site) + " (live from " +
-                                       dec(g.intervals) + " of " + dec(c.intervals.after_first()) +
+                                       to_dec(g.intervals) + " of " + to_dec(c.intervals.after_first()) +
                                        (c.intervals.basis == LiveIntervals::Basis::marks
                                             ? " intervals after the first mark)"
                                             : " tenths of the run after the first)")};
@@ -251,7 +251,7 @@ void live_by_class(Lines &lines, const Snapshot &s, const LiveClasses &c, size_t
             std::vector<std::string> items;
             size_t listed = sizes_per_site == 0 ? g.sizes.size() : std::min(g.sizes.size(), sizes_per_site);
             for (size_t k = 0; k < listed; ++k)
-                items.push_back(dec(g.sizes[k].second) + " x " + format_bytes_exact(g.sizes[k].first));
+                items.push_back(to_dec(g.sizes[k].second) + " x " + format_bytes_exact(g.sizes[k].first));
             if (listed < g.sizes.size()) {
                 uint64_t more = 0;
                 for (size_t k = listed; k < g.sizes.size(); ++k) more += g.sizes[k].second;
@@ -259,7 +259,7 @@ void live_by_class(Lines &lines, const Snapshot &s, const LiveClasses &c, size_t
             }
             std::string first = "      " + format_bytes_exact(g.live_bytes) + " in " + plural(g.live_count, "allocation");
             if (cls == LiveClass::grew)
-                first += " (live from " + dec(list[i].intervals) + " of " + dec(c.intervals.after_first()) + " intervals)";
+                first += " (live from " + to_dec(list[i].intervals) + " of " + to_dec(c.intervals.after_first()) + " intervals)";
             lines.wrap(first + ": ", "        ", items);
         }
         if (shown < list.size()) {

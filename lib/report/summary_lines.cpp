@@ -6,10 +6,9 @@ namespace vramtrace::report::summary {
 
 __extension__ typedef unsigned __int128 u128; // exact products of two 64-bit values
 
-std::string dec(uint64_t v) { return std::to_string(v); }
 
 std::string plural(uint64_t n, std::string_view word) {
-    std::string out = dec(n);
+    std::string out = to_dec(n);
     out += ' ';
     out += word;
     if (n != 1) out += 's';
@@ -43,11 +42,11 @@ std::string shell_words(const std::vector<std::string> &args) {
 std::string percent(uint64_t part, uint64_t total) {
     if (total == 0) return "-";
     auto permille = uint64_t((static_cast<u128>(part) * 1000 + total / 2) / total);
-    return dec(permille / 10) + "." + dec(permille % 10) + "%";
+    return to_dec(permille / 10) + "." + to_dec(permille % 10) + "%";
 }
 
 std::string driver_text(int version) {
-    return dec(uint64_t(version / 1000)) + "." + dec(uint64_t(version % 1000 / 10));
+    return to_dec(uint64_t(version / 1000)) + "." + to_dec(uint64_t(version % 1000 / 10));
 }
 
 std::optional<uint64_t> since_start(const ProcessInfo &p, uint64_t monotonic_ns) {

@@ -14,7 +14,7 @@
 
 namespace vramtrace::report::summary {
 
-std::string dec(uint64_t v);
+using report::to_dec; // decimal digits, as every report writes them
 std::string plural(uint64_t n, std::string_view word); // "1 allocation", "2 allocations"
 // A command line as a shell would need it typed: arguments with special characters single-quoted.
 std::string shell_words(const std::vector<std::string> &args);

@@ -40,7 +40,7 @@ void nvtx_ranges(Lines &lines, const Snapshot &s, const SummaryBody::State &body
         });
         std::vector<std::vector<std::string>> table{{device_label(device), "live", "allocations", "at peak"}};
         for (const auto &[id, row] : rows)
-            table.push_back({"  " + one_line(range_stack_label(s, id)), format_bytes(row.live), dec(row.live_count),
+            table.push_back({"  " + one_line(range_stack_label(s, id)), format_bytes(row.live), to_dec(row.live_count),
                              format_bytes(row.peak)});
         lines.table("  ", table, {false, true, true, true});
     }
@@ -83,8 +83,8 @@ void nvtx_pools(Lines &lines, const Snapshot &s) {
     std::vector<std::vector<std::string>> table{header};
     for (const auto &[key, g] : segments) {
         std::vector<std::string> row{device_label(g.device), hex_u64(key.second), format_bytes(g.size), format_bytes(g.used),
-                                     dec(g.regions), format_bytes(g.size >= g.used ? g.size - g.used : 0)};
-        if (tagged) row.insert(row.begin() + 1, key.first ? dec(*key.first) : std::string("?"));
+                                     to_dec(g.regions), format_bytes(g.size >= g.used ? g.size - g.used : 0)};
+        if (tagged) row.insert(row.begin() + 1, key.first ? to_dec(*key.first) : std::string("?"));
         table.push_back(std::move(row));
     }
     if (!segments.empty()) lines.table("  ", table, right);
@@ -97,7 +97,7 @@ void nvtx_pools(Lines &lines, const Snapshot &s) {
         std::vector<std::vector<std::string>> ranges{{"device", "regions by NVTX range", "bytes", "regions"}};
         for (const auto &[key, row] : rows)
             ranges.push_back({device_label(key.first), one_line(range_stack_label(s, key.second)), format_bytes(row.first),
-                              dec(row.second)});
+                              to_dec(row.second)});
         lines.table("  ", ranges, {false, false, true, true});
     }
     if (bad)
