@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Runs several of this folder's checks in one device call: tests/gpu/run_NAME.sh CARRY OUT/NAME for
-# each NAME, each under a time limit, its whole output in OUT/NAME.log, and prints each check's
+# Runs several of this folder's checks in one device call: run_<name>.sh CARRY OUT/<name> for
+# each name, each under a time limit, its whole output in OUT/<name>.log, and prints each check's
 # PASS/FAIL/INFO lines and its failure count, then one line per check.
 # Usage: tests/gpu/run_checks.sh CARRY OUT [SECONDS_EACH] NAME...
 #   e.g. tests/gpu/run_checks.sh .gpu-carry "$OUT" 150 foundation termination python_package

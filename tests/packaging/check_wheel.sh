@@ -40,6 +40,11 @@ if [[ ${#wheels[@]} -eq 1 && -f ${wheels[0]} ]]; then pass "wheel built: $(basen
 vpy=$tmp/venv/bin/python
 if "$vpy" -m pip install -q --no-index "${wheels[0]}" >"$tmp/pip.log" 2>&1; then pass "pip install --no-index"; else cat "$tmp/pip.log"; fail "pip install"; finish; fi
 
+# The CLI finds the libraries the wheel bundles wherever the system lacks them (Ubuntu has another
+# libsimdjson): its RUNPATH is the wheel's lib folder, whatever is installed on this machine.
+cli=$("$vpy" -c 'import os, vramtrace; print(os.path.join(os.path.dirname(vramtrace.__file__), "bin", "vramtrace"))')
+runpath=$(readelf -d "$cli" | sed -n 's/.*(RUNPATH).*\[\(.*\)\]/\1/p')
+[[ $runpath == '$ORIGIN/../lib' ]] && pass "the wheel's CLI has RUNPATH \$ORIGIN/../lib" || fail "the wheel's CLI has RUNPATH '$runpath'"
 version=$("$tmp/venv/bin/vramtrace" --version | head -1)
 [[ $version == "vramtrace $("$vpy" -c 'import vramtrace; print(vramtrace.__version__)')" ]] && pass "console script: $version" || fail "console script --version: '$version'"
 
