@@ -102,7 +102,7 @@ ALLOWED = [
     ("termination_signals.cpp", {"argument"}, {"signal"}, 'dlvsym(RTLD_NEXT, "signal", ...): the libc function'),
     ("summary_format.cpp", {"argument"}, {"allocations", "stack"}, "words of the summary text"),
     ("live_reading.cpp", {"argument"}, "*", "the live protocol's reading (docs/live.md): another format"),
-    ("live_view.cpp", set(KEY_PLACES), "*", "the live reading and `top --once --json` (docs/live.md): another format"),
+    ("top_model.cpp", set(KEY_PLACES), "*", "the live reading and `top --once --json` (docs/live.md): another format"),
     ("cmd_top.cpp", set(KEY_PLACES), "*", "`top --once --json`'s process list (docs/live.md): another format"),
     ("cmd_top_tui.cpp", {"argument", "pair"}, {"pid", "rank", "device", "category"}, "column headings of the terminal UI"),
     ("view_serve.cpp", {"argument"}, {"host"}, "the HTTP request's Host header (`view --serve`): another format"),

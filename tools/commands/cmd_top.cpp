@@ -7,7 +7,7 @@
 #include <string_view>
 
 #include "analysis/host_gpus.h"
-#include "analysis/live_view.h"
+#include "commands/top_model.h"
 #include "commands/cli_options.h"
 #include "common/cli.h"
 #include "common/text_table.h"

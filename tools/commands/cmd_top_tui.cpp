@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "analysis/host_gpus.h"
-#include "analysis/live_view.h"
+#include "commands/top_model.h"
 #include "commands/cmd_top.h"
 #include "commands/top_layout.h"
 #include "common/cli.h"

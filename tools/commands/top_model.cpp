@@ -1,4 +1,4 @@
-#include "analysis/live_view.h"
+#include "commands/top_model.h"
 
 #include <algorithm>
 #include <cstdint>

@@ -1,10 +1,10 @@
-// A reading as the viewer reads it (tools/analysis/live_view.h): sites grouped by call site, per
+// A reading as the viewer reads it (tools/commands/top_model.h): sites grouped by call site, per
 // device on request, Python frames as the process named them; malformed answers refused.
 #include <catch2/catch.hpp>
 
 #include <string>
 
-#include "analysis/live_view.h"
+#include "commands/top_model.h"
 #include "input/live_client.h"
 
 using namespace vramtrace::cli;
