@@ -229,7 +229,7 @@ bool split_peak_key(const Tracker &t, uint32_t key, uint32_t *stack, uint16_t *r
     return true;
 }
 
-void record_allocation(Tracker &t, const AllocationRecord &record) {
+uint64_t record_allocation(Tracker &t, const AllocationRecord &record) {
     // Registered again after each runtime start, at most kMaxExitHandlers times in all (a program
     // that looks "cuGetProcAddress" up over and over does not grow the atexit list without bound).
     constexpr uint32_t kMaxExitHandlers = 16;
@@ -239,10 +239,13 @@ void record_allocation(Tracker &t, const AllocationRecord &record) {
         g_exit_handler_at.compare_exchange_strong(at, seen < kMaxExitHandlers ? seen : kMaxExitHandlers,
                                                   std::memory_order_relaxed))
         atexit(&mark_exiting);
-    if (!t.table.insert(record)) return;
+    if (!t.table.insert(record)) return 0;
+    uint64_t live_after = 0;
     if (counts_toward_device(record.kind))
-        t.counters.on_alloc(record.device, record.size, peak_key(t, record.stack_id, record.range), record.time_ns);
+        live_after = t.counters.on_alloc(record.device, record.size, peak_key(t, record.stack_id, record.range),
+                                         record.time_ns);
     t.events.push(event_of(EventType::Alloc, record));
+    return live_after;
 }
 
 bool take_allocation(Tracker &t, uint64_t address, AllocationRecord *out) {

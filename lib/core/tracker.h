@@ -57,7 +57,9 @@ uint32_t peak_key(Tracker &t, uint32_t stack, uint16_t range);
 bool split_peak_key(const Tracker &t, uint32_t key, uint32_t *stack, uint16_t *range);
 
 // Hot-path operations used by the hooks (lib/interception/hook_scope.h).
-void record_allocation(Tracker &t, const AllocationRecord &record);
+// record_allocation returns the device's tracked bytes just after the record was counted, 0 when
+// it does not count toward a device or could not be stored.
+uint64_t record_allocation(Tracker &t, const AllocationRecord &record);
 bool take_allocation(Tracker &t, uint64_t address, AllocationRecord *out); // erase before the free
 void restore_allocation(Tracker &t, const AllocationRecord &record);     // the real free failed
 void account_free(Tracker &t, const AllocationRecord &record,             // the real free succeeded

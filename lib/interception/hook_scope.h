@@ -53,7 +53,8 @@ bool allocates_from_pool(ApiId api);
 
 // Stores a new record; nothing is stored for a zero address. Memory that a context teardown frees
 // (ended_by_context_teardown, not from a pool) is owned by the calling thread's current context.
-void record_new(Tracker &t, const AllocRequest &req, uint64_t address, uint64_t size, int device,
+// Returns what record_allocation returns (the device's tracked bytes after it, 0: not counted).
+uint64_t record_new(Tracker &t, const AllocRequest &req, uint64_t address, uint64_t size, int device,
                 uint32_t stack);
 
 // call: () -> int, the real function with the caller's arguments.
@@ -77,8 +78,8 @@ int tracked_alloc(Reach reach, const AllocRequest &req, Call &&call, Address &&a
         if (ptr != 0) {
             int dev = device(ptr);
             uint64_t bytes = size();
-            record_new(*t, req, ptr, bytes, dev, stack);
-            triggers::after_recorded_alloc(*t, counts_toward_device(req.kind), dev, bytes);
+            uint64_t live_after = record_new(*t, req, ptr, bytes, dev, stack);
+            triggers::after_recorded_alloc(*t, dev, bytes, live_after);
         }
     } else if (rc == cuda::kDriverOutOfMemory) {
         // Out of memory (the same code in both families): the state is captured here, inside the
@@ -118,11 +119,8 @@ template <class Call> int tracked_free(Reach reach, uint64_t address, Call &&cal
     int rc = call();
     if (known) {
         int call_errno = errno;
-        if (rc == cuda::kSuccess) {
-            account_free(*t, record);
-            triggers::after_tracked_free(counts_toward_device(record.kind), record.device, record.size);
-        } else
-            restore_allocation(*t, record);
+        if (rc == cuda::kSuccess) account_free(*t, record);
+        else restore_allocation(*t, record);
         errno = call_errno;
     }
     return rc;

@@ -117,7 +117,7 @@ DeviceCounters::Site *DeviceCounters::site_for(LaneDevice &ld, uint32_t stack) {
     return ld.last_site;
 }
 
-void DeviceCounters::change(int device, uint32_t stack, uint64_t bytes, bool alloc, uint64_t time_ns) {
+uint64_t DeviceCounters::change(int device, uint32_t stack, uint64_t bytes, bool alloc, uint64_t time_ns) {
     const int si = index(device);
     Slot &s = slots_[si];
     if (alloc && !s.seen.load(std::memory_order_relaxed)) s.seen.store(true, std::memory_order_relaxed);
@@ -181,12 +181,13 @@ void DeviceCounters::change(int device, uint32_t stack, uint64_t bytes, bool all
     }
     lane->busy.store(0, std::memory_order_release);
     if (shared) lane->lock.store(0, std::memory_order_release);
+    return now;
 }
 
 DeviceCounters::DeviceCounters() { asym::enable(); }
 
-void DeviceCounters::on_alloc(int device, uint64_t bytes, uint32_t stack, uint64_t time_ns) {
-    change(device, stack, bytes, true, time_ns);
+uint64_t DeviceCounters::on_alloc(int device, uint64_t bytes, uint32_t stack, uint64_t time_ns) {
+    return change(device, stack, bytes, true, time_ns);
 }
 
 void DeviceCounters::on_free(int device, uint64_t bytes, uint32_t stack) { change(device, stack, bytes, false, 0); }

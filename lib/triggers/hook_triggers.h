@@ -11,15 +11,12 @@
 
 namespace vramtrace::triggers {
 
-// After a successful allocation that was recorded (counts: it counts toward `device`).
-inline void after_recorded_alloc(Tracker &t, bool counts, int device, uint64_t bytes) {
+// After a successful allocation that was recorded: live_after is the device's tracked bytes just
+// after it (record_allocation), 0 when it does not count toward a device. Frees tell the triggers
+// nothing: the threshold reads the device counters' own live bytes.
+inline void after_recorded_alloc(Tracker &t, int device, uint64_t bytes, uint64_t live_after) {
     start_triggers();
-    if (counts && trigger_config().threshold_on()) threshold_on_alloc(t, device, bytes);
-}
-
-// After a successful free of a tracked record.
-inline void after_tracked_free(bool counts, int device, uint64_t bytes) {
-    if (counts && trigger_config().threshold_on()) threshold_on_free(device, bytes);
+    if (live_after != 0 && trigger_config().threshold_on()) threshold_on_alloc(t, device, live_after - bytes, live_after);
 }
 
 } // namespace vramtrace::triggers
