@@ -96,32 +96,46 @@ bool driver_stream_capturing(uint64_t stream, bool per_thread, uint64_t *graph) 
 
 namespace {
 
+// The device of a stream-ordered allocation (address 0: the one that failed for lack of memory). A
+// pool argument may name another device's pool: then the pointer says where. On a capturing stream,
+// cuStreamGetDevice would invalidate a global-mode capture (seen on the H200: cudaStreamEndCapture
+// failed); a global-mode capture forbids unsafe calls from every thread, so while any capture is
+// active the pointer is asked.
+int stream_allocation_device(MemoryKind kind, uint64_t stream, uint64_t pool, uint64_t address) {
+    bool by_pointer = pool != 0 || kind == MemoryKind::GraphPool || capture_possible();
+    int device = stream_ordered_device(stream, by_pointer, address);
+    if (kind == MemoryKind::GraphPool) note_graph_memory_used(device);
+    else if (pool == 0) note_default_pool_used(device);
+    return device;
+}
+
+// The hook fills the record here, after the real call, and hands it over once (AllocScope).
 template <class Call, class Address>
 int stream_alloc(Reach reach, ApiId api, uint64_t stream, bool per_thread, uint64_t pool, Call &&call,
                  Address &&address, uint64_t size) {
-    AllocRequest req{api, MemoryKind::Device, stream};
-    int rc = tracked_alloc(
-        reach, req, call,
-        [&] {
+    int rc;
+    if (Tracker *t = tracker_for(reach); t == nullptr) {
+        rc = call();
+    } else {
+        AllocScope scope(*t);
+        rc = call();
+        scope.after_call();
+        AllocRequest req{api, MemoryKind::Device, stream};
+        uint64_t ptr = 0;
+        int device = kUnknownDevice;
+        if (rc == cuda::kSuccess) {
             uint64_t graph = 0;
             if (capturing(stream, per_thread, &graph)) {
                 req.kind = MemoryKind::GraphPool;
                 req.stream = graph;
             }
-            return address();
-        },
-        [&] { return size; },
-        [&](uint64_t ptr) {
-            // A pool argument may name another device's pool: then the pointer says where. On a
-            // capturing stream, cuStreamGetDevice would invalidate a global-mode capture (seen on the
-            // H200: cudaStreamEndCapture failed); a global-mode capture forbids unsafe calls from
-            // every thread, so while any capture is active the pointer is asked, as before.
-            bool by_pointer = pool != 0 || req.kind == MemoryKind::GraphPool || capture_possible();
-            int device = stream_ordered_device(stream, by_pointer, ptr);
-            if (req.kind == MemoryKind::GraphPool) note_graph_memory_used(device);
-            else if (pool == 0) note_default_pool_used(device);
-            return device;
-        });
+            ptr = address();
+        }
+        // Out of memory: nothing was allocated, ptr stays 0 and the device is where it failed.
+        if ((rc == cuda::kSuccess && ptr != 0) || rc == cuda::kDriverOutOfMemory)
+            device = stream_allocation_device(req.kind, stream, pool, ptr);
+        rc = scope.finish(req, rc, ptr, size, device);
+    }
     if (rc == cuda::kSuccess && pool != 0) note_pool_used(pool);
     return rc;
 }

@@ -33,7 +33,7 @@ uint64_t record_new(Tracker &t, const AllocRequest &req, uint64_t address, uint6
     r.api = static_cast<uint8_t>(req.api);
     r.device = static_cast<int16_t>(device);
     r.range = nvtx::current_range_stack();
-    if (ended_by_context_teardown(req.kind) && !allocates_from_pool(req.api)) r.context = current_context().id;
+    if (!allocates_from_pool(req.api) && ended_by_context_teardown(req.kind)) r.context = current_context().id;
     if (req.kind == MemoryKind::VmmPhysical || req.kind == MemoryKind::VmmImported) t.vmm.created(address);
     uint64_t live_after = record_allocation(t, r);
     note_device_seen(device); // identity for the report, asked of the driver once per device

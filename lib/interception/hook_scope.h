@@ -57,47 +57,86 @@ bool allocates_from_pool(ApiId api);
 uint64_t record_new(Tracker &t, const AllocRequest &req, uint64_t address, uint64_t size, int device,
                 uint32_t stack);
 
+// One allocation hook's work around the real call, in order: the constructor enters (the guard,
+// the caller's stack, errno as the caller left it), after_call() keeps what the real call left,
+// finish() hands the one record (or the out-of-memory request) to the tracker and gives errno back.
+// A hook fills the record's fields itself between after_call() and finish(), so nothing here
+// reaches back into the hook.
+class AllocScope {
+public:
+    explicit AllocScope(Tracker &t) : t_(noted(t)) {
+        int saved_errno = errno;
+        stack_ = capture_and_intern_stack(t_);
+        errno = saved_errno;
+    }
+    AllocScope(const AllocScope &) = delete;
+    AllocScope &operator=(const AllocScope &) = delete;
+
+    void after_call() {
+        call_errno_ = errno;
+        forget_context_read();
+    }
+    // rc: the real call's result. On success, the record of (address, bytes, device) when address
+    // is not 0. On out of memory, bytes is the request and device where it failed: the state is
+    // captured here, inside the failing call, before the program sees the result. Returns rc.
+    int finish(const AllocRequest &req, int rc, uint64_t address, uint64_t bytes, int device) {
+        if (rc == cuda::kSuccess) {
+            if (address != 0) {
+                uint64_t live_after = record_new(t_, req, address, bytes, device, stack_);
+                triggers::after_recorded_alloc(t_, device, bytes, live_after);
+            }
+        } else if (rc == cuda::kDriverOutOfMemory) {
+            static_assert(cuda::kDriverOutOfMemory == cuda::kRuntimeOutOfMemory);
+            triggers::OomRequest oom;
+            oom.api = static_cast<uint8_t>(req.api);
+            oom.requested_bytes = bytes;
+            oom.stream = req.stream;
+            oom.device = device;
+            oom.stack = stack_;
+            oom.result = rc;
+            triggers::on_allocation_oom(t_, oom);
+        }
+        errno = call_errno_;
+        return rc;
+    }
+
+private:
+    static Tracker &noted(Tracker &t) {
+        note_cuda_seen();
+        return t;
+    }
+    Tracker &t_;
+    ReentrancyGuard guard_;
+    uint32_t stack_ = 0;
+    int call_errno_ = 0;
+};
+
 // call: () -> int, the real function with the caller's arguments.
 // address, size: () -> uint64_t, evaluated after a successful call (they may read out-parameters).
-// device: (uint64_t address) -> int.
+// device: (uint64_t address) -> int. Out of memory (the same code in both families): nothing was
+// allocated, so device(0) falls back to the current context's device (or the VMM properties' /
+// host); its result, errno and out-parameters are left as the real call left them.
 template <class Call, class Address, class Size, class Device>
 int tracked_alloc(Reach reach, const AllocRequest &req, Call &&call, Address &&address, Size &&size,
                   Device &&device) {
     Tracker *t = tracker_for(reach);
     if (t == nullptr) return call();
-    note_cuda_seen();
-    ReentrancyGuard guard;
-    int saved_errno = errno;
-    uint32_t stack = capture_and_intern_stack(*t);
-    errno = saved_errno;
+    AllocScope scope(*t);
     int rc = call();
-    int call_errno = errno;
-    forget_context_read();
+    scope.after_call();
+    uint64_t ptr = 0, bytes = 0;
+    int dev = kUnknownDevice;
     if (rc == cuda::kSuccess) {
-        uint64_t ptr = address();
+        ptr = address();
         if (ptr != 0) {
-            int dev = device(ptr);
-            uint64_t bytes = size();
-            uint64_t live_after = record_new(*t, req, ptr, bytes, dev, stack);
-            triggers::after_recorded_alloc(*t, dev, bytes, live_after);
+            dev = device(ptr);
+            bytes = size();
         }
     } else if (rc == cuda::kDriverOutOfMemory) {
-        // Out of memory (the same code in both families): the state is captured here, inside the
-        // failing call, before the program sees the result; its result, errno and out-parameters
-        // are left as the real call left them. The device: nothing was allocated, so device(0)
-        // falls back to the current context's device (or the VMM properties' / host).
-        static_assert(cuda::kDriverOutOfMemory == cuda::kRuntimeOutOfMemory);
-        triggers::OomRequest oom;
-        oom.api = static_cast<uint8_t>(req.api);
-        oom.requested_bytes = req.failed_request != triggers::kRequestFromSize ? req.failed_request : size();
-        oom.stream = req.stream;
-        oom.device = device(0);
-        oom.stack = stack;
-        oom.result = rc;
-        triggers::on_allocation_oom(*t, oom);
+        bytes = req.failed_request != triggers::kRequestFromSize ? req.failed_request : size();
+        dev = device(0);
     }
-    errno = call_errno;
-    return rc;
+    return scope.finish(req, rc, ptr, bytes, dev);
 }
 
 template <class Call, class Address, class Size>
