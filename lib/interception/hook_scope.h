@@ -66,7 +66,7 @@ class AllocScope {
 public:
     explicit AllocScope(Tracker &t) : t_(noted(t)) {
         int saved_errno = errno;
-        stack_ = capture_and_intern_stack(t_);
+        stack_ = capture_and_intern_stack(t_, this_frame());
         errno = saved_errno;
     }
     AllocScope(const AllocScope &) = delete;

@@ -17,6 +17,7 @@
 #include "python/python_stack_memo.h"
 #include "tracking/recent_walks.h"
 #include "tracking/stack_capture.h"
+#include "tracking/startup_code.h"
 #include "triggers/crash_handler.h"
 #include "triggers/reporter.h"
 #include "triggers/termination_signals.h"
@@ -25,6 +26,9 @@
 namespace {
 
 __attribute__((constructor(101))) void vramtrace_library_start() {
+    // Loaded with the process (our dlsym is the process's): the objects loaded now stay for good,
+    // and a replayed stack walk need not check their code (tracking/startup_code.h).
+    if (vramtrace::cupti::preload_interposed()) vramtrace::startup_code::note_loaded_objects();
     vramtrace::initialize();
     vramtrace::triggers::load_trigger_config(); // VRAMTRACE_SIGNAL, _WARN_BYTES, _PERIOD, _PROMETHEUS_*, _OOM_*
     vramtrace::cupti::select_backend_at_start();
