@@ -10,6 +10,7 @@
 
 #include "core/clock.h"
 #include "core/config.h"
+#include "core/hot_flags.h"
 #include "core/recording_backend.h"
 #include "core/tracker.h"
 #include "core/thread_state.h"
@@ -23,13 +24,23 @@
 
 namespace vramtrace {
 
-// Whether a hook reached this way should record: the layer's switch is on, tracking is ready, and
-// this thread is not already inside another intercepted call (the outermost API is the one recorded).
-inline Tracker *tracker_for(Reach reach) {
-    if (ReentrancyGuard::inside()) return nullptr;
+// tracker_for's own checks, for when the hooks' word does not say the layer records.
+inline Tracker *tracker_for_slow(Reach reach) {
     if (!preload_hooks_record()) return nullptr; // the CUPTI backend records (core/recording_backend.h)
     if (reach == Reach::Export && !config().hook_exports) return nullptr;
-    return tracker();
+    Tracker *t = tracker();
+    if (t != nullptr) refresh_recording_bits();
+    return t;
+}
+
+// Whether a hook reached this way should record: the layer's switch is on, tracking is ready, and
+// this thread is not already inside another intercepted call (the outermost API is the one recorded).
+// Once all three hold, the hooks' word says so (core/hot_flags.h).
+inline Tracker *tracker_for(Reach reach) {
+    if (ReentrancyGuard::inside()) return nullptr;
+    const uint64_t bit = reach == Reach::Export ? hot::kRecordExport : hot::kRecordHandout;
+    if ((hot::word() & bit) != 0) return ready_tracker();
+    return tracker_for_slow(reach);
 }
 
 struct AllocRequest {
@@ -64,16 +75,16 @@ uint64_t record_new(Tracker &t, const AllocRequest &req, uint64_t address, uint6
 // reaches back into the hook.
 class AllocScope {
 public:
-    explicit AllocScope(Tracker &t) : t_(noted(t)) {
-        int saved_errno = errno;
+    explicit AllocScope(Tracker &t) : t_(noted(t)), errno_(&errno) {
+        int saved_errno = *errno_;
         stack_ = capture_and_intern_stack(t_, this_frame());
-        errno = saved_errno;
+        *errno_ = saved_errno;
     }
     AllocScope(const AllocScope &) = delete;
     AllocScope &operator=(const AllocScope &) = delete;
 
     void after_call() {
-        call_errno_ = errno;
+        call_errno_ = *errno_;
         forget_context_read();
     }
     // rc: the real call's result. On success, the record of (address, bytes, device) when address
@@ -96,7 +107,7 @@ public:
             oom.result = rc;
             triggers::on_allocation_oom(t_, oom);
         }
-        errno = call_errno_;
+        *errno_ = call_errno_;
         return rc;
     }
 
@@ -106,6 +117,7 @@ private:
         return t;
     }
     Tracker &t_;
+    int *errno_; // this thread's errno, found once
     ReentrancyGuard guard_;
     uint32_t stack_ = 0;
     int call_errno_ = 0;
@@ -148,21 +160,27 @@ int tracked_alloc(Reach reach, const AllocRequest &req, Call &&call, Address &&a
 // The record is taken out before the real free so that another thread that gets the same address
 // back from the driver right after can insert it; it is put back if the real free fails. A pointer
 // we never saw (or 0) goes to the driver untouched, and its result comes back untouched.
-template <class Call> int tracked_free(Reach reach, uint64_t address, Call &&call) {
-    Tracker *t = tracker_for(reach);
-    if (t == nullptr || address == 0) return call();
+// tracked_free once the hook knows it records (t) and address is not 0.
+template <class Call> int tracked_free_in(Tracker &t, uint64_t address, Call &&call) {
     note_cuda_seen();
     ReentrancyGuard guard;
     AllocationRecord record;
-    bool known = take_allocation(*t, address, &record);
+    bool known = take_allocation(t, address, &record);
     int rc = call();
     if (known) {
-        int call_errno = errno;
-        if (rc == cuda::kSuccess) account_free(*t, record);
-        else restore_allocation(*t, record);
-        errno = call_errno;
+        int *e = &errno;
+        int call_errno = *e;
+        if (rc == cuda::kSuccess) account_free(t, record);
+        else restore_allocation(t, record);
+        *e = call_errno;
     }
     return rc;
+}
+
+template <class Call> int tracked_free(Reach reach, uint64_t address, Call &&call) {
+    Tracker *t = address != 0 ? tracker_for(reach) : nullptr;
+    if (t == nullptr) return call();
+    return tracked_free_in(*t, address, call);
 }
 
 } // namespace vramtrace

@@ -4,6 +4,8 @@
 
 #include <cstdint>
 
+#include "core/hot_flags.h"
+
 #include "triggers/oom_trigger.h"
 #include "triggers/reporter.h"
 #include "triggers/threshold.h"
@@ -15,8 +17,10 @@ namespace vramtrace::triggers {
 // after it (record_allocation), 0 when it does not count toward a device. Frees tell the triggers
 // nothing: the threshold reads the device counters' own live bytes.
 inline void after_recorded_alloc(Tracker &t, int device, uint64_t bytes, uint64_t live_after) {
-    start_triggers();
-    if (live_after != 0 && trigger_config().threshold_on()) threshold_on_alloc(t, device, live_after - bytes, live_after);
+    const uint64_t w = hot::word();
+    if ((w & hot::kTriggersStarted) == 0) start_triggers();
+    if ((w & hot::kNoThreshold) == 0 && live_after != 0 && trigger_config().threshold_on())
+        threshold_on_alloc(t, device, live_after - bytes, live_after);
 }
 
 } // namespace vramtrace::triggers

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "core/hot_flags.h"
 #include "core/log.h"
 #include "triggers/trigger_parse.h"
 
@@ -117,6 +118,7 @@ void load_trigger_config() {
     }
     g_config = c;
     g_state.store(2, std::memory_order_release);
+    if (!c.threshold_on()) hot::set(hot::kNoThreshold);
 }
 
 } // namespace vramtrace::triggers
