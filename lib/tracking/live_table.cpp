@@ -29,8 +29,9 @@
 //
 // Counting. One counter that every insert and erase updates would be one cache line bouncing
 // between all allocating cores: it capped the table at about 7.5 M operations/s from 2 to 16
-// threads on the GPU machine's 16 cores. So a level counts in kStripes lines, a thread always
-// in the same one, and a level is full when their sum reaches half its slots. That sum is read
+// threads on the GPU machine's 16 cores. So a level counts in kStripes lines, one for each of
+// the lanes 0 to kStripes - 2 (thread_lanes.h: one thread at a time, plain stores) and the last
+// for all other lanes (atomic adds), and a level is full when their sum reaches half its slots. That sum is read
 // only near the threshold: a stripe also passes on its change to a shared estimate, a batch at a
 // time, once it has drifted a whole batch from what it last passed on, so the estimate is off by
 // less than kStripes batches (twice that just after a thread steps on a stale count). The sum of
@@ -44,6 +45,7 @@
 
 #include "tracking/context_registry.h"
 #include "tracking/raw_memory.h"
+#include "tracking/thread_lanes.h"
 
 namespace vramtrace {
 
@@ -83,16 +85,10 @@ inline unsigned my_stripe() {
 // 4.6 MiB of resident memory against 0.2 MiB untraced, test_thread_churn.cpp.)
 constexpr unsigned kOtherShardShrinkLog2 = 6;
 
-// Addresses are aligned (256 B for cudaMalloc, pages for pinned memory): spread every bit over the
-// top bits, which pick the home slot.
-inline uint64_t hash_address(uint64_t a) {
-    a ^= a >> 31;
-    a *= 0x7fb5d329728ea185ull;
-    a ^= a >> 27;
-    a *= 0x81dadef4bc2dd44dull;
-    a ^= a >> 33;
-    return a;
-}
+// Addresses are aligned (256 B for cudaMalloc, pages for pinned memory): one multiply by an odd
+// constant (2^64 / golden ratio) carries every bit of the address into the top bits, which pick
+// the home slot, and spreads consecutive aligned addresses evenly over the level.
+inline uint64_t hash_address(uint64_t a) { return a * 0x9e3779b97f4a7c15ull; }
 
 size_t round_up(size_t v, size_t a) { return (v + a - 1) & ~(a - 1); }
 
@@ -140,8 +136,19 @@ struct LiveTable::Level {
         return total;
     }
     void count(int64_t delta) {
-        Stripe &s = stripes[my_stripe()];
-        const int64_t now = s.count.fetch_add(delta, std::memory_order_relaxed) + delta;
+        // Lanes below kStripes - 1 are held by one thread at a time (thread_lanes.h), so such a
+        // lane's stripe takes plain stores, like the device counters' per-lane sums; every other
+        // lane shares the last stripe, with an atomic add.
+        const unsigned lane = lanes::this_thread_lane();
+        const bool own = lane < LiveTable::kStripes - 1;
+        Stripe &s = stripes[own ? lane : LiveTable::kStripes - 1];
+        int64_t now;
+        if (own) {
+            now = s.count.load(std::memory_order_relaxed) + delta;
+            s.count.store(now, std::memory_order_relaxed);
+        } else {
+            now = s.count.fetch_add(delta, std::memory_order_relaxed) + delta;
+        }
         int64_t passed = s.passed_on.load(std::memory_order_relaxed);
         // One batch at a time, so that `estimate` is always the sum of what was passed on. A thread
         // that shares the stripe (more threads than stripes) may step first: then the CAS fails and
