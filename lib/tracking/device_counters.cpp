@@ -120,6 +120,12 @@ DeviceCounters::Site *DeviceCounters::site_for(LaneDevice &ld, uint32_t stack) {
 uint64_t DeviceCounters::change(int device, uint32_t stack, uint64_t bytes, bool alloc, uint64_t time_ns) {
     const int si = index(device);
     Slot &s = slots_[si];
+    // The device's word is fetched for writing now, while the lane's bookkeeping below runs: the
+    // compare-and-swap then finds the line owned instead of loading it shared and upgrading it.
+    // (prefetchw is a no-op on processors without it.)
+#if defined(__x86_64__)
+    asm volatile("prefetchw %0" : : "m"(s.word));
+#endif
     if (alloc && !s.seen.load(std::memory_order_relaxed)) s.seen.store(true, std::memory_order_relaxed);
 
     // The own lane's blocks are mapped before the operation starts (only this thread writes them);
