@@ -28,7 +28,7 @@ failures=0
 fail() { failures=$((failures + 1)); }
 echo "INFO $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | head -1); $(nproc) cores; load $(cut -d' ' -f1-3 /proc/loadavg)"
 [ -f "$LIB" ] || { echo "FAIL no $LIB"; echo "== 1 failure(s)"; exit 1; }
-nvcc -O2 -std=c++17 "$SRC/bench/gpu/alloc_pairs.cu" -o "$OUT/alloc_pairs" -lcuda 2>"$OUT/nvcc.err" ||
+nvcc -O2 -std=c++17 -arch=sm_90 "$SRC/bench/gpu/alloc_pairs.cu" -o "$OUT/alloc_pairs" -lcuda 2>"$OUT/nvcc.err" ||
   { echo "FAIL nvcc alloc_pairs: $(tail -3 "$OUT/nvcc.err")"; echo "== 1 failure(s)"; exit 1; }
 SAN=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null)
 
