@@ -43,12 +43,16 @@ void LaneWalks::make_most_recent(uint32_t set, uint32_t position) {
 // Whether every word the walk read still holds, checked in the order the walk read them and
 // stopping at the first that differs.
 namespace {
+inline bool holds(const Check &c, uint64_t sp0) { return load_word(sp0 + c.offset) == c.value; }
+
 bool words_hold(const Walk &w, uint64_t sp0) {
     const Check *c = w.check;
-    const uint32_t n = w.checks;
-#pragma GCC unroll 4
-    for (uint32_t i = 0; i < n; ++i)
-        if (load_word(sp0 + c[i].offset) != c[i].value) return false;
+    const Check *const end = c + w.checks, *const end4 = c + (w.checks & ~3u);
+    // Four at a time (a load, a compare and a branch each), in order.
+    for (; c != end4; c += 4)
+        if (!holds(c[0], sp0) || !holds(c[1], sp0) || !holds(c[2], sp0) || !holds(c[3], sp0)) return false;
+    for (; c != end; ++c)
+        if (!holds(*c, sp0)) return false;
     return true;
 }
 } // namespace
