@@ -31,8 +31,6 @@ LaneWalks *LaneWalks::acquire() {
     return t;
 }
 
-void LaneWalks::release() { use_.leave(); }
-
 void LaneWalks::make_most_recent(uint32_t set, uint32_t position) {
     uint8_t *order = heads_[set].order;
     uint8_t way = order[position];

@@ -77,7 +77,7 @@ struct WalkToken {
 class LaneWalks {
 public:
     static LaneWalks *acquire();
-    void release();
+    void release() { use_.leave(); }
 
     // The frames of a recorded walk from registers (ip0, sp0, bp0) that still holds: copies them to
     // out and returns true.
