@@ -10,26 +10,7 @@
 
 namespace vramtrace::walks {
 
-namespace {
-
-LaneTables<LaneWalks> g_tables;
-
-} // namespace
-
-LaneWalks *LaneWalks::acquire() {
-    // No thread-local state of its own: the library's static TLS block is what a dlopen of it (the
-    // CUPTI injection) must find room for.
-    unsigned lane = 0;
-    LaneWalks *t = g_tables.mine(&lane);
-    if (t == nullptr || !t->use_.try_enter()) return nullptr;
-    // A new owner: the walks recorded by the lane's earlier threads are of their stacks, not ours.
-    const uint32_t serial = lanes::lane_serial(lane);
-    if (t->owner_serial_ != serial) {
-        t->owner_serial_ = serial;
-        t->epoch_ = t->epoch_ + 1 == 0 ? 1 : t->epoch_ + 1;
-    }
-    return t;
-}
+constinit LaneTables<LaneWalks> g_lane_walks;
 
 void LaneWalks::make_most_recent(uint32_t set, uint32_t position) {
     uint8_t *order = heads_[set].order;
@@ -129,7 +110,7 @@ void LaneWalks::store() {
 
 ReplayStats replay_stats() {
     ReplayStats s{0, 0, 0};
-    g_tables.for_each([&](const LaneWalks &t) {
+    g_lane_walks.for_each([&](const LaneWalks &t) {
         s.replayed += t.replayed.load(std::memory_order_relaxed);
         s.stored += t.stored.load(std::memory_order_relaxed);
         s.with_id += t.with_id.load(std::memory_order_relaxed);

@@ -127,6 +127,24 @@ private:
     Walk scratch_;
 };
 
+// Each lane's walks (recent_walks.cpp).
+extern LaneTables<LaneWalks> g_lane_walks;
+
+inline LaneWalks *LaneWalks::acquire() {
+    // No thread-local state of its own: the library's static TLS block is what a dlopen of it (the
+    // CUPTI injection) must find room for.
+    unsigned lane = 0;
+    LaneWalks *t = g_lane_walks.mine(&lane);
+    if (t == nullptr || !t->use_.try_enter()) return nullptr;
+    // A new owner: the walks recorded by the lane's earlier threads are of their stacks, not ours.
+    const uint32_t serial = lanes::lane_serial(lane);
+    if (t->owner_serial_ != serial) {
+        t->owner_serial_ = serial;
+        t->epoch_ = t->epoch_ + 1 == 0 ? 1 : t->epoch_ + 1;
+    }
+    return t;
+}
+
 // Counters since start (bench/ and the exit's debug line).
 struct ReplayStats {
     uint64_t replayed;
