@@ -73,7 +73,8 @@ def rows(path, inclusive):
 def split(rest):
     """(file basename, function, object) of a callgrind_annotate row."""
     obj = ''
-    if rest.endswith(']') and ' [' in rest:
+    # A trailing [...] names the object, unless it is GCC's "[clone .part.0]" of the function.
+    if rest.endswith(']') and ' [' in rest and not rest.rsplit(' [', 1)[1].startswith('clone '):
         rest, obj = rest.rsplit(' [', 1)
         obj = obj[:-1]
     file, _, fn = rest.partition(':')
