@@ -111,26 +111,20 @@ void start_tracker(Tracker *t) {
     if (config().test_fail_mappings) set_mapping_failure_for_testing(true);
 }
 
-EventRecord event_of(EventType type, const AllocationRecord &r) {
-    EventRecord e;
-    e.type = type;
+// The event of an allocation or a free, as its slot in the ring stores it.
+EventWords event_of(EventType type, const AllocationRecord &r, uint8_t cause = 0) {
     // A free on another thread may read the counter a little ahead of its own loads (core/clock.h):
     // its time is never before the allocation's.
-    if (type == EventType::Alloc) {
-        e.time_ns = r.time_ns;
-    } else {
+    uint64_t time_ns = r.time_ns;
+    uint32_t thread_id = r.thread_id;
+    if (type != EventType::Alloc) {
         const uint64_t now = monotonic_ns();
-        e.time_ns = now > r.time_ns ? now : r.time_ns;
+        time_ns = now > r.time_ns ? now : r.time_ns;
+        thread_id = current_tid();
     }
-    e.address = r.address;
-    e.size = r.size;
-    e.stack = r.stack_id;
-    e.thread_id = type == EventType::Alloc ? r.thread_id : current_tid();
-    e.device = r.device;
-    e.kind = static_cast<uint8_t>(r.kind);
-    e.api = r.api;
-    e.range = r.range;
-    return e;
+    return EventWords{time_ns,
+                      EventRing::pack_meta(type, static_cast<uint8_t>(r.kind), r.api, cause, r.device, r.range),
+                      uint64_t(thread_id) | uint64_t(r.stack_id) << 32, r.address, r.size};
 }
 
 // In the child of fork(): the child gets a fresh, empty tracker (see docs/reliability.md). The
@@ -281,7 +275,7 @@ uint64_t record_allocation(Tracker &t, const AllocationRecord &record) {
     if (counts_toward_device(record.kind))
         live_after = t.counters.on_alloc(record.device, record.size, peak_key(t, record.stack_id, record.range),
                                          record.time_ns);
-    t.events.push(event_of(EventType::Alloc, record));
+    t.events.push_words(event_of(EventType::Alloc, record));
     return live_after;
 }
 
@@ -294,9 +288,7 @@ void restore_allocation(Tracker &t, const AllocationRecord &record) { t.table.in
 void account_free(Tracker &t, const AllocationRecord &record, TeardownCause cause) {
     if (counts_toward_device(record.kind))
         t.counters.on_free(record.device, record.size, peak_key(t, record.stack_id, record.range));
-    EventRecord e = event_of(EventType::Free, record);
-    e.cause = static_cast<uint8_t>(cause);
-    t.events.push(e);
+    t.events.push_words(event_of(EventType::Free, record, static_cast<uint8_t>(cause)));
 }
 
 bool process_exiting() { return g_exiting.load(std::memory_order_acquire); }
