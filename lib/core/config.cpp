@@ -4,11 +4,13 @@
 #include "core/process_identity.h"
 
 namespace vramtrace {
+
+constinit Config detail::g_config;
+
 namespace {
 
 using settings::Id;
 
-Config g_config;
 
 const char *read_text(Id id, const char *fallback) {
     const char *v = settings::text(id);
@@ -56,7 +58,6 @@ uint32_t read_count_setting(Id id, uint32_t fallback) {
     return fallback;
 }
 
-const Config &config() { return g_config; }
 
 void load_config() {
     Config c;
@@ -71,7 +72,7 @@ void load_config() {
 #define VT_LOAD_CONFIG_Backend(field) c.field = read_backend(Id::field, c.field);
 #include "settings/settings.def"
 #undef VT_SETTING
-    g_config = c;
+    detail::g_config = c;
     load_process_identity();
 }
 

@@ -19,8 +19,12 @@ struct Config {
 #undef VT_SETTING
 };
 
-// The settings in force: the defaults until load_config() runs.
-const Config &config();
+// The settings in force: the defaults until load_config() runs. Inline: every hook reads it, and
+// a call per read would cost more than the read.
+namespace detail {
+extern Config g_config;
+}
+inline const Config &config() { return detail::g_config; }
 void load_config(); // reads the environment; called once from init
 
 // The one warning for a value the setting cannot take: NAME="VALUE" is not WHAT; using the default

@@ -12,6 +12,7 @@ extern std::atomic<bool> g_preload_hooks_record;
 
 // Read by every preload hook (interception/hook_scope.h's tracker_for): one relaxed load.
 inline bool preload_hooks_record() { return g_preload_hooks_record.load(std::memory_order_relaxed); }
-inline void set_preload_hooks_record(bool on) { g_preload_hooks_record.store(on, std::memory_order_relaxed); }
+// Also brings the hooks' word up to date (core/hot_flags.h).
+void set_preload_hooks_record(bool on);
 
 } // namespace vramtrace

@@ -5,6 +5,8 @@
 
 #include <cstdint>
 
+#include "core/hot_flags.h"
+
 #include "tracking/allocation_record.h"
 #include "tracking/context_registry.h"
 #include "tracking/device_counters.h"
@@ -37,6 +39,12 @@ struct Tracker {
 // tracking off). Initialises on first use from any thread without blocking: a thread that finds
 // another one initialising gets nullptr and forwards its call untracked.
 Tracker *tracker();
+// Where the tracker lives; what tracker() returns once it is ready (hot::kRecord* say so).
+extern unsigned char g_tracker_storage[];
+inline Tracker *ready_tracker() { return reinterpret_cast<Tracker *>(g_tracker_storage); }
+// Sets hot::kRecordExport and kRecordHandout from their sources (the tracker's state, the recording
+// backend, VRAMTRACE_HOOK_EXPORTS); whoever changes a source calls it after.
+void refresh_recording_bits();
 void initialize();   // idempotent; the library constructor calls it
 void disable_tracking(const char *why); // says why once on stderr; calls are forwarded from then on
 
@@ -44,7 +52,10 @@ void disable_tracking(const char *why); // says why once on stderr; calls are fo
 // a launcher or data-loader worker that only imports a framework) writes no report and prints
 // nothing. The first call also makes the event history's slots resident (EventRing::make_resident:
 // 6 MiB by default, about a millisecond, once per process that uses CUDA).
-void note_cuda_seen();
+void note_cuda_seen_slow();
+inline void note_cuda_seen() {
+    if ((hot::word() & hot::kCudaSeen) == 0) note_cuda_seen_slow();
+}
 bool cuda_seen();
 
 // The key of a record in the device counters' peak composition: its stack id while no NVTX range is
@@ -57,7 +68,9 @@ uint32_t peak_key(Tracker &t, uint32_t stack, uint16_t range);
 bool split_peak_key(const Tracker &t, uint32_t key, uint32_t *stack, uint16_t *range);
 
 // Hot-path operations used by the hooks (lib/interception/hook_scope.h).
-void record_allocation(Tracker &t, const AllocationRecord &record);
+// record_allocation returns the device's tracked bytes just after the record was counted, 0 when
+// it does not count toward a device or could not be stored.
+uint64_t record_allocation(Tracker &t, const AllocationRecord &record);
 bool take_allocation(Tracker &t, uint64_t address, AllocationRecord *out); // erase before the free
 void restore_allocation(Tracker &t, const AllocationRecord &record);     // the real free failed
 void account_free(Tracker &t, const AllocationRecord &record,             // the real free succeeded

@@ -81,12 +81,8 @@ void settle_op(Tracker &t, const Pending &p, bool succeeded) {
 }
 
 void settle(Tracker &t, const AllocationRecord &r, bool freed) {
-    if (freed) {
-        account_free(t, r);
-        triggers::after_tracked_free(counts_toward_device(r.kind), r.device, r.size);
-    } else {
-        restore_allocation(t, r);
-    }
+    if (freed) account_free(t, r);
+    else restore_allocation(t, r);
 }
 
 class TrackerSink final : public Sink {
@@ -125,8 +121,8 @@ public:
         note_cuda_seen();
         ReentrancyGuard guard;
         AllocRequest req{static_cast<ApiId>(a.api), a.kind, a.stream};
-        record_new(*t, req, a.address, a.size, a.device, a.stack);
-        triggers::after_recorded_alloc(*t, counts_toward_device(a.kind), a.device, a.size);
+        uint64_t live_after = record_new(*t, req, a.address, a.size, a.device, a.stack);
+        triggers::after_recorded_alloc(*t, a.device, a.size, live_after);
     }
     void out_of_memory(uint8_t api, int device, uint64_t requested, uint64_t stream, uint32_t stack,
                        int result) override {

@@ -30,7 +30,10 @@ int pointer_device_or_current(uint64_t address) {
 
 int stream_alloc_device(uint64_t stream, uint64_t address) {
     // Without a pool argument, a stream-ordered allocation comes from the current pool of the
-    // stream's device; the NULL, legacy and per-thread streams are the current context's.
+    // stream's device; the NULL, legacy and per-thread streams are the current context's. With one
+    // visible device every stream is on it, so the driver is not asked (a per-stream cache would
+    // not do: a stream handle freed and created again may name another device's stream).
+    if (visible_device_count() == 1) return 0;
     bool context_stream = stream == 0 || stream == cuda::kStreamLegacy || stream == cuda::kStreamPerThread;
     int device = context_stream ? current_device_ordinal() : stream_device_ordinal(stream);
     return device != kUnknownDevice ? device : pointer_device_or_current(address);

@@ -14,7 +14,8 @@ namespace vramtrace {
 // driver's answer for the pointer (managed, IPC-imported), else the current device.
 int device_holding(MemoryKind kind, uint64_t address);
 // The device of a stream-ordered allocation on `stream` made without a pool argument (the current
-// pool of the stream's device), also when it was captured into a graph.
+// pool of the stream's device), also when it was captured into a graph: device 0 without a driver
+// query when one device is visible, else the stream's (or the current context's) device.
 int stream_alloc_device(uint64_t stream, uint64_t address);
 // The driver's answer for the pointer (cuPointerGetAttribute: a lock in the driver, avoid on hot
 // paths), else the calling thread's current device.

@@ -8,6 +8,7 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include "core/hot_flags.h"
 #include "core/thread_state.h"
 #include "device/cuda_abi.h"
 #include "device/real_functions.h"
@@ -307,10 +308,13 @@ void format_gpu_uuid(const unsigned char b[16], char out[41]) {
              b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
 }
 
-void note_device_seen(int device) {
+void note_device_seen_slow(int device) {
     if (!valid_device(device)) return;
     Identity &id = g_identity[device];
-    if (id.state.load(std::memory_order_acquire) >= 2) return;
+    if (id.state.load(std::memory_order_acquire) >= 2) {
+        hot::set(hot::device_bit(device));
+        return;
+    }
     int expected = 0;
     if (!id.state.compare_exchange_strong(expected, 1, std::memory_order_acq_rel)) return;
     ask_identity(device);
@@ -355,11 +359,12 @@ void note_pool_destroyed(uint64_t pool) {
 
 void note_pool_used(uint64_t pool) { note_pool_created(pool, kUnknownDevice); }
 
-void note_default_pool_used(int device) {
+void note_default_pool_used_slow(int device) {
     if (!valid_device(device)) return;
     uint64_t bit = uint64_t{1} << device;
     if ((g_default_pool_devices.load(std::memory_order_relaxed) & bit) == 0)
         g_default_pool_devices.fetch_or(bit, std::memory_order_relaxed);
+    hot::set(hot::pool_bit(device));
 }
 
 void note_graph_memory_used(int device) {

@@ -13,17 +13,27 @@
 
 #include <cstdint>
 
+#include "core/hot_flags.h"
+
 #include "snapshot/report_model.h"
 
 namespace vramtrace {
 
-// From the hooks, after a successful call (the caller holds no lock).
-void note_device_seen(int device);          // first time per device: identity; registers the exit sample
+// From the hooks, after a successful call (the caller holds no lock). Once a device's identity is
+// asked (and its default pool noted), the hooks' word says so (core/hot_flags.h): one load and a
+// bit test, with no call.
+void note_device_seen_slow(int device);
+inline void note_device_seen(int device) {  // first time per device: identity; registers the exit sample
+    if ((hot::word() & hot::device_bit(device)) == 0) note_device_seen_slow(device);
+}
 void note_pool_created(uint64_t pool, int device); // cuMemPoolCreate / cudaMemPoolCreate
 void note_pool_destroyed(uint64_t pool);
 void note_pool_used(uint64_t pool);         // a pool passed to cuMemAllocFromPoolAsync (maybe a default
                                             // pool, or one obtained some other way)
-void note_default_pool_used(int device);    // cuMemAllocAsync / cudaMallocAsync on that device
+void note_default_pool_used_slow(int device);
+inline void note_default_pool_used(int device) { // cuMemAllocAsync / cudaMallocAsync on that device
+    if ((hot::word() & hot::pool_bit(device)) == 0) note_default_pool_used_slow(device);
+}
 void note_graph_memory_used(int device);    // a graph memory node on that device
 bool graph_memory_in_use();                 // whether any device had a graph memory node
 

@@ -176,6 +176,19 @@ int stream_device_ordinal(uint64_t stream) {
     return device;
 }
 
+int visible_device_count() {
+    // -1: not asked yet; 0: the driver did not answer (asked once only: a missing or failing entry
+    // point does not start to answer later in a process whose allocations succeed).
+    static std::atomic<int> count{-1};
+    int n = count.load(std::memory_order_relaxed);
+    if (n >= 0) return n;
+    auto get = reinterpret_cast<CUresult (*)(int *)>(driver_symbol("cuDeviceGetCount"));
+    int asked = 0;
+    if (get == nullptr || get(&asked) != cuda::kSuccess || asked < 0) asked = 0;
+    count.store(asked, std::memory_order_relaxed);
+    return asked;
+}
+
 int pointer_device_ordinal(uint64_t ptr) {
     void *p = cached_driver_symbol(g_cu_pointer_get_attribute, "cuPointerGetAttribute");
     if (p == nullptr) return kUnknownDevice;

@@ -57,6 +57,10 @@ int pointer_device_ordinal(uint64_t ptr); // cuPointerGetAttribute(DEVICE_ORDINA
 // cuStreamGetDevice of a created stream (not 0, legacy or per-thread), kUnknownDevice when the
 // driver has no such function (before 12.8) or refuses the handle.
 int stream_device_ordinal(uint64_t stream);
+// cuDeviceGetCount, asked once and kept: the devices CUDA_VISIBLE_DEVICES leaves are fixed once
+// cuInit has succeeded, so call it only after a successful allocation. 0 when the driver does not
+// answer (then callers keep asking the driver per allocation).
+int visible_device_count();
 uint64_t allocation_size_at(uint64_t ptr); // cuMemGetAddressRange_v2's size, 0 when unknown
 // cuDevicePrimaryCtxGetState's `active` for the device (1 or 0), -1 when the driver does not answer.
 int primary_context_active(int device);

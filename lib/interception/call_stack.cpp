@@ -6,7 +6,11 @@
 
 namespace vramtrace {
 
-uint32_t capture_and_intern_stack(Tracker &t) {
+__attribute__((noinline)) uint32_t capture_and_intern_stack(Tracker &t) {
+    return capture_and_intern_stack(t, this_frame());
+}
+
+uint32_t capture_and_intern_stack(Tracker &t, const StartFrame &start) {
     uintptr_t frames[StackDepot::kMaxDepth];
     // A replayed walk's frames are the native stack as it was interned last time. With Python
     // frames merged in, the stack also depends on the interpreter's frames: the Python memo keys
@@ -15,7 +19,7 @@ uint32_t capture_and_intern_stack(Tracker &t) {
     StackMemo memo;
     memo.owner = t.depot.instance();
     memo.id_only = native_only;
-    uint32_t depth = capture_stack(frames, config().stack_depth, &memo);
+    uint32_t depth = capture_stack_from(start, frames, config().stack_depth, &memo);
     if (native_only && memo.id != 0) return memo.id;
     // The thread's Python frames in place of the interpreter's own frames; a merged stack the
     // lane remembers comes back as its id. Without Python frames to merge (a thread that never ran

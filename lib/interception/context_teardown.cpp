@@ -47,7 +47,6 @@ void end_context_records(Tracker &t, const std::vector<AllocationRecord> &record
     std::unordered_map<uint32_t, TeardownRecord::Site> by_stack;
     for (const AllocationRecord &r : records) {
         account_free(t, r, cause);
-        triggers::after_tracked_free(counts_toward_device(r.kind), r.device, r.size);
         TeardownRecord::Site &s = by_stack[r.stack_id];
         s.stack = r.stack_id;
         ++s.count;

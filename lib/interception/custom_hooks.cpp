@@ -20,34 +20,22 @@
 namespace vramtrace {
 namespace {
 
-// Captures begun (cuStreamBeginCapture*) and not yet ended (cuStreamEndCapture*). While it is 0 no
-// stream can be capturing, so the per-allocation question to the driver (about 0.5 us on the H200,
-// twice per alloc/free pair) is skipped. Counting more than there are is only slower; counting
-// fewer would miss a capture, so an end that fails for another reason does not decrement.
-std::atomic<int64_t> g_active_captures{0};
-
-// Whether a capture can be active now. When an interposition layer is switched off, a capture may
-// begin through a path we do not see: then always ask.
-bool capture_possible() {
-    if (g_active_captures.load(std::memory_order_relaxed) > 0) return true;
-    const Config &c = config();
-    return !c.hook_exports || !c.hook_dlsym || !c.hook_procaddress;
-}
-
+// Captures begun (cuStreamBeginCapture*) and not yet ended (cuStreamEndCapture*), counted in the
+// hooks' word (core/hot_flags.h). While there are none no stream can be capturing, so the
+// per-allocation question to the driver (about 0.5 us on the H200, twice per alloc/free pair) is
+// skipped. Counting more than there are is only slower; counting fewer would miss a capture, so an
+// end that fails for another reason does not decrement. When an interposition layer is switched
+// off, a capture may begin through a path we do not see: then always ask.
 template <class Call> CUresult capture_begun(Call &&call) {
     CUresult rc = call();
-    if (rc == cuda::kSuccess) g_active_captures.fetch_add(1, std::memory_order_relaxed);
+    if (rc == cuda::kSuccess) hot::capture_begun();
     return rc;
 }
 
 template <class Call> CUresult capture_ended(Call &&call) {
     CUresult rc = call();
     // CUDA_ERROR_STREAM_CAPTURE_INVALIDATED (901) ends the capture too (with no graph).
-    if (rc == cuda::kSuccess || rc == 901) {
-        int64_t n = g_active_captures.load(std::memory_order_relaxed);
-        while (n > 0 && !g_active_captures.compare_exchange_weak(n, n - 1, std::memory_order_relaxed)) {
-        }
-    }
+    if (rc == cuda::kSuccess || rc == 901) hot::capture_ended();
     return rc;
 }
 
@@ -55,10 +43,10 @@ std::atomic<void *> g_capture_info_v3{nullptr};
 std::atomic<void *> g_capture_info_v2{nullptr};
 std::atomic<void *> g_is_capturing{nullptr};
 
-// Whether `stream` is being captured now, when some capture may be active (see capture_possible).
-bool capturing(uint64_t stream, bool per_thread, uint64_t *graph) {
+// Whether `stream` is being captured now, when some capture may be active (hot::capture_possible).
+bool capturing(uint64_t w, uint64_t stream, bool per_thread, uint64_t *graph) {
     *graph = 0;
-    return capture_possible() && driver_stream_capturing(stream, per_thread, graph);
+    return hot::capture_possible(w) && driver_stream_capturing(stream, per_thread, graph);
 }
 
 } // namespace
@@ -97,40 +85,57 @@ bool driver_stream_capturing(uint64_t stream, bool per_thread, uint64_t *graph) 
 
 namespace {
 
+// The device of a stream-ordered allocation (address 0: the one that failed for lack of memory). A
+// pool argument may name another device's pool: then the pointer says where. On a capturing stream,
+// cuStreamGetDevice would invalidate a global-mode capture (seen on the H200: cudaStreamEndCapture
+// failed); a global-mode capture forbids unsafe calls from every thread, so while any capture is
+// active the pointer is asked.
+int stream_allocation_device(uint64_t w, MemoryKind kind, uint64_t stream, uint64_t pool, uint64_t address) {
+    bool by_pointer = pool != 0 || kind == MemoryKind::GraphPool || hot::capture_possible(w);
+    int device = stream_ordered_device(stream, by_pointer, address);
+    if (kind == MemoryKind::GraphPool) note_graph_memory_used(device);
+    else if (pool == 0) note_default_pool_used(device);
+    return device;
+}
+
+// The hook fills the record here, after the real call, and hands it over once (AllocScope).
 template <class Call, class Address>
 int stream_alloc(Reach reach, ApiId api, uint64_t stream, bool per_thread, uint64_t pool, Call &&call,
                  Address &&address, uint64_t size) {
-    AllocRequest req{api, MemoryKind::Device, stream};
-    int rc = tracked_alloc(
-        reach, req, call,
-        [&] {
+    int rc;
+    if (Tracker *t = tracker_for(reach); t == nullptr) {
+        rc = call();
+    } else {
+        AllocScope scope(*t);
+        rc = call();
+        scope.after_call();
+        const uint64_t w = hot::word(); // after the call: a capture begun meanwhile is counted
+        AllocRequest req{api, MemoryKind::Device, stream};
+        uint64_t ptr = 0;
+        int device = kUnknownDevice;
+        if (rc == cuda::kSuccess) {
             uint64_t graph = 0;
-            if (capturing(stream, per_thread, &graph)) {
+            if (capturing(w, stream, per_thread, &graph)) {
                 req.kind = MemoryKind::GraphPool;
                 req.stream = graph;
             }
-            return address();
-        },
-        [&] { return size; },
-        [&](uint64_t ptr) {
-            // A pool argument may name another device's pool: then the pointer says where. On a
-            // capturing stream, cuStreamGetDevice would invalidate a global-mode capture (seen on the
-            // H200: cudaStreamEndCapture failed); a global-mode capture forbids unsafe calls from
-            // every thread, so while any capture is active the pointer is asked, as before.
-            bool by_pointer = pool != 0 || req.kind == MemoryKind::GraphPool || capture_possible();
-            int device = stream_ordered_device(stream, by_pointer, ptr);
-            if (req.kind == MemoryKind::GraphPool) note_graph_memory_used(device);
-            else if (pool == 0) note_default_pool_used(device);
-            return device;
-        });
+            ptr = address();
+        }
+        // Out of memory: nothing was allocated, ptr stays 0 and the device is where it failed.
+        if ((rc == cuda::kSuccess && ptr != 0) || rc == cuda::kDriverOutOfMemory)
+            device = stream_allocation_device(w, req.kind, stream, pool, ptr);
+        rc = scope.finish(req, rc, ptr, size, device);
+    }
     if (rc == cuda::kSuccess && pool != 0) note_pool_used(pool);
     return rc;
 }
 
 template <class Call> int stream_free(Reach reach, uint64_t ptr, uint64_t stream, bool per_thread, Call &&call) {
+    Tracker *t = ptr != 0 ? tracker_for(reach) : nullptr;
+    if (t == nullptr) return call();
     uint64_t graph = 0;
-    if (ptr != 0 && tracker_for(reach) != nullptr && capturing(stream, per_thread, &graph)) return call();
-    return tracked_free(reach, ptr, call);
+    if (capturing(hot::word(), stream, per_thread, &graph)) return call();
+    return tracked_free_in(*t, ptr, call);
 }
 
 using cuda::to_u64;

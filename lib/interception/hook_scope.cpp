@@ -19,9 +19,9 @@ bool allocates_from_pool(ApiId api) {
     }
 }
 
-void record_new(Tracker &t, const AllocRequest &req, uint64_t address, uint64_t size, int device,
-                uint32_t stack) {
-    if (address == 0) return;
+uint64_t record_new(Tracker &t, const AllocRequest &req, uint64_t address, uint64_t size, int device,
+                    uint32_t stack) {
+    if (address == 0) return 0;
     AllocationRecord r;
     r.address = address;
     r.size = size;
@@ -33,10 +33,11 @@ void record_new(Tracker &t, const AllocRequest &req, uint64_t address, uint64_t 
     r.api = static_cast<uint8_t>(req.api);
     r.device = static_cast<int16_t>(device);
     r.range = nvtx::current_range_stack();
-    if (ended_by_context_teardown(req.kind) && !allocates_from_pool(req.api)) r.context = current_context().id;
+    if (!allocates_from_pool(req.api) && ended_by_context_teardown(req.kind)) r.context = current_context().id;
     if (req.kind == MemoryKind::VmmPhysical || req.kind == MemoryKind::VmmImported) t.vmm.created(address);
-    record_allocation(t, r);
+    uint64_t live_after = record_allocation(t, r);
     note_device_seen(device); // identity for the report, asked of the driver once per device
+    return live_after;
 }
 
 } // namespace vramtrace

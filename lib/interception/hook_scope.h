@@ -10,6 +10,7 @@
 
 #include "core/clock.h"
 #include "core/config.h"
+#include "core/hot_flags.h"
 #include "core/recording_backend.h"
 #include "core/tracker.h"
 #include "core/thread_state.h"
@@ -23,13 +24,23 @@
 
 namespace vramtrace {
 
-// Whether a hook reached this way should record: the layer's switch is on, tracking is ready, and
-// this thread is not already inside another intercepted call (the outermost API is the one recorded).
-inline Tracker *tracker_for(Reach reach) {
-    if (ReentrancyGuard::inside()) return nullptr;
+// tracker_for's own checks, for when the hooks' word does not say the layer records.
+inline Tracker *tracker_for_slow(Reach reach) {
     if (!preload_hooks_record()) return nullptr; // the CUPTI backend records (core/recording_backend.h)
     if (reach == Reach::Export && !config().hook_exports) return nullptr;
-    return tracker();
+    Tracker *t = tracker();
+    if (t != nullptr) refresh_recording_bits();
+    return t;
+}
+
+// Whether a hook reached this way should record: the layer's switch is on, tracking is ready, and
+// this thread is not already inside another intercepted call (the outermost API is the one recorded).
+// Once all three hold, the hooks' word says so (core/hot_flags.h).
+inline Tracker *tracker_for(Reach reach) {
+    if (ReentrancyGuard::inside()) return nullptr;
+    const uint64_t bit = reach == Reach::Export ? hot::kRecordExport : hot::kRecordHandout;
+    if ((hot::word() & bit) != 0) return ready_tracker();
+    return tracker_for_slow(reach);
 }
 
 struct AllocRequest {
@@ -53,50 +64,91 @@ bool allocates_from_pool(ApiId api);
 
 // Stores a new record; nothing is stored for a zero address. Memory that a context teardown frees
 // (ended_by_context_teardown, not from a pool) is owned by the calling thread's current context.
-void record_new(Tracker &t, const AllocRequest &req, uint64_t address, uint64_t size, int device,
+// Returns what record_allocation returns (the device's tracked bytes after it, 0: not counted).
+uint64_t record_new(Tracker &t, const AllocRequest &req, uint64_t address, uint64_t size, int device,
                 uint32_t stack);
+
+// One allocation hook's work around the real call, in order: the constructor enters (the guard,
+// the caller's stack, errno as the caller left it), after_call() keeps what the real call left,
+// finish() hands the one record (or the out-of-memory request) to the tracker and gives errno back.
+// A hook fills the record's fields itself between after_call() and finish(), so nothing here
+// reaches back into the hook.
+class AllocScope {
+public:
+    explicit AllocScope(Tracker &t) : t_(noted(t)), errno_(&errno) {
+        int saved_errno = *errno_;
+        stack_ = capture_and_intern_stack(t_, this_frame());
+        *errno_ = saved_errno;
+    }
+    AllocScope(const AllocScope &) = delete;
+    AllocScope &operator=(const AllocScope &) = delete;
+
+    void after_call() {
+        call_errno_ = *errno_;
+        forget_context_read();
+    }
+    // rc: the real call's result. On success, the record of (address, bytes, device) when address
+    // is not 0. On out of memory, bytes is the request and device where it failed: the state is
+    // captured here, inside the failing call, before the program sees the result. Returns rc.
+    int finish(const AllocRequest &req, int rc, uint64_t address, uint64_t bytes, int device) {
+        if (rc == cuda::kSuccess) {
+            if (address != 0) {
+                uint64_t live_after = record_new(t_, req, address, bytes, device, stack_);
+                triggers::after_recorded_alloc(t_, device, bytes, live_after);
+            }
+        } else if (rc == cuda::kDriverOutOfMemory) {
+            static_assert(cuda::kDriverOutOfMemory == cuda::kRuntimeOutOfMemory);
+            triggers::OomRequest oom;
+            oom.api = static_cast<uint8_t>(req.api);
+            oom.requested_bytes = bytes;
+            oom.stream = req.stream;
+            oom.device = device;
+            oom.stack = stack_;
+            oom.result = rc;
+            triggers::on_allocation_oom(t_, oom);
+        }
+        *errno_ = call_errno_;
+        return rc;
+    }
+
+private:
+    static Tracker &noted(Tracker &t) {
+        note_cuda_seen();
+        return t;
+    }
+    Tracker &t_;
+    int *errno_; // this thread's errno, found once
+    ReentrancyGuard guard_;
+    uint32_t stack_ = 0;
+    int call_errno_ = 0;
+};
 
 // call: () -> int, the real function with the caller's arguments.
 // address, size: () -> uint64_t, evaluated after a successful call (they may read out-parameters).
-// device: (uint64_t address) -> int.
+// device: (uint64_t address) -> int. Out of memory (the same code in both families): nothing was
+// allocated, so device(0) falls back to the current context's device (or the VMM properties' /
+// host); its result, errno and out-parameters are left as the real call left them.
 template <class Call, class Address, class Size, class Device>
 int tracked_alloc(Reach reach, const AllocRequest &req, Call &&call, Address &&address, Size &&size,
                   Device &&device) {
     Tracker *t = tracker_for(reach);
     if (t == nullptr) return call();
-    note_cuda_seen();
-    ReentrancyGuard guard;
-    int saved_errno = errno;
-    uint32_t stack = capture_and_intern_stack(*t);
-    errno = saved_errno;
+    AllocScope scope(*t);
     int rc = call();
-    int call_errno = errno;
-    forget_context_read();
+    scope.after_call();
+    uint64_t ptr = 0, bytes = 0;
+    int dev = kUnknownDevice;
     if (rc == cuda::kSuccess) {
-        uint64_t ptr = address();
+        ptr = address();
         if (ptr != 0) {
-            int dev = device(ptr);
-            uint64_t bytes = size();
-            record_new(*t, req, ptr, bytes, dev, stack);
-            triggers::after_recorded_alloc(*t, counts_toward_device(req.kind), dev, bytes);
+            dev = device(ptr);
+            bytes = size();
         }
     } else if (rc == cuda::kDriverOutOfMemory) {
-        // Out of memory (the same code in both families): the state is captured here, inside the
-        // failing call, before the program sees the result; its result, errno and out-parameters
-        // are left as the real call left them. The device: nothing was allocated, so device(0)
-        // falls back to the current context's device (or the VMM properties' / host).
-        static_assert(cuda::kDriverOutOfMemory == cuda::kRuntimeOutOfMemory);
-        triggers::OomRequest oom;
-        oom.api = static_cast<uint8_t>(req.api);
-        oom.requested_bytes = req.failed_request != triggers::kRequestFromSize ? req.failed_request : size();
-        oom.stream = req.stream;
-        oom.device = device(0);
-        oom.stack = stack;
-        oom.result = rc;
-        triggers::on_allocation_oom(*t, oom);
+        bytes = req.failed_request != triggers::kRequestFromSize ? req.failed_request : size();
+        dev = device(0);
     }
-    errno = call_errno;
-    return rc;
+    return scope.finish(req, rc, ptr, bytes, dev);
 }
 
 template <class Call, class Address, class Size>
@@ -108,24 +160,27 @@ int tracked_alloc(Reach reach, const AllocRequest &req, Call &&call, Address &&a
 // The record is taken out before the real free so that another thread that gets the same address
 // back from the driver right after can insert it; it is put back if the real free fails. A pointer
 // we never saw (or 0) goes to the driver untouched, and its result comes back untouched.
-template <class Call> int tracked_free(Reach reach, uint64_t address, Call &&call) {
-    Tracker *t = tracker_for(reach);
-    if (t == nullptr || address == 0) return call();
+// tracked_free once the hook knows it records (t) and address is not 0.
+template <class Call> int tracked_free_in(Tracker &t, uint64_t address, Call &&call) {
     note_cuda_seen();
     ReentrancyGuard guard;
     AllocationRecord record;
-    bool known = take_allocation(*t, address, &record);
+    bool known = take_allocation(t, address, &record);
     int rc = call();
     if (known) {
-        int call_errno = errno;
-        if (rc == cuda::kSuccess) {
-            account_free(*t, record);
-            triggers::after_tracked_free(counts_toward_device(record.kind), record.device, record.size);
-        } else
-            restore_allocation(*t, record);
-        errno = call_errno;
+        int *e = &errno;
+        int call_errno = *e;
+        if (rc == cuda::kSuccess) account_free(t, record);
+        else restore_allocation(t, record);
+        *e = call_errno;
     }
     return rc;
+}
+
+template <class Call> int tracked_free(Reach reach, uint64_t address, Call &&call) {
+    Tracker *t = address != 0 ? tracker_for(reach) : nullptr;
+    if (t == nullptr) return call();
+    return tracked_free_in(*t, address, call);
 }
 
 } // namespace vramtrace

@@ -11,7 +11,6 @@ void settle(Tracker &t, const AllocationRecord &r, bool succeeded) {
         return;
     }
     account_free(t, r);
-    triggers::after_tracked_free(counts_toward_device(r.kind), r.device, r.size);
 }
 
 } // namespace

@@ -19,6 +19,7 @@
 #include "child_environment.h"
 #include "tracking/recent_walks.h"
 #include "tracking/stack_capture.h"
+#include "tracking/startup_code.h"
 #include "triggers/crash_handler.h"
 #include "triggers/reporter.h"
 #include "triggers/termination_signals.h"
@@ -27,6 +28,9 @@
 namespace {
 
 __attribute__((constructor(101))) void vramtrace_library_start() {
+    // Loaded with the process (our dlsym is the process's): the objects loaded now stay for good,
+    // and a replayed stack walk need not check their code (tracking/startup_code.h).
+    if (vramtrace::cupti::preload_interposed()) vramtrace::startup_code::note_loaded_objects();
     vramtrace::initialize();
     // Before the program runs: the programs it starts inherit the environment as it is then.
     if (!vramtrace::config().follow) vramtrace::stop_following_children();

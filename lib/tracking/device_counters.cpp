@@ -123,9 +123,15 @@ DeviceCounters::Site *DeviceCounters::site_for(LaneDevice &ld, uint32_t stack) {
     return ld.last_site;
 }
 
-void DeviceCounters::change(int device, uint32_t stack, uint64_t bytes, bool alloc, uint64_t time_ns) {
+uint64_t DeviceCounters::change(int device, uint32_t stack, uint64_t bytes, bool alloc, uint64_t time_ns) {
     const int si = index(device);
     Slot &s = slots_[si];
+    // The device's word is fetched for writing now, while the lane's bookkeeping below runs: the
+    // compare-and-swap then finds the line owned instead of loading it shared and upgrading it.
+    // (prefetchw is a no-op on processors without it.)
+#if defined(__x86_64__)
+    asm volatile("prefetchw %0" : : "m"(s.word));
+#endif
     if (alloc && !s.seen.load(std::memory_order_relaxed)) s.seen.store(true, std::memory_order_relaxed);
 
     // The own lane's blocks are mapped before the operation starts (only this thread writes them);
@@ -188,6 +194,7 @@ void DeviceCounters::change(int device, uint32_t stack, uint64_t bytes, bool all
     }
     lane->busy.store(0, std::memory_order_release);
     if (shared) lane->lock.store(0, std::memory_order_release);
+    return now;
 }
 
 DeviceCounters::DeviceCounters() { asym::enable(); }
@@ -201,8 +208,8 @@ void DeviceCounters::reset_scope() {
     }
 }
 
-void DeviceCounters::on_alloc(int device, uint64_t bytes, uint32_t stack, uint64_t time_ns) {
-    change(device, stack, bytes, true, time_ns);
+uint64_t DeviceCounters::on_alloc(int device, uint64_t bytes, uint32_t stack, uint64_t time_ns) {
+    return change(device, stack, bytes, true, time_ns);
 }
 
 void DeviceCounters::on_free(int device, uint64_t bytes, uint32_t stack) { change(device, stack, bytes, false, 0); }

@@ -63,7 +63,9 @@ public:
     DeviceCounters &operator=(const DeviceCounters &) = delete;
 
     // stack: StackDepot id of the call (0: none); time_ns: CLOCK_MONOTONIC of the allocation.
-    void on_alloc(int device, uint64_t bytes, uint32_t stack = 0, uint64_t time_ns = 0);
+    // Returns the device's current bytes just after this allocation, in the order of the device's
+    // word (the VRAMTRACE_WARN_BYTES crossing test reads it: one live counter per device).
+    uint64_t on_alloc(int device, uint64_t bytes, uint32_t stack = 0, uint64_t time_ns = 0);
     // stack: the id recorded with the allocation being freed.
     void on_free(int device, uint64_t bytes, uint32_t stack = 0);
 
@@ -142,7 +144,7 @@ private:
     Lane &lane_of(unsigned lane); // maps on first use; the shared lane when it cannot
     LaneDevice *lane_device(Lane &lane, int slot); // maps on first use; nullptr when it cannot
     Site *site_for(LaneDevice &ld, uint32_t stack); // nullptr when its block cannot be mapped
-    void change(int device, uint32_t stack, uint64_t bytes, bool alloc, uint64_t time_ns);
+    uint64_t change(int device, uint32_t stack, uint64_t bytes, bool alloc, uint64_t time_ns);
     void freeze() const;
     void thaw() const;
 

@@ -15,9 +15,8 @@ namespace {
 constexpr size_t kLabelWords = (EventRecord::kLabelMax + 1) / 8;
 static_assert(4 + kLabelWords == EventRing::kSlotWords, "a mark's label fills the slot");
 
-uint64_t pack_meta(const EventRecord &e) {
-    return uint64_t(uint8_t(e.type)) | uint64_t(e.kind) << 8 | uint64_t(e.api) << 16 |
-           uint64_t(e.cause) << 24 | uint64_t(uint16_t(e.device)) << 32 | uint64_t(e.range) << 48;
+uint64_t meta_of(const EventRecord &e) {
+    return EventRing::pack_meta(e.type, e.kind, e.api, e.cause, e.device, e.range);
 }
 
 } // namespace
@@ -104,8 +103,7 @@ uint64_t EventRing::recorded() const {
     return n;
 }
 
-void EventRing::push(const EventRecord &e) {
-    if (capacity_ == 0) return;
+__attribute__((always_inline)) inline std::atomic<uint64_t> *EventRing::claim(uint64_t *done) {
     uint64_t index = 0;
     const uint64_t ticket = take_ticket(&index);
     std::atomic<uint64_t> *slot = slots_ + index * kSlotWords;
@@ -116,21 +114,43 @@ void EventRing::push(const EventRecord &e) {
     if ((seq & 1) != 0 || seq >= busy ||
         !slot[0].compare_exchange_strong(seq, busy, std::memory_order_relaxed, std::memory_order_relaxed)) {
         lost_.fetch_add(1, std::memory_order_relaxed);
-        return;
+        return nullptr;
     }
     std::atomic_thread_fence(std::memory_order_release); // the odd number is seen before the payload
-    slot[1].store(e.time_ns, std::memory_order_relaxed);
-    slot[2].store(pack_meta(e), std::memory_order_relaxed);
-    slot[3].store(uint64_t(e.thread_id) | uint64_t(e.stack) << 32, std::memory_order_relaxed);
-    if (e.type == EventType::Mark) {
-        uint64_t words[kLabelWords];
-        memcpy(words, e.label, sizeof words);
-        for (size_t i = 0; i < kLabelWords; ++i) slot[4 + i].store(words[i], std::memory_order_relaxed);
-    } else {
-        slot[4].store(e.address, std::memory_order_relaxed);
-        slot[5].store(e.size, std::memory_order_relaxed);
+    *done = busy + 1;
+    return slot;
+}
+
+void EventRing::push_words(const EventWords &w) {
+    if (capacity_ == 0) return;
+    uint64_t done = 0;
+    std::atomic<uint64_t> *slot = claim(&done);
+    if (slot == nullptr) return;
+    slot[1].store(w.time_ns, std::memory_order_relaxed);
+    slot[2].store(w.meta, std::memory_order_relaxed);
+    slot[3].store(w.who, std::memory_order_relaxed);
+    slot[4].store(w.address, std::memory_order_relaxed);
+    slot[5].store(w.size, std::memory_order_relaxed);
+    slot[0].store(done, std::memory_order_release);
+}
+
+void EventRing::push(const EventRecord &e) {
+    if (e.type != EventType::Mark) {
+        push_words(EventWords{e.time_ns, meta_of(e), uint64_t(e.thread_id) | uint64_t(e.stack) << 32, e.address,
+                              e.size});
+        return;
     }
-    slot[0].store(busy + 1, std::memory_order_release);
+    if (capacity_ == 0) return;
+    uint64_t done = 0;
+    std::atomic<uint64_t> *slot = claim(&done);
+    if (slot == nullptr) return;
+    slot[1].store(e.time_ns, std::memory_order_relaxed);
+    slot[2].store(meta_of(e), std::memory_order_relaxed);
+    slot[3].store(uint64_t(e.thread_id) | uint64_t(e.stack) << 32, std::memory_order_relaxed);
+    uint64_t words[kLabelWords];
+    memcpy(words, e.label, sizeof words);
+    for (size_t i = 0; i < kLabelWords; ++i) slot[4 + i].store(words[i], std::memory_order_relaxed);
+    slot[0].store(done, std::memory_order_release);
 }
 
 bool EventRing::read_slot(uint64_t ticket, EventRecord *out) const {

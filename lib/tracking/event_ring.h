@@ -54,6 +54,16 @@ struct EventRecord {
     char label[kLabelMax + 1] = {}; // marks: NUL-terminated
 };
 
+// An allocation's or a free's event as its slot stores it (event_ring.cpp's layout): filled by the
+// hook from the values it holds, with no EventRecord (and no label) built in between.
+struct EventWords {
+    uint64_t time_ns;
+    uint64_t meta;    // EventRing::pack_meta
+    uint64_t who;     // thread_id | stack << 32
+    uint64_t address;
+    uint64_t size;
+};
+
 class EventRing {
 public:
     EventRing() = default;
@@ -75,6 +85,13 @@ public:
 
     // Records one event. Never blocks, never calls malloc; safe in a signal handler.
     void push(const EventRecord &event);
+    // The same for an allocation or a free, from its slot's words.
+    void push_words(const EventWords &words);
+    static uint64_t pack_meta(EventType type, uint8_t kind, uint8_t api, uint8_t cause, int16_t device,
+                              uint16_t range) {
+        return uint64_t(uint8_t(type)) | uint64_t(kind) << 8 | uint64_t(api) << 16 | uint64_t(cause) << 24 |
+               uint64_t(uint16_t(device)) << 32 | uint64_t(range) << 48;
+    }
     // Copies `label` (at most EventRecord::kLabelMax bytes, cut before a partial UTF-8 character).
     static void set_label(EventRecord &event, const char *label);
 
@@ -98,6 +115,9 @@ public:
 private:
     uint64_t for_each_impl(void (*fn)(const EventRecord &, void *), void *ctx) const;
     bool read_slot(uint64_t ticket, EventRecord *out) const;
+    // The slot of the next ticket, claimed for writing (its sequence odd), or nullptr (dropped and
+    // counted as lost); *done is the sequence number that completes it.
+    std::atomic<uint64_t> *claim(uint64_t *done);
 
     std::atomic<uint64_t> *slots_ = nullptr; // capacity_ * kSlotWords words
     uint64_t capacity_ = 0;

@@ -30,7 +30,7 @@
 // Counting. One counter that every insert and erase updates would be one cache line bouncing
 // between all allocating cores: it capped the table at about 7.5 M operations/s from 2 to 16
 // threads on the GPU machine's 16 cores. So a level counts in kStripes lines, a thread always
-// in the same one, and a level is full when their sum reaches half its slots. That sum is read
+// in the same one (its shard's: my_stripe), and a level is full when their sum reaches half its slots. That sum is read
 // only near the threshold: a stripe also passes on its change to a shared estimate, a batch at a
 // time, once it has drifted a whole batch from what it last passed on, so the estimate is off by
 // less than kStripes batches (twice that just after a thread steps on a stale count). The sum of
@@ -44,6 +44,7 @@
 
 #include "tracking/context_registry.h"
 #include "tracking/raw_memory.h"
+#include "tracking/thread_lanes.h"
 
 namespace vramtrace {
 
@@ -61,20 +62,20 @@ constexpr unsigned kMinLog2 = 3;
 constexpr uint64_t kGroup = 8; // home slots sharing one probe bound
 constexpr unsigned kMaxLog2 = 40; // 2^40 slots is far past any mapping the kernel would give
 
-// The calling thread's shard and counter stripe: handed out in turn, so up to kShards threads never
-// share one. initial-exec: one byte of static TLS, no allocation on a new thread's first use.
-thread_local uint8_t t_stripe __attribute__((tls_model("initial-exec"))) = 0; // index + 1; 0: none yet
-std::atomic<unsigned> g_next_stripe{0};
+// The calling thread's shard and counter stripe, by its thread lane (thread_lanes.h): lanes 0 to
+// kShards - 2 are held by one thread at a time, so such a lane's shard and stripe are that
+// thread's alone, and it claims free slots and counts with plain stores; every other lane shares
+// the last shard and stripe, with read-modify-writes. Frees from other threads touch only keys
+// that hold an address (and leave them as tombstones, their last write), never a free slot. (A
+// signal handler that interrupts a hook on the same thread is not tracked: the hooks' reentrancy
+// guard forwards its calls.)
 static_assert(LiveTable::kShards == LiveTable::kStripes, "one index picks both");
 
 inline unsigned my_stripe() {
-    unsigned s = t_stripe;
-    if (s == 0) {
-        s = g_next_stripe.fetch_add(1, std::memory_order_relaxed) % LiveTable::kStripes + 1;
-        t_stripe = static_cast<uint8_t>(s);
-    }
-    return s - 1;
+    const unsigned lane = lanes::this_thread_lane();
+    return lane < LiveTable::kShards - 1 ? lane : LiveTable::kShards - 1;
 }
+inline bool owns_stripe(unsigned stripe) { return stripe < LiveTable::kShards - 1; }
 
 // The first level of a shard other than the constructing thread's: 1/64 of the size (1,024 slots,
 // 57 KiB, for the default 2^16), since a table has one shard per allocating thread and a random
@@ -83,16 +84,10 @@ inline unsigned my_stripe() {
 // 4.6 MiB of resident memory against 0.2 MiB untraced, test_thread_churn.cpp.)
 constexpr unsigned kOtherShardShrinkLog2 = 6;
 
-// Addresses are aligned (256 B for cudaMalloc, pages for pinned memory): spread every bit over the
-// top bits, which pick the home slot.
-inline uint64_t hash_address(uint64_t a) {
-    a ^= a >> 31;
-    a *= 0x7fb5d329728ea185ull;
-    a ^= a >> 27;
-    a *= 0x81dadef4bc2dd44dull;
-    a ^= a >> 33;
-    return a;
-}
+// Addresses are aligned (256 B for cudaMalloc, pages for pinned memory): one multiply by an odd
+// constant (2^64 / golden ratio) carries every bit of the address into the top bits, which pick
+// the home slot, and spreads consecutive aligned addresses evenly over the level.
+inline uint64_t hash_address(uint64_t a) { return a * 0x9e3779b97f4a7c15ull; }
 
 size_t round_up(size_t v, size_t a) { return (v + a - 1) & ~(a - 1); }
 
@@ -139,9 +134,17 @@ struct LiveTable::Level {
         for (const Stripe &s : stripes) total += s.count.load(std::memory_order_relaxed);
         return total;
     }
-    void count(int64_t delta) {
-        Stripe &s = stripes[my_stripe()];
-        const int64_t now = s.count.fetch_add(delta, std::memory_order_relaxed) + delta;
+    // stripe: the calling thread's (my_stripe). One of its own takes plain stores, like the device
+    // counters' per-lane sums.
+    void count(int64_t delta, unsigned stripe) {
+        Stripe &s = stripes[stripe];
+        int64_t now;
+        if (owns_stripe(stripe)) {
+            now = s.count.load(std::memory_order_relaxed) + delta;
+            s.count.store(now, std::memory_order_relaxed);
+        } else {
+            now = s.count.fetch_add(delta, std::memory_order_relaxed) + delta;
+        }
         int64_t passed = s.passed_on.load(std::memory_order_relaxed);
         // One batch at a time, so that `estimate` is always the sum of what was passed on. A thread
         // that shares the stripe (more threads than stripes) may step first: then the CAS fails and
@@ -321,16 +324,21 @@ LiveTable::Level *LiveTable::add_level(Shard &s, Level *after) {
     return level;
 }
 
-bool LiveTable::insert_into(Level *level, const AllocationRecord &record, uint64_t hash) {
+bool LiveTable::insert_into(Level *level, const AllocationRecord &record, uint64_t hash, unsigned stripe) {
+    const bool owned = owns_stripe(stripe);
     const uint64_t home = level->home(hash);
     const uint32_t limit = level->mask + 1 < kProbeLimit ? static_cast<uint32_t>(level->mask + 1) : kProbeLimit;
     for (uint32_t d = 0; d < limit; ++d) {
         const uint64_t i = (home + d) & level->mask;
         std::atomic<uint64_t> &key = level->keys[i];
-        uint64_t k = key.load(std::memory_order_relaxed);
+        // Acquire: a tombstone's eraser has finished reading the slot before we write it.
+        uint64_t k = key.load(std::memory_order_acquire);
         while (k == kEmpty || k == kTombstone) {
-            // A failed CAS means another thread changed this slot: re-examine it with the new value.
-            if (!key.compare_exchange_weak(k, kPending, std::memory_order_acquire, std::memory_order_relaxed))
+            // The shard's only inserter takes the slot with a store; in the shared shard a failed
+            // CAS means another thread changed this slot: re-examine it with the new value.
+            if (owned)
+                key.store(kPending, std::memory_order_relaxed);
+            else if (!key.compare_exchange_weak(k, kPending, std::memory_order_acquire, std::memory_order_relaxed))
                 continue;
             // Both bounds are raised before the key is published: an erase or find that comes after
             // this insert (the only kind that must find it) reads them after our release store.
@@ -345,7 +353,7 @@ bool LiveTable::insert_into(Level *level, const AllocationRecord &record, uint64
                    !level->max_probe.compare_exchange_weak(mp, d + 1, std::memory_order_relaxed,
                                                            std::memory_order_relaxed)) {
             }
-            level->count(+1);
+            level->count(+1, stripe);
             write_record(level->slots[i], record);
             key.store(record.address, std::memory_order_release);
             return true;
@@ -360,7 +368,8 @@ bool LiveTable::insert(const AllocationRecord &record) {
         return false;
     }
     const uint64_t hash = hash_address(record.address);
-    Shard &s = shards_[my_stripe()];
+    const unsigned stripe = my_stripe();
+    Shard &s = shards_[stripe];
     Level *level = newest_level(s);
     if (level == nullptr)
         level = add_level(s, nullptr);
@@ -372,7 +381,7 @@ bool LiveTable::insert(const AllocationRecord &record) {
             }
             // No memory for a bigger level: keep filling this one while probes stay short.
         }
-        if (insert_into(level, record, hash))
+        if (insert_into(level, record, hash, stripe))
             return true;
         level = add_level(s, level);
     }
@@ -385,16 +394,16 @@ bool LiveTable::erase(uint64_t address, AllocationRecord *out) {
         return false;
     const uint64_t hash = hash_address(address);
     const unsigned own = my_stripe();
-    if (erase_in(shards_[own], address, hash, out))
+    if (erase_in(shards_[own], address, hash, out, own))
         return true;
     uint32_t others = used_shards_.load(std::memory_order_acquire) & ~(uint32_t{1} << own);
     for (; others != 0; others &= others - 1)
-        if (erase_in(shards_[__builtin_ctz(others)], address, hash, out))
+        if (erase_in(shards_[__builtin_ctz(others)], address, hash, out, own))
             return true;
     return false;
 }
 
-bool LiveTable::erase_in(Shard &s, uint64_t address, uint64_t hash, AllocationRecord *out) {
+bool LiveTable::erase_in(Shard &s, uint64_t address, uint64_t hash, AllocationRecord *out, unsigned stripe) {
     for (unsigned n = published_levels(s); n-- > 0;) {
         Level *level = s.levels[n].load(std::memory_order_acquire);
         // (No "is this level empty" test first: a sum of its stripes read while threads run can be 0
@@ -412,7 +421,7 @@ bool LiveTable::erase_in(Shard &s, uint64_t address, uint64_t hash, AllocationRe
                     return false; // a concurrent erase of the same address won
                 if (out != nullptr)
                     read_owned(level->slots[i], out);
-                level->count(-1);
+                level->count(-1, stripe);
                 key.store(kTombstone, std::memory_order_release);
                 return true;
             }

@@ -1,9 +1,10 @@
 // The lock-free table of live allocations, keyed by address.
 //
-// Shape: kShards shards, a thread always inserting into the same one (handed out in turn, so up to
-// kShards threads never share one): a thread's inserts and its own frees touch cache lines no other
-// thread writes, and the table scales with threads as far as the machine does. An erase or find
-// looks in the calling thread's shard first, then in every other shard that has ever held an entry
+// Shape: kShards shards, a thread always inserting into the one of its thread lane (thread_lanes.h:
+// lanes 0 to kShards - 2 have one each, held by one thread at a time; all other lanes share the
+// last): a thread's inserts and its own frees touch cache lines no other thread writes, and the
+// table scales with threads as far as the machine does. An erase or find looks in the calling
+// thread's shard first, then in every other shard that has ever held an entry
 // (a free from another thread, or of an address never inserted, costs one look-up per such shard).
 // Each shard is a chain of open-addressing tables ("levels"), each twice the size of the previous one.
 // Inserts go to the newest level; when it is more than half full (or a probe runs too long) a new
@@ -96,8 +97,10 @@ private:
     unsigned published_levels(const Shard &s) const;
     Level *newest_level(const Shard &s) const;
     Level *add_level(Shard &s, Level *after);
-    bool insert_into(Level *level, const AllocationRecord &record, uint64_t hash);
-    bool erase_in(Shard &s, uint64_t address, uint64_t hash, AllocationRecord *out);
+    // stripe: the calling thread's shard and count stripe (live_table.cpp, my_stripe); a thread
+    // whose stripe is its own is the shard's only inserter.
+    bool insert_into(Level *level, const AllocationRecord &record, uint64_t hash, unsigned stripe);
+    bool erase_in(Shard &s, uint64_t address, uint64_t hash, AllocationRecord *out, unsigned stripe);
     // 1: found (copied to *out), 0: not in this shard, -1: erased while we looked (not live).
     int find_in(const Shard &s, uint64_t address, uint64_t hash, AllocationRecord *out) const;
     void visit_level(const Level *level, void (*cb)(const AllocationRecord &, void *), void *ctx) const;

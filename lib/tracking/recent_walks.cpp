@@ -10,28 +10,7 @@
 
 namespace vramtrace::walks {
 
-namespace {
-
-LaneTables<LaneWalks> g_tables;
-
-} // namespace
-
-LaneWalks *LaneWalks::acquire() {
-    // No thread-local state of its own: the library's static TLS block is what a dlopen of it (the
-    // CUPTI injection) must find room for.
-    unsigned lane = 0;
-    LaneWalks *t = g_tables.mine(&lane);
-    if (t == nullptr || !t->use_.try_enter()) return nullptr;
-    // A new owner: the walks recorded by the lane's earlier threads are of their stacks, not ours.
-    const uint32_t serial = lanes::lane_serial(lane);
-    if (t->owner_serial_ != serial) {
-        t->owner_serial_ = serial;
-        t->epoch_ = t->epoch_ + 1 == 0 ? 1 : t->epoch_ + 1;
-    }
-    return t;
-}
-
-void LaneWalks::release() { use_.leave(); }
+constinit LaneTables<LaneWalks> g_lane_walks;
 
 void LaneWalks::make_most_recent(uint32_t set, uint32_t position) {
     uint8_t *order = heads_[set].order;
@@ -40,25 +19,20 @@ void LaneWalks::make_most_recent(uint32_t set, uint32_t position) {
     order[0] = way;
 }
 
-// Whether every word the walk read still holds, checked innermost first and stopping at the first
-// that differs. Only a walk's last step can be terminal (a rule look-up with no read), so the loop
-// over the others has no test for it.
+// Whether every word the walk read still holds, checked in the order the walk read them and
+// stopping at the first that differs.
 namespace {
-bool words_hold(const Walk &w, uint64_t ip0, uint64_t sp0) {
-    const uint32_t last = w.steps - 1;
-    uint64_t ip = ip0;
-#pragma GCC unroll 4
-    for (uint32_t k = 0; k < last; ++k) {
-        const Step &s = w.step[k];
-        if (code_word(ip) != s.code) return false;
-        ip = load_word(sp0 + s.ra_off);
-        if (ip != s.ra) return false;
-        if (s.bp_off != 0 && load_word(sp0 + s.bp_off) != w.bp[k]) return false;
-    }
-    const Step &s = w.step[last];
-    if (code_word(ip) != s.code) return false;
-    return s.ra_off == 0 || (load_word(sp0 + s.ra_off) == s.ra &&
-                             (s.bp_off == 0 || load_word(sp0 + s.bp_off) == w.bp[last]));
+inline bool holds(const Check &c, uint64_t sp0) { return load_word(sp0 + c.offset) == c.value; }
+
+bool words_hold(const Walk &w, uint64_t sp0) {
+    const Check *c = w.check;
+    const Check *const end = c + w.checks, *const end4 = c + (w.checks & ~3u);
+    // Four at a time (a load, a compare and a branch each), in order.
+    for (; c != end4; c += 4)
+        if (!holds(c[0], sp0) || !holds(c[1], sp0) || !holds(c[2], sp0) || !holds(c[3], sp0)) return false;
+    for (; c != end; ++c)
+        if (!holds(*c, sp0)) return false;
+    return true;
 }
 } // namespace
 
@@ -70,21 +44,16 @@ bool LaneWalks::replay(uint64_t ip0, uint64_t sp0, uint64_t bp0, uint32_t max_de
         const uint32_t way = head.order[position];
         if (head.sp0[way] != sp0) continue;
         const Walk &w = ways_[set][way];
-        if (w.epoch != epoch_ || w.max_depth != max_depth || w.steps == 0 || w.ip0 != ip0 ||
-            (w.bp0_used && w.bp0 != bp0))
+        if (w.epoch != epoch_ || w.max_depth != max_depth || w.ip0 != ip0 || (w.bp0_used && w.bp0 != bp0))
             continue;
-        if (!words_hold(w, ip0, sp0)) continue;
+        if (!words_hold(w, sp0)) continue;
         *id = owner != 0 && w.id_owner == owner ? w.stack_id : 0;
-        if (*id == 0 || !id_only) {
-            const Step *from = &w.step[w.first_out];
-            const uint32_t n = w.depth;
-            for (uint32_t i = 0; i < n; ++i) out[i] = static_cast<uintptr_t>(from[i].ra);
-        }
+        if (*id == 0 || !id_only) std::memcpy(out, w.frame, w.depth * sizeof(uint64_t));
         *depth = w.depth;
         *token = WalkToken{set, way, w.serial};
         if (position != 0) make_most_recent(set, position);
         replayed.store(replayed.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-        if (*id != 0) with_id.store(with_id.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+        with_id.store(with_id.load(std::memory_order_relaxed) + (*id != 0), std::memory_order_relaxed);
         return true;
     }
     return false;
@@ -116,19 +85,21 @@ Walk &LaneWalks::start_walk(uint64_t ip0, uint64_t sp0, uint64_t bp0, uint32_t m
     w.max_depth = max_depth;
     w.id_owner = 0;
     w.stack_id = 0;
-    w.steps = w.first_out = w.depth = 0;
+    w.checks = w.depth = 0;
     w.bp0_used = false;
+    w.complete = true;
     return w;
 }
 
 void LaneWalks::store() {
     const Walk &walk = scratch_;
+    if (!walk.complete) return;
     const uint32_t set = set_of(walk.sp0);
     SetHead &head = heads_[set];
     const uint32_t way = head.order[kWays - 1];
     Walk &victim = ways_[set][way];
-    std::memcpy(static_cast<void *>(&victim), &walk, offsetof(Walk, step) + walk.steps * sizeof(Step));
-    std::memcpy(victim.bp, walk.bp, walk.steps * sizeof(uint64_t));
+    std::memcpy(static_cast<void *>(&victim), &walk, offsetof(Walk, frame) + walk.depth * sizeof(uint64_t));
+    std::memcpy(victim.check, walk.check, walk.checks * sizeof(Check));
     victim.epoch = epoch_;
     stores_ = stores_ + 1 == 0 ? 1 : stores_ + 1;
     victim.serial = stores_;
@@ -139,7 +110,7 @@ void LaneWalks::store() {
 
 ReplayStats replay_stats() {
     ReplayStats s{0, 0, 0};
-    g_tables.for_each([&](const LaneWalks &t) {
+    g_lane_walks.for_each([&](const LaneWalks &t) {
         s.replayed += t.replayed.load(std::memory_order_relaxed);
         s.stored += t.stored.load(std::memory_order_relaxed);
         s.with_id += t.with_id.load(std::memory_order_relaxed);

@@ -1,22 +1,25 @@
 // Each thread's recent complete stack walks, replayed when the stack has not changed.
 //
 // A cached walk (stack_capture.cpp) is deterministic: given the registers it starts from and the
-// words it reads (the code word before each return address, each return-address slot, each saved
-// frame pointer), it always yields the same frames. So a walk is recorded as the list of those reads
-// with the values seen, and a later capture that starts from the same stack pointer replays it:
-// when every word still holds the value recorded, the frames are the recorded ones, exactly what a
-// fresh walk would give. The replay's loads are independent of each other (their addresses are
-// known up front), where a walk chains them frame by frame through the rule cache; a framework
-// that allocates from hundreds of call paths in turn (PyTorch) finds its path here instead of
-// walking through cold cache lines.
+// words it reads (each return-address slot, each saved frame pointer a later frame address comes
+// from, and the code word before each return address whose rule it used), it always yields the
+// same frames. So a walk is recorded as one list of those reads, each an {offset from the starting
+// stack pointer, value seen} pair (a code word's offset wraps around to its absolute address), and
+// a later capture that starts from the same registers replays it: when every word still holds the
+// value recorded, the frames are the recorded ones, exactly what a fresh walk would give. Code words
+// inside the objects loaded with the process are left out of the list (startup_code.h): that code
+// never changes. The replay's loads are independent of each other (their addresses are known up
+// front), where a walk chains them frame by frame through the rule cache; a framework that
+// allocates from hundreds of call paths in turn (PyTorch) finds its path here instead of walking
+// through cold cache lines.
 //
-// Checks run from the innermost frame outwards and stop at the first word that differs, so a
-// replay reads only words that the walk itself would read next. Entries belong to one lane
+// Checks run in the order the walk read the words and stop at the first that differs, so a replay
+// reads only words that the walk itself would read next. Entries belong to one lane
 // (thread_lanes.h): a lane's next owner starts with none, so a replay only reads the stack of the
 // thread that recorded it. The shared lane keeps none. A capture that interrupts another on the
 // same thread (a signal handler that allocates) neither replays nor records.
 //
-// Memory: kSets * kWays = 256 walks of 1.3 KiB, 337 KiB per lane that captures (at most 256 lanes,
+// Memory: kSets * kWays = 256 walks of 2.2 KiB, 580 KiB per lane that captures (at most 256 lanes,
 // each reused by the lane's next thread), mapped at its first capture (raw_memory.h), never freed;
 // a lane whose mapping fails goes without. Pages of ways never used are never touched. No
 // thread-local storage.
@@ -29,22 +32,16 @@
 
 namespace vramtrace::walks {
 
-constexpr uint32_t kMaxSteps = 40;   // walks of more steps are not recorded
+constexpr uint32_t kMaxChecks = 120; // walks that read more words are not recorded (40 frames)
 constexpr uint32_t kMaxDepth = 32;   // captures under a larger limit neither replay nor record
 constexpr uint32_t kSetsLog2 = 6;    // sets, by stack pointer
 constexpr uint32_t kSets = 1u << kSetsLog2;
 constexpr uint32_t kWays = 4;        // walks per set, most recent first
 
-// One step of a walk: the code word checked for its ip's rule (the walk's ip0 at step 0, the
-// previous step's ra after), then the words read at the offsets (from the starting stack pointer)
-// of the return-address slot and, if a later step takes its frame address from it, of the saved
-// frame pointer (its value in Walk::bp). A terminal step has a rule look-up only (the walk ended
-// there). 24 bytes, so that a replay reads few cache lines.
-struct Step {
-    uint64_t code;
-    uint64_t ra;     // the word read at sp0 + ra_off: the next step's ip
-    uint32_t ra_off; // 0: terminal step
-    uint32_t bp_off; // 0: the frame pointer is not checked at this step
+// One word a walk read: the word at sp0 + offset (modulo 2^64) held value.
+struct Check {
+    uint64_t offset;
+    uint64_t value;
 };
 
 struct Walk {
@@ -52,14 +49,22 @@ struct Walk {
     uint64_t id_owner;    // whose id stack_id is (StackDepot::instance()); 0: none attached
     uint32_t stack_id;    // the id the caller interned these frames under (attach_id)
     uint32_t serial;      // the lane's count of stores when this walk was stored
-    uint32_t epoch;      // the lane owner's; 0: empty
-    uint32_t max_depth;  // the limit it was captured under
-    uint32_t steps;
-    uint32_t first_out;  // the first step whose ra is an output frame (earlier ones are our own)
-    uint32_t depth;      // output frames: the ra of steps [first_out, first_out + depth)
-    bool bp0_used;       // some step's frame address came from the starting frame pointer
-    Step step[kMaxSteps];
-    uint64_t bp[kMaxSteps]; // bp[k]: the word at sp0 + step[k].bp_off, when that is not 0
+    uint32_t epoch;       // the lane owner's; 0: empty
+    uint32_t max_depth;   // the limit it was captured under
+    uint32_t checks;      // entries of check[]
+    uint32_t depth;       // entries of frame[]
+    bool bp0_used;        // some frame address came from the starting frame pointer
+    bool complete;        // the walk was written down to its end (add_check never ran out of room)
+    uint64_t frame[kMaxDepth];
+    Check check[kMaxChecks];
+
+    // Appends the check that the word at `address` holds `value`; false (and the walk is not
+    // complete) when there is no room left.
+    bool add_check(uint64_t address, uint64_t value) {
+        if (checks == kMaxChecks) return complete = false;
+        check[checks++] = Check{address - sp0, value};
+        return true;
+    }
 };
 
 // Names a walk that replay() served, for attach_id(); serial 0 names none.
@@ -72,7 +77,7 @@ struct WalkToken {
 class LaneWalks {
 public:
     static LaneWalks *acquire();
-    void release();
+    void release() { use_.leave(); }
 
     // The frames of a recorded walk from registers (ip0, sp0, bp0) that still holds: copies them to
     // out and returns true.
@@ -89,8 +94,8 @@ public:
     // turns faster than a set can hold them (each evicted before it comes back) pay one cache line
     // per capture, not the writing of walks that are never replayed.
     bool seen_before(uint64_t sp0, const uintptr_t *frames, uint32_t depth);
-    // Where the caller writes down a walk from these registers as it goes (its steps emptied), then
-    // store() keeps it in its set in place of the least recent one.
+    // Where the caller writes down a walk from these registers as it goes (its checks and frames
+    // emptied), then store() keeps it, when complete, in its set in place of the least recent one.
     Walk &start_walk(uint64_t ip0, uint64_t sp0, uint64_t bp0, uint32_t max_depth);
     void store();
 
@@ -121,6 +126,24 @@ private:
     Walk ways_[kSets][kWays];
     Walk scratch_;
 };
+
+// Each lane's walks (recent_walks.cpp).
+extern LaneTables<LaneWalks> g_lane_walks;
+
+inline LaneWalks *LaneWalks::acquire() {
+    // No thread-local state of its own: the library's static TLS block is what a dlopen of it (the
+    // CUPTI injection) must find room for.
+    unsigned lane = 0;
+    LaneWalks *t = g_lane_walks.mine(&lane);
+    if (t == nullptr || !t->use_.try_enter()) return nullptr;
+    // A new owner: the walks recorded by the lane's earlier threads are of their stacks, not ours.
+    const uint32_t serial = lanes::lane_serial(lane);
+    if (t->owner_serial_ != serial) {
+        t->owner_serial_ = serial;
+        t->epoch_ = t->epoch_ + 1 == 0 ? 1 : t->epoch_ + 1;
+    }
+    return t;
+}
 
 // Counters since start (bench/ and the exit's debug line).
 struct ReplayStats {

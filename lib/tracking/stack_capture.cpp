@@ -2,6 +2,7 @@
 
 #include "tracking/recent_walks.h"
 #include "tracking/stack_words.h"
+#include "tracking/startup_code.h"
 #include "tracking/unwind_rules.h"
 
 #include <atomic>
@@ -102,25 +103,6 @@ void cache_store(uint64_t ip, uint64_t rule) {
     s.seq.store(seq + 2, std::memory_order_release);
 }
 
-// libunwind's x86-64 context is the register file in DWARF-ish order (rax, rbx, rcx, rdx, rdi,
-// rsi, rbp, rsp, r8..r15, rip). Checked once against unw_get_reg; the cache is not used otherwise.
-constexpr int kCtxRbp = 6, kCtxRsp = 7, kCtxRip = 16;
-std::atomic<int> g_layout{0}; // 0 unknown, 1 as above, 2 something else
-
-bool context_layout_ok(unw_context_t &context) {
-    int state = g_layout.load(std::memory_order_relaxed);
-    if (state != 0) return state == 1;
-    static_assert(sizeof(unw_context_t) >= (kCtxRip + 1) * sizeof(uint64_t));
-    const uint64_t *regs = reinterpret_cast<const uint64_t *>(&context);
-    unw_cursor_t cursor;
-    unw_word_t rbp = 0, rsp = 0, rip = 0;
-    bool ok = unw_init_local(&cursor, &context) == 0 && unw_get_reg(&cursor, UNW_X86_64_RBP, &rbp) == 0 &&
-              unw_get_reg(&cursor, UNW_REG_SP, &rsp) == 0 && unw_get_reg(&cursor, UNW_REG_IP, &rip) == 0 &&
-              regs[kCtxRbp] == rbp && regs[kCtxRsp] == rsp && regs[kCtxRip] == rip;
-    g_layout.store(ok ? 1 : 2, std::memory_order_relaxed);
-    return ok;
-}
-
 // Per thread, the rules used at each of the first kMemoFrames steps of its last walk, decoded. A
 // program allocates from the same few call paths over and over, so the frame at step k usually has
 // the same return address as last time: then its rule is at hand without a cache look-up, and the
@@ -184,66 +166,60 @@ struct WalkState {
     bool leading; // skip our own frames only at the top of the stack
 };
 
-// Writes down a walk's reads into a recent_walks.h entry as it goes (nothing when walk is null). A
-// restored frame pointer is checked on replay only when a later step takes its frame address
-// from it: code built without frame pointers saves RBP as an ordinary register, whose value may
-// differ from call to call on an unchanged stack.
+// Writes down a walk's reads into a recent_walks.h entry as it goes (nothing when walk is null), in
+// the order the walk reads them. A restored frame pointer is checked on replay only when a later
+// step takes its frame address from it: code built without frame pointers saves RBP as an ordinary
+// register, whose value may differ from call to call on an unchanged stack. A rule's code word is
+// checked only outside the code loaded with the process (startup_code.h).
 struct StepLog {
     walks::Walk *walk;
-    uint64_t sp0;
-    int bp_step = -1;      // the last step that restored the frame pointer; -1: still the starting one
-    uint32_t bp_off = 0;   // where that step read it
+    bool bp_from_start = true; // the frame pointer is still the starting one
+    bool bp_unchecked = false; // the last restored frame pointer is not in the list yet
+    uint64_t bp_at = 0, bp = 0;
 
-    bool fits(uint64_t address) const { return address > sp0 && address - sp0 < (uint64_t{1} << 32); }
-    // Whether the walk has room for one more step; gives the walk up when not.
-    bool room() {
-        if (walk != nullptr && walk->steps >= walks::kMaxSteps) walk = nullptr;
-        return walk != nullptr;
+    void rule_of(uint64_t ip) {
+        if (!startup_code::holds(ip)) walk->add_check((ip - 1) & ~uint64_t{7}, code_word(ip));
     }
-    void step(uint64_t code, bool cfa_from_bp, uint64_t ra_at, uint64_t ra, bool bp_loaded, uint64_t bp_at,
-              uint64_t bp) {
-        if (!room()) return;
-        if (!fits(ra_at) || (bp_loaded && !fits(bp_at))) {
-            walk = nullptr;
-            return;
-        }
+    void step(uint64_t ip, bool cfa_from_bp, uint64_t ra_at, uint64_t ra, bool bp_loaded, uint64_t loaded_at,
+              uint64_t loaded) {
+        rule_of(ip);
         if (cfa_from_bp) {
-            if (bp_step < 0)
+            if (bp_from_start) {
                 walk->bp0_used = true;
-            else
-                walk->step[bp_step].bp_off = bp_off;
+            } else if (bp_unchecked) {
+                walk->add_check(bp_at, bp);
+                bp_unchecked = false;
+            }
         }
-        const uint32_t k = walk->steps++;
-        walk->step[k] = walks::Step{code, ra, static_cast<uint32_t>(ra_at - sp0), 0};
+        walk->add_check(ra_at, ra);
         if (bp_loaded) {
-            walk->bp[k] = bp;
-            bp_step = static_cast<int>(k);
-            bp_off = static_cast<uint32_t>(bp_at - sp0);
+            bp_from_start = false;
+            bp_unchecked = true;
+            bp_at = loaded_at;
+            bp = loaded;
         }
-    }
-    void terminal(uint64_t ip) {
-        if (!room()) return;
-        walk->step[walk->steps++] = walks::Step{code_word(ip), 0, 0, 0};
     }
 };
 
 // Records the new ip as libunwind's walk would after a successful step. False: the walk is over.
-template <bool kLog> inline bool record(WalkState &w, uintptr_t *out, StepLog &log) {
+inline bool record(WalkState &w, uintptr_t *out) {
     if (w.ip == 0) return false;
     if (w.leading && address_in_self(w.ip)) return true;
-    if (kLog && w.leading && log.walk != nullptr) log.walk->first_out = log.walk->steps - 1;
     w.leading = false;
     out[w.depth++] = static_cast<uintptr_t>(w.ip);
     return true;
 }
 
-// Walks from the registers in `context` with cached rules, writing its reads into log when kLog.
-// False when some frame needs libunwind.
+// Walks from `start` (its ip is the first frame, unless it is our own) with cached rules, writing
+// its reads into log when kLog. False when some frame needs libunwind.
 template <bool kLog>
-bool walk_cached(const unw_context_t &context, uintptr_t *out, uint32_t max_depth, uint32_t *depth_out,
+bool walk_cached(const StartFrame &start, uintptr_t *out, uint32_t max_depth, uint32_t *depth_out,
                  StepLog &log) {
-    const uint64_t *regs = reinterpret_cast<const uint64_t *>(&context);
-    WalkState w{regs[kCtxRip], regs[kCtxRsp], regs[kCtxRbp], 0, 0, true};
+    WalkState w{start.ip, start.sp, start.bp, 0, 0, true};
+    if (!record(w, out)) {
+        *depth_out = 0;
+        return true;
+    }
     MemoEntry *memo = t_memo;
     // Fast loop: every step as memoized by the last walk of this thread.
     while (w.depth < max_depth && w.steps < kMemoFrames) {
@@ -254,10 +230,10 @@ bool walk_cached(const unw_context_t &context, uintptr_t *out, uint32_t max_dept
         const uint64_t ra_at = cfa + m.ra_off, bp_at = cfa + int64_t{m.bp_saved_off} * 8;
         w.ip = load_word(ra_at);
         if (m.bp_saved_off != 0) w.bp = load_word(bp_at);
-        if (kLog) log.step(m.code, m.cfa_from_bp, ra_at, w.ip, m.bp_saved_off != 0, bp_at, w.bp);
+        if (kLog) log.step(m.ip, m.cfa_from_bp, ra_at, w.ip, m.bp_saved_off != 0, bp_at, w.bp);
         w.sp = cfa;
         ++w.steps;
-        if (!record<kLog>(w, out, log)) {
+        if (!record(w, out)) {
             *depth_out = w.depth;
             return true;
         }
@@ -277,7 +253,7 @@ bool walk_cached(const unw_context_t &context, uintptr_t *out, uint32_t max_dept
         }
         RuleKind kind = rule_kind(rule);
         if (kind == kKindEnd) {
-            if (kLog) log.terminal(w.ip);
+            if (kLog && log.walk != nullptr) log.rule_of(w.ip);
             break;
         }
         if (kind != kKindStep) return false;
@@ -288,10 +264,10 @@ bool walk_cached(const unw_context_t &context, uintptr_t *out, uint32_t max_dept
         uint64_t ra = load_word(ra_at);
         if (rule_bp_saved(rule)) w.bp = load_word(bp_at);
         if (kLog && log.walk != nullptr)
-            log.step(code_word(w.ip), rule_cfa_from_bp(rule), ra_at, ra, rule_bp_saved(rule), bp_at, w.bp);
+            log.step(w.ip, rule_cfa_from_bp(rule), ra_at, ra, rule_bp_saved(rule), bp_at, w.bp);
         w.sp = cfa;
         w.ip = ra;
-        if (!record<kLog>(w, out, log)) {
+        if (!record(w, out)) {
             ++w.steps;
             break;
         }
@@ -317,50 +293,60 @@ uint32_t walk_unwinder(unw_context_t &context, uintptr_t *out, uint32_t max_dept
 
 // Walks again from the same registers, writing the walk down, and stores it when it gives the same
 // frames (it does: nothing on the stack above this frame has changed since the first walk).
-void record_walk(const unw_context_t &context, walks::LaneWalks &recent, const uintptr_t *frames,
-                 uint32_t depth, uint32_t max_depth) {
-    const uint64_t *regs = reinterpret_cast<const uint64_t *>(&context);
-    walks::Walk &w = recent.start_walk(regs[kCtxRip], regs[kCtxRsp], regs[kCtxRbp], max_depth);
-    StepLog log{&w, w.sp0};
+void record_walk(const StartFrame &start, walks::LaneWalks &recent, const uintptr_t *frames, uint32_t depth,
+                 uint32_t max_depth) {
+    walks::Walk &w = recent.start_walk(start.ip, start.sp, start.bp, max_depth);
+    StepLog log{&w};
     uintptr_t again[walks::kMaxDepth];
     uint32_t depth_again = 0;
-    if (!walk_cached<true>(context, again, max_depth, &depth_again, log) || log.walk == nullptr ||
+    if (!walk_cached<true>(start, again, max_depth, &depth_again, log) || log.walk == nullptr ||
         depth_again != depth || std::memcmp(again, frames, depth * sizeof(uintptr_t)) != 0)
         return;
+    std::memcpy(w.frame, frames, depth * sizeof(uintptr_t));
     w.depth = depth;
     recent.store();
 }
 
-} // namespace
-
-// noinline: the context describes this function's own frame, which must stay live while either
-// walk reads the stack above it.
-__attribute__((noinline)) uint32_t capture_stack(uintptr_t *out, uint32_t max_depth, StackMemo *memo) {
-    if (max_depth == 0) return 0;
+__attribute__((noinline)) uint32_t unwinder_from_here(uintptr_t *out, uint32_t max_depth) {
     unw_context_t context;
     if (unw_getcontext(&context) != 0) return 0;
-    if (context_layout_ok(context)) {
-        const uint64_t *regs = reinterpret_cast<const uint64_t *>(&context);
-        const uint64_t ip0 = regs[kCtxRip], sp0 = regs[kCtxRsp], bp0 = regs[kCtxRbp];
-        uint32_t depth = 0;
-        walks::LaneWalks *recent =
-            kRecentWalks && max_depth <= walks::kMaxDepth ? walks::LaneWalks::acquire() : nullptr;
-        StackMemo none_wanted;
-        StackMemo &m = memo != nullptr ? *memo : none_wanted;
-        if (recent != nullptr && recent->replay(ip0, sp0, bp0, max_depth, out, &depth, m.owner, m.id_only, &m.walk, &m.id)) {
-            recent->release();
-            return depth;
-        }
-        StepLog none{nullptr, sp0};
-        bool walked = walk_cached<false>(context, out, max_depth, &depth, none);
-        if (recent != nullptr) {
-            if (walked && recent->seen_before(sp0, out, depth)) record_walk(context, *recent, out, depth, max_depth);
-            recent->release();
-        }
-        if (walked) return depth;
-        g_fallbacks.fetch_add(1, std::memory_order_relaxed);
-    }
     return walk_unwinder(context, out, max_depth);
+}
+
+} // namespace
+
+// noinline: the fallback's context is taken in a frame below `start`'s, which stays live meanwhile.
+__attribute__((noinline)) uint32_t capture_stack_from(const StartFrame &start, uintptr_t *out, uint32_t max_depth,
+                                                      StackMemo *memo) {
+    if (max_depth == 0) return 0;
+#if defined(__x86_64__)
+    uint32_t depth = 0;
+    walks::LaneWalks *recent =
+        kRecentWalks && max_depth <= walks::kMaxDepth ? walks::LaneWalks::acquire() : nullptr;
+    StackMemo none_wanted;
+    StackMemo &m = memo != nullptr ? *memo : none_wanted;
+    if (recent != nullptr &&
+        recent->replay(start.ip, start.sp, start.bp, max_depth, out, &depth, m.owner, m.id_only, &m.walk, &m.id)) {
+        recent->release();
+        return depth;
+    }
+    StepLog none{nullptr};
+    bool walked = walk_cached<false>(start, out, max_depth, &depth, none);
+    if (recent != nullptr) {
+        if (walked && recent->seen_before(start.sp, out, depth)) record_walk(start, *recent, out, depth, max_depth);
+        recent->release();
+    }
+    if (walked) return depth;
+    g_fallbacks.fetch_add(1, std::memory_order_relaxed);
+#else
+    (void)start;
+    (void)memo;
+#endif
+    return unwinder_from_here(out, max_depth);
+}
+
+__attribute__((noinline)) uint32_t capture_stack(uintptr_t *out, uint32_t max_depth, StackMemo *memo) {
+    return capture_stack_from(this_frame(), out, max_depth, memo);
 }
 
 uint32_t capture_stack(uintptr_t *out, uint32_t max_depth) { return capture_stack(out, max_depth, nullptr); }

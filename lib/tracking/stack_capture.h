@@ -24,6 +24,21 @@ namespace vramtrace {
 // Writes at most max_depth addresses to out; returns how many.
 uint32_t capture_stack(uintptr_t *out, uint32_t max_depth);
 
+// Where a walk starts: a live frame's return address, the stack pointer just above its
+// return-address slot (its caller's stack pointer after the return) and the frame pointer it saved
+// (its caller's). A hook starts the walk at its own frame, so the walk reads none of the frames of
+// the tracker's work below it.
+struct StartFrame {
+    uint64_t ip, sp, bp;
+};
+// The frame of the function this is inlined into; the builtin gives that function a frame pointer,
+// so on x86-64 its saved frame pointer and return address sit just below its caller's stack pointer.
+__attribute__((always_inline)) inline StartFrame this_frame() {
+    const uint64_t *fp = static_cast<const uint64_t *>(__builtin_frame_address(0));
+    return StartFrame{reinterpret_cast<uint64_t>(__builtin_return_address(0)), reinterpret_cast<uint64_t>(fp + 2),
+                      fp[0]};
+}
+
 // What a capture that a recorded walk served (recent_walks.h) tells its caller: the id that the
 // caller attached to that walk the last time (remember_stack_id), so that the same frames need not
 // be interned again. The walk's frames are exactly what a fresh walk would give, so the id is
@@ -35,6 +50,9 @@ struct StackMemo {
     walks::WalkToken walk;       // out: which walk served it; serial 0 when none
 };
 uint32_t capture_stack(uintptr_t *out, uint32_t max_depth, StackMemo *memo);
+// The same from `start`, whose frame must be live (a caller's, up the stack from here). Frames of
+// this library at the start of the walk are left out, as in capture_stack.
+uint32_t capture_stack_from(const StartFrame &start, uintptr_t *out, uint32_t max_depth, StackMemo *memo);
 // Attaches `id` to the walk that served memo's capture, if this thread's lane still holds it.
 void remember_stack_id(const StackMemo &memo, uint32_t id);
 

@@ -5,6 +5,8 @@
 
 namespace vramtrace::lanes {
 
+uint32_t detail::g_serial[kLanes]; // written by the lane's owner; hand-over orders it for the next
+
 // 0: none yet; kLanes + 1 + lane: holds `lane`; kReleased: gave its lane back at thread exit.
 constinit thread_local unsigned detail::t_lane __attribute__((tls_model("initial-exec"))) = 0;
 
@@ -17,7 +19,7 @@ constexpr unsigned kReleased = 2 * kAllLanes + 1;
 static_assert(kNone < kHeldBase && kReleased >= kHeldBase + kAllLanes);
 
 std::atomic<bool> g_taken[kLanes];
-uint32_t g_serial[kLanes]; // written by the lane's owner; hand-over orders it for the next
+
 std::atomic<unsigned> g_in_use{0};
 
 enum KeyState : int { kKeyNone, kKeyMaking, kKeyReady, kKeyFailed };
@@ -76,7 +78,7 @@ unsigned take_lane() {
             return kSharedLane;
         }
         g_in_use.fetch_add(1, std::memory_order_relaxed);
-        ++g_serial[i];
+        ++detail::g_serial[i];
         return i;
     }
     return kSharedLane;
@@ -100,6 +102,5 @@ unsigned held_lane() {
 
 unsigned lanes_in_use() { return g_in_use.load(std::memory_order_relaxed); }
 
-uint32_t lane_serial(unsigned lane) { return lane < kLanes ? g_serial[lane] : 0; }
 
 } // namespace vramtrace::lanes

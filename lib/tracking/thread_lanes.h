@@ -28,6 +28,7 @@ namespace detail {
 extern constinit thread_local unsigned t_lane __attribute__((tls_model("initial-exec")));
 constexpr unsigned kHeldBase = kAllLanes;
 unsigned take_this_thread_lane();
+extern uint32_t g_serial[kLanes]; // lane_serial's counts
 } // namespace detail
 
 // This thread's lane in [0, kLanes], taking one on the first call. Never blocks; calls no malloc
@@ -46,6 +47,6 @@ unsigned lanes_in_use();
 
 // How many times `lane` (< kLanes) has been taken: a lane's owner tells by it whether state it keeps
 // there was left by an earlier thread. Read by the owner only.
-uint32_t lane_serial(unsigned lane);
+inline uint32_t lane_serial(unsigned lane) { return lane < kLanes ? detail::g_serial[lane] : 0; }
 
 } // namespace vramtrace::lanes

@@ -4,6 +4,8 @@
 
 #include <cstdint>
 
+#include "core/hot_flags.h"
+
 #include "triggers/oom_trigger.h"
 #include "triggers/reporter.h"
 #include "triggers/threshold.h"
@@ -11,15 +13,14 @@
 
 namespace vramtrace::triggers {
 
-// After a successful allocation that was recorded (counts: it counts toward `device`).
-inline void after_recorded_alloc(Tracker &t, bool counts, int device, uint64_t bytes) {
-    start_triggers();
-    if (counts && trigger_config().threshold_on()) threshold_on_alloc(t, device, bytes);
-}
-
-// After a successful free of a tracked record.
-inline void after_tracked_free(bool counts, int device, uint64_t bytes) {
-    if (counts && trigger_config().threshold_on()) threshold_on_free(device, bytes);
+// After a successful allocation that was recorded: live_after is the device's tracked bytes just
+// after it (record_allocation), 0 when it does not count toward a device. Frees tell the triggers
+// nothing: the threshold reads the device counters' own live bytes.
+inline void after_recorded_alloc(Tracker &t, int device, uint64_t bytes, uint64_t live_after) {
+    const uint64_t w = hot::word();
+    if ((w & hot::kTriggersStarted) == 0) start_triggers();
+    if ((w & hot::kNoThreshold) == 0 && live_after != 0 && trigger_config().threshold_on())
+        threshold_on_alloc(t, device, live_after - bytes, live_after);
 }
 
 } // namespace vramtrace::triggers

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "core/clock.h"
+#include "core/hot_flags.h"
 #include "core/log.h"
 #include "core/thread_state.h"
 #include "core/tsc_clock.h"
@@ -239,6 +240,7 @@ void start_triggers_slow() {
     install_termination_handlers();
     note_first_allocation(trigger_config().period_ns != 0);
     g_triggers_started.store(true, std::memory_order_release);
+    hot::set(hot::kTriggersStarted);
     errno = saved;
 }
 
@@ -280,6 +282,7 @@ void triggers_after_fork_in_child() {
     g_exiting.store(false, std::memory_order_relaxed);
     g_start_claimed.store(false, std::memory_order_relaxed);
     g_triggers_started.store(false, std::memory_order_relaxed);
+    hot::clear(hot::kTriggersStarted);
     g_reporter_alive.store(false, std::memory_order_relaxed);
     g_generation.fetch_add(1, std::memory_order_relaxed);
     reset_oom_log();

@@ -23,7 +23,6 @@ constexpr uint64_t kUnknown = 0;     // threshold not computed yet
 constexpr uint64_t kNone = UINT64_MAX; // no threshold for this device (total memory unknown)
 
 struct alignas(64) DeviceState {
-    std::atomic<uint64_t> live{0};       // bytes live, as the threshold sees them
     std::atomic<uint64_t> threshold{kUnknown};
     std::atomic<uint64_t> last_warning_ns{0}; // CLOCK_MONOTONIC of the last warning's crossing
 };
@@ -57,11 +56,9 @@ bool claim_warning(DeviceState &d, uint64_t now_ns) {
 
 } // namespace
 
-void threshold_on_alloc(Tracker &t, int device, uint64_t bytes) {
+void threshold_on_alloc(Tracker &t, int device, uint64_t before, uint64_t after) {
     if (device < 0 || device >= kMaxDevices) return;
     DeviceState &d = g_devices[device];
-    uint64_t before = d.live.fetch_add(bytes, std::memory_order_relaxed);
-    uint64_t after = before + bytes;
     uint64_t limit = threshold_for(device);
     if (limit == kNone || before >= limit || after < limit) return; // not an upward crossing
     if (!claim_warning(d, monotonic_ns())) return;
@@ -72,11 +69,6 @@ void threshold_on_alloc(Tracker &t, int device, uint64_t bytes) {
     work->live_bytes = after;
     work->threshold = limit;
     enqueue_work(work);
-}
-
-void threshold_on_free(int device, uint64_t bytes) {
-    if (device < 0 || device >= kMaxDevices) return;
-    g_devices[device].live.fetch_sub(bytes, std::memory_order_relaxed);
 }
 
 // vramtrace: warning: cuda:0 crossed VRAMTRACE_WARN_BYTES=8.00 MiB (8388608 B) with 9.00 MiB (9437184 B) live; top call sites:
@@ -104,10 +96,7 @@ void print_threshold_warning(PendingWork &w) {
 }
 
 void reset_threshold() {
-    for (DeviceState &d : g_devices) {
-        d.live.store(0, std::memory_order_relaxed);
-        d.last_warning_ns.store(0, std::memory_order_relaxed);
-    }
+    for (DeviceState &d : g_devices) d.last_warning_ns.store(0, std::memory_order_relaxed);
 }
 
 } // namespace vramtrace::triggers

@@ -1,8 +1,8 @@
 // VRAMTRACE_WARN_BYTES: one warning on stderr, with the top call sites, each time a device's live
-// tracked bytes cross the threshold upward. The hook does the crossing test (an atomic add on the
-// threshold's own per-device sums, which follow exactly the records that count toward a device, and
-// a compare of the sums before and after: an upward crossing is before < threshold <= after, so the
-// warning re-arms by itself when the bytes fall below again). At a crossing the hook captures the
+// tracked bytes cross the threshold upward. The hook does the crossing test on the device
+// counters' current bytes before and after the allocation (the value their compare-and-swap
+// ordered, so the test sees each device's bytes in one order): an upward crossing is
+// before < threshold <= after, so the warning re-arms by itself when the bytes fall below again. At a crossing the hook captures the
 // live set (raw addresses) and the reporter thread symbolizes it and prints the warning, so the
 // text describes the moment of the crossing. At most one warning per device per
 // VRAMTRACE_WARN_INTERVAL seconds (default 10; 0: every crossing), so a program that hovers around
@@ -17,14 +17,14 @@ namespace vramtrace::triggers {
 
 struct PendingWork;
 
-// From the hooks, after a successful allocation / free of a record that counts toward `device`.
-void threshold_on_alloc(Tracker &t, int device, uint64_t bytes);
-void threshold_on_free(int device, uint64_t bytes);
+// From the hooks, after a successful allocation of a record that counts toward `device`: the
+// device's tracked bytes just before and just after it, as the device counters ordered it.
+void threshold_on_alloc(Tracker &t, int device, uint64_t before, uint64_t after);
 
 // Reporter thread: symbolizes the captured snapshot and prints the warning.
 void print_threshold_warning(PendingWork &work);
 
-// In a fork child (the child's sums start at zero, as its tracker does).
+// In a fork child (no warning given yet, as the child's tracker starts empty).
 void reset_threshold();
 
 } // namespace vramtrace::triggers

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "core/config.h"
+#include "core/hot_flags.h"
 #include "triggers/trigger_parse.h"
 
 namespace vramtrace::triggers {
@@ -108,6 +109,7 @@ void load_trigger_config() {
 #undef VT_SETTING
     g_config = c;
     g_state.store(2, std::memory_order_release);
+    if (!c.threshold_on()) hot::set(hot::kNoThreshold);
 }
 
 } // namespace vramtrace::triggers

@@ -27,24 +27,27 @@ std::map<std::string, long> driver_calls(const std::string &err) {
     return calls;
 }
 
-std::map<std::string, long> run_pairs(long pairs, bool traced) {
+std::map<std::string, long> run_pairs(long pairs, bool traced, const char *devices) {
     std::string dir = make_temp_dir("hot_path_calls");
     RunResult r = run({bin_dir() + "/vt_pairs_program", std::to_string(pairs)},
                       {traced,
-                       {{"STANDIN_CUDA_TRACE", "1"}, {"VRAMTRACE_OUTPUT", dir + "/snap.json"}, {"VRAMTRACE_SUMMARY", "0"}},
+                       {{"STANDIN_CUDA_TRACE", "1"},
+                        {"STANDIN_CUDA_DEVICES", devices},
+                        {"VRAMTRACE_OUTPUT", dir + "/snap.json"},
+                        {"VRAMTRACE_SUMMARY", "0"}},
                        dir});
     INFO(r.err.substr(0, 4000));
     REQUIRE(r.exit_code == 0);
     return driver_calls(r.err);
 }
 
-} // namespace
-
-TEST_CASE("hot path: the tracer asks the driver one cuStreamGetDevice per stream-ordered allocation and one cuCtxGetCurrent per cudaMalloc, nothing per free") {
+// Driver calls that the tracer adds and that scale with the pairs: name -> calls per `extra` pairs
+// of each kind, where `extra` is the difference of the two runs' lengths.
+std::map<std::string, long> scaling_calls(const char *devices, long *extra_out) {
     constexpr long kShort = 200, kLong = 700;
-    auto plain_short = run_pairs(kShort, false), plain_long = run_pairs(kLong, false);
-    auto traced_short = run_pairs(kShort, true), traced_long = run_pairs(kLong, true);
-    std::map<std::string, long> per_extra_pairs; // calls the tracer adds, per 500 extra pairs of each kind
+    auto plain_short = run_pairs(kShort, false, devices), plain_long = run_pairs(kLong, false, devices);
+    auto traced_short = run_pairs(kShort, true, devices), traced_long = run_pairs(kLong, true, devices);
+    std::map<std::string, long> per_extra_pairs;
     for (auto *m : {&plain_short, &plain_long, &traced_short, &traced_long})
         for (auto &[name, n] : *m) per_extra_pairs[name] = 0;
     for (auto &[name, n] : per_extra_pairs)
@@ -52,9 +55,28 @@ TEST_CASE("hot path: the tracer asks the driver one cuStreamGetDevice per stream
     std::map<std::string, long> scaling;
     for (auto &[name, n] : per_extra_pairs)
         if (n != 0) scaling[name] = n;
+    *extra_out = kLong - kShort;
+    return scaling;
+}
+
+std::string listed(const std::map<std::string, long> &calls) {
     std::ostringstream seen;
-    for (auto &[name, n] : scaling) seen << name << " " << n << "\n";
-    INFO("driver calls the tracer adds for " << kLong - kShort << " more pairs of each kind:\n" << seen.str());
-    const long extra = kLong - kShort;
+    for (auto &[name, n] : calls) seen << name << " " << n << "\n";
+    return seen.str();
+}
+
+} // namespace
+
+TEST_CASE("hot path: with one visible device the tracer asks the driver one cuCtxGetCurrent per cudaMalloc, nothing per stream-ordered allocation or free") {
+    long extra = 0;
+    auto scaling = scaling_calls("1", &extra);
+    INFO("driver calls the tracer adds for " << extra << " more pairs of each kind:\n" << listed(scaling));
+    CHECK(scaling == std::map<std::string, long>{{"cuCtxGetCurrent", extra}});
+}
+
+TEST_CASE("hot path: with two visible devices the tracer also asks one cuStreamGetDevice per stream-ordered allocation") {
+    long extra = 0;
+    auto scaling = scaling_calls("2", &extra);
+    INFO("driver calls the tracer adds for " << extra << " more pairs of each kind:\n" << listed(scaling));
     CHECK(scaling == std::map<std::string, long>{{"cuCtxGetCurrent", extra}, {"cuStreamGetDevice", extra}});
 }

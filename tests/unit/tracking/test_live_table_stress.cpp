@@ -279,26 +279,31 @@ TEST_CASE("LiveTable: concurrent inserts of disjoint sets from a tiny first leve
 
 TEST_CASE("LiveTable: each thread inserts into its own shard, any thread finds, erases and walks every entry",
           "[live_table]") {
-    // Two threads insert 1000 entries each; the main thread, which built the table, finds and
-    // erases the first thread's, a third thread the second's: frees from another thread than the
-    // allocating one look in the other shards.
+    // Two threads insert 1000 entries each and stay alive (so that they keep their lanes, hence
+    // their shards); the main thread, which built the table, finds and erases the first thread's, a
+    // third thread the second's: frees from another thread than the allocating one look in the
+    // other shards.
     LiveTable table(10);
     constexpr uint64_t kEach = 1000;
     const unsigned main_shard = LiveTable::this_thread_shard();
     unsigned shard[3] = {0, 0, 0};
-    uint64_t failed_inserts = 0; // counted, not asserted, in the threads (Catch2 asserts on one thread)
+    std::atomic<uint64_t> failed_inserts{0}; // counted, not asserted, in the threads
+    std::atomic<int> inserted{0};
+    std::atomic<bool> leave{false};
     auto inserter = [&](uint32_t t) {
         shard[t] = LiveTable::this_thread_shard();
         for (uint64_t i = 0; i < kEach; ++i)
             if (!table.insert(make_record(device_address(t * kEach + i), i + 1, t))) ++failed_inserts;
+        inserted.fetch_add(1);
+        while (!leave.load()) std::this_thread::yield();
     };
-    std::thread(inserter, 0).join();
-    std::thread(inserter, 1).join();
-    CHECK(failed_inserts == 0);
+    std::thread first(inserter, 0), second(inserter, 1);
+    while (inserted.load() != 2) std::this_thread::yield();
+    CHECK(failed_inserts.load() == 0);
     CHECK(table.live_count() == 2 * kEach);
     unsigned distinct = 1 + (shard[0] != main_shard) + (shard[1] != main_shard && shard[1] != shard[0]);
     CHECK(table.shards_used() == distinct); // the main thread's shard has its first level from the start
-    CHECK(shard[0] != shard[1]); // handed out in turn
+    CHECK(shard[0] != shard[1]); // threads alive together hold distinct lanes
 
     uint64_t bad = 0;
     for (uint32_t t = 0; t < 2; ++t)
@@ -332,6 +337,9 @@ TEST_CASE("LiveTable: each thread inserts into its own shard, any thread finds, 
                 ++bad;
         }
     }).join();
+    leave.store(true);
+    first.join();
+    second.join();
     CHECK(bad == 0);
     CHECK(shard[2] != shard[1]);
     CHECK(table.live_count() == 0);

@@ -14,6 +14,7 @@
 #include "capture_probe.h"
 #include "tracking/recent_walks.h"
 #include "tracking/stack_words.h"
+#include "tracking/startup_code.h"
 
 
 namespace {
@@ -237,8 +238,10 @@ constexpr uint64_t kOwner = 1, kOtherOwner = 2; // two depots' instance()
 TEST_CASE("recent walks: a stored walk is refused when any word it read has changed", "[walks]") {
     using namespace vramtrace;
     using namespace vramtrace::walks;
-    // A three-step walk written down by hand over a fake stack and fake code: step 0 restores the
-    // frame pointer that step 1 takes its frame address from; step 2 is terminal.
+    // A three-step walk written down by hand over a fake stack and fake code, as its list of reads:
+    // step 0 (the rule at ip0, its return-address slot, the frame pointer it restores), step 1
+    // (its rule, its frame address from that frame pointer, its slot), step 2 (terminal: its rule).
+    // The fake code lies outside any object loaded with the process, so its words are checked.
     alignas(16) static uint64_t stack[64];
     alignas(8) static unsigned char code[64];
     for (int i = 0; i < 64; ++i) code[i] = static_cast<unsigned char>(i * 7 + 1);
@@ -258,14 +261,16 @@ TEST_CASE("recent walks: a stored walk is refused when any word it read has chan
         if (lw == nullptr) return;
         auto store_walk = [&] {
             Walk &w = lw->start_walk(ip0, sp0, bp0, 32);
-            w.steps = 3;
-            w.first_out = 0;
-            w.depth = 2;
             w.bp0_used = true;
-            w.step[0] = Step{code_word(ip0), ip1, 16, 24};
-            w.bp[0] = saved_bp;
-            w.step[1] = Step{code_word(ip1), ip2, 48, 0};
-            w.step[2] = Step{code_word(ip2), 0, 0, 0};
+            w.add_check(reinterpret_cast<uint64_t>(&code[8]), code_word(ip0));
+            w.add_check(sp0 + 16, ip1);
+            w.add_check(reinterpret_cast<uint64_t>(&code[16]), code_word(ip1));
+            w.add_check(sp0 + 24, saved_bp);
+            w.add_check(sp0 + 48, ip2);
+            w.add_check(reinterpret_cast<uint64_t>(&code[24]), code_word(ip2));
+            w.frame[0] = ip1;
+            w.frame[1] = ip2;
+            w.depth = 2;
             lw->store();
         };
         store_walk();
@@ -326,4 +331,47 @@ TEST_CASE("recent walks: a stored walk is refused when any word it read has chan
     CHECK(ids[2] == 0);
     CHECK(ids[3] == 0);
     CHECK(nested_refused);
+}
+
+TEST_CASE("recent walks: a walk too long for its list is not stored", "[walks]") {
+    using namespace vramtrace::walks;
+    alignas(16) static uint64_t stack[8];
+    const uint64_t sp0 = reinterpret_cast<uint64_t>(&stack[0]);
+    bool stored_none = false;
+    on_new_thread([&] {
+        LaneWalks *lw = LaneWalks::acquire();
+        if (lw == nullptr) return;
+        const uint64_t before = lw->stored.load();
+        Walk &w = lw->start_walk(0x1000, sp0, 0, 32);
+        bool room = true;
+        for (uint32_t i = 0; i <= kMaxChecks; ++i) room = w.add_check(sp0 + 8, 0);
+        CHECK_FALSE(room);
+        CHECK(w.checks == kMaxChecks);
+        lw->store();
+        uintptr_t out[32];
+        uint32_t depth = 0, id = 0;
+        WalkToken token;
+        stored_none = lw->stored.load() == before && !lw->replay(0x1000, sp0, 0, 32, out, &depth, 0, false, &token, &id);
+        lw->release();
+    });
+    CHECK(stored_none);
+}
+
+namespace {
+__attribute__((noinline)) int code_of_this_program(int x) { return x * 3 + g_sink; }
+} // namespace
+
+TEST_CASE("startup code: the program's code is loaded with the process, the heap is not", "[walks]") {
+    using namespace vramtrace;
+    const uint64_t in_program = reinterpret_cast<uint64_t>(&code_of_this_program) + 4;
+    std::vector<unsigned char> heap(64);
+    const uint64_t on_heap = reinterpret_cast<uint64_t>(heap.data()) + 9;
+    startup_code::forget_for_testing();
+    CHECK_FALSE(startup_code::holds(in_program)); // nothing noted yet
+    startup_code::note_loaded_objects();
+    CHECK(startup_code::holds(in_program));
+    CHECK(startup_code::holds(reinterpret_cast<uint64_t>(&pthread_create) + 4)); // libc
+    CHECK_FALSE(startup_code::holds(on_heap));
+    CHECK_FALSE(startup_code::holds(reinterpret_cast<uint64_t>(&g_sink) + 1)); // data, not code
+    startup_code::forget_for_testing();
 }
