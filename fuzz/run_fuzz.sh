@@ -42,14 +42,14 @@ t="$repo/tools"
 # linker takes from it only what a target uses, as from CMake's static libraries. Its sources are
 # found, not listed, so that a new or moved file needs no edit here:
 #   - the CLI's code, what vramtrace_cli is made of (tools/CMakeLists.txt): every source under
-#     tools/ but main.cpp;
+#     tools/ but the two that hold a main(), main.cpp and settings_doc.cpp;
 #   - the layers of lib/ that vramtrace_cli links and the CLI's code calls (lib/CMakeLists.txt: one
-#     folder, one layer), whole: snapshot (with the reader), live, report, symbolize; and from
+#     folder, one layer), whole: settings, snapshot (with the reader), live, report, symbolize; and from
 #     dump/, the file writer alone (the rest of dump/ is the library's snapshot builder).
-lib_dirs=(snapshot live report symbolize)
+lib_dirs=(settings snapshot live report symbolize)
 lib_files=(dump/atomic_file.cpp)
 archive_sources=()
-while IFS= read -r src; do archive_sources+=("$src"); done < <(find "$t" -name '*.cpp' ! -path "$t/main.cpp" | sort)
+while IFS= read -r src; do archive_sources+=("$src"); done < <(find "$t" -name '*.cpp' ! -path "$t/main.cpp" ! -path "$t/settings_doc.cpp" | sort)
 for d in "${lib_dirs[@]}"; do
   [ -d "$repo/lib/$d" ] || { echo "run_fuzz: no lib/$d"; exit 2; }
   while IFS= read -r src; do archive_sources+=("$src"); done < <(find "$repo/lib/$d" -name '*.cpp' | sort)

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <curses.h>
 #include <string>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -107,6 +108,7 @@ public:
                 refresh_data();
                 next_read = now_ms() + 1000;
             }
+            follow_terminal_size();
             draw();
             int key = getch();
             if (key == ERR) continue;
@@ -115,6 +117,16 @@ public:
     }
 
 private:
+    // ncurses learns of a resize from SIGWINCH, and its handler is installed after it read the
+    // size: a resize in between (a terminal that opens, then fits its window) would leave the
+    // screen drawn for the old size until the next one. The size is asked for again each loop.
+    static void follow_terminal_size() {
+        struct winsize ws {};
+        if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row > 0 && ws.ws_col > 0 &&
+            (ws.ws_row != LINES || ws.ws_col != COLS))
+            resizeterm(ws.ws_row, ws.ws_col);
+    }
+
     void refresh_data() {
         if (pid_ == 0) {
             refresh_list();
