@@ -55,6 +55,40 @@ def read_commands(binary):
     return commands
 
 
+# How each shell completes an option's value, by the kind read_commands() gives it ({words}: the
+# allowed words, space-separated); "value": any other value.
+VALUE_COMPLETION = {
+    "bash": {
+        "words": "COMPREPLY=($(compgen -W \"{words}\" -- \"$cur\"))",
+        "json": "COMPREPLY=($(compgen -f -X '!*.json' -- \"$cur\") $(compgen -d -- \"$cur\"))",
+        "file": "COMPREPLY=($(compgen -f -- \"$cur\"))",
+        "pid": "COMPREPLY=($(compgen -W \"$(ls /proc | grep -E '^[0-9]+$')\" -- \"$cur\"))",
+        "value": "COMPREPLY=()",
+    },
+    "zsh": {
+        "words": ":value:({words})",
+        "json": ':snapshot:_files -g "*.json"',
+        "file": ":file:_files",
+        "pid": ":pid:_pids",
+        "value": ":value: ",
+    },
+    # -x: a value that is not a file name; -r -F: a file name
+    "fish": {
+        "words": " -x -a '{words}'",
+        "json": " -r -F",
+        "file": " -r -F",
+        "pid": " -x -a '(__fish_complete_pids)'",
+        "value": " -x",
+    },
+}
+
+
+def value_completion(shell, kind):
+    rows = VALUE_COMPLETION[shell]
+    template = rows.get(kind[0], rows["value"])
+    return template.replace("{words}", " ".join(kind[1]) if kind[0] == "words" else "")
+
+
 def bash(commands):
     out = ["# bash completion for vramtrace, generated from its --help (packaging/completion.py)",
            "_vramtrace() {",
@@ -82,16 +116,7 @@ def bash(commands):
             if kind is None:
                 continue
             pats = "|".join(x for x in (short, long_) if x)
-            if kind[0] == "words":
-                action = "COMPREPLY=($(compgen -W \"%s\" -- \"$cur\"))" % " ".join(kind[1])
-            elif kind[0] == "json":
-                action = "COMPREPLY=($(compgen -f -X '!*.json' -- \"$cur\") $(compgen -d -- \"$cur\"))"
-            elif kind[0] == "file":
-                action = "COMPREPLY=($(compgen -f -- \"$cur\"))"
-            elif kind[0] == "pid":
-                action = "COMPREPLY=($(compgen -W \"$(ls /proc | grep -E '^[0-9]+$')\" -- \"$cur\"))"
-            else:
-                action = "COMPREPLY=()"
+            action = value_completion("bash", kind)
             out.append("        %s) %s; return ;;" % (pats, action))
         out.append("        esac")
         opts = " ".join(x for short, long_, _ in options for x in (short, long_) if x)
@@ -121,18 +146,7 @@ def zsh(commands):
     for name, options in commands.items():
         specs = []
         for short, long_, kind in options:
-            action = ""
-            if kind is not None:
-                if kind[0] == "words":
-                    action = ":value:(%s)" % " ".join(kind[1])
-                elif kind[0] == "json":
-                    action = ':snapshot:_files -g "*.json"'
-                elif kind[0] == "file":
-                    action = ":file:_files"
-                elif kind[0] == "pid":
-                    action = ":pid:_pids"
-                else:
-                    action = ":value: "
+            action = value_completion("zsh", kind) if kind is not None else ""
             for opt in (short, long_):
                 if opt:
                     specs.append("'%s[%s]%s'" % (opt + ("=" if kind and opt.startswith("--") else ""), opt, action))
@@ -154,15 +168,7 @@ def fish(commands):
             if short:
                 line += " -s %s" % short[1:]
             if kind is not None:
-                # -x: a value that is not a file name; -r -F: a file name
-                if kind[0] == "words":
-                    line += " -x -a '%s'" % " ".join(kind[1])
-                elif kind[0] in ("json", "file"):
-                    line += " -r -F"
-                elif kind[0] == "pid":
-                    line += " -x -a '(__fish_complete_pids)'"
-                else:
-                    line += " -x"
+                line += value_completion("fish", kind)
             out.append(line)
         if name == "run":
             out.append("complete -c vramtrace %s -a '(__fish_complete_command)'" % cond)
