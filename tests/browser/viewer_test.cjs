@@ -744,9 +744,8 @@ async function caseIntervals(browser) {
     [1, ['nvtx_intervals[1].end_thread: expected an unsigned integer, got a string'], false]);
 }
 
-// The README's picture of the report (docs/report.png): a fixture's page at 1280x800,
-// written where PICTURE (the environment) says, so that every run of this case renders it anew
-// from the page as it is.
+// The README's picture of the report: a fixture's page at 1280x800, written where PICTURE (the
+// environment) says; the build's target report-picture copies it to docs/report.png.
 async function casePicture(browser, snapshot) {
   const target = process.env.PICTURE;
   if (!target) { check('picture: PICTURE names the file to write', false); return; }

@@ -84,9 +84,7 @@
     for (const [site, w] of rows.slice(0, 25)) {
       const tr = el('tr');
       if (state.search && !site.toLowerCase().includes(state.search)) tr.className = 'dim';
-      tr.appendChild(el('td', 'n', fmtBytesExact(w.bytes)));
-      tr.appendChild(el('td', 'n', String(w.count)));
-      tr.appendChild(el('td', 'n', (total ? (100 * w.bytes / total).toFixed(1) : '0.0') + '%'));
+      figureCells(tr, w, total);
       const td = el('td', 'site');
       const sw = el('span', 'vt-swatch');
       sw.style.background = siteColour.get(site);
@@ -103,13 +101,32 @@
       const byRange = Array.from(weights.ranges.entries()).sort((a, b) => b[1].bytes - a[1].bytes || a[0] - b[0]);
       for (const [r, w] of byRange) {
         const tr = el('tr');
-        tr.appendChild(el('td', 'n', fmtBytesExact(w.bytes)));
-        tr.appendChild(el('td', 'n', String(w.count)));
-        tr.appendChild(el('td', 'n', (total ? (100 * w.bytes / total).toFixed(1) : '0.0') + '%'));
+        figureCells(tr, w, total);
         tr.appendChild(el('td', 'site', shown(run.rangeLabel[r])));
         box.ranges.appendChild(tr);
       }
     }
+  }
+
+  // The bytes, allocations and share of the live total of one row of a sitesTable.
+  function figureCells(tr, w, total) {
+    tr.appendChild(el('td', 'n', fmtBytesExact(w.bytes)));
+    tr.appendChild(el('td', 'n', String(w.count)));
+    tr.appendChild(el('td', 'n', (total ? (100 * w.bytes / total).toFixed(1) : '0.0') + '%'));
+  }
+
+  // A table of bytes, allocations and share by what the last column names, appended to parent;
+  // returns its body, whose id is bodyId.
+  function sitesTable(parent, bodyId, lastColumn) {
+    const table = el('table', 'vt-sites');
+    const head = el('tr');
+    for (const h of ['bytes', 'allocations', 'share', lastColumn]) head.appendChild(el('th', '', h));
+    table.appendChild(head);
+    const body = el('tbody');
+    body.id = bodyId;
+    table.appendChild(body);
+    parent.appendChild(table);
+    return body;
   }
 
   function makeComposition(parent) {
@@ -127,26 +144,12 @@
     sec.appendChild(controlsAt);
     sec.appendChild(flame);
     sec.appendChild(el('h3', '', 'Top call sites of what was live then'));
-    const table = el('table', 'vt-sites');
-    const head = el('tr');
-    for (const h of ['bytes', 'allocations', 'share', 'call site']) head.appendChild(el('th', '', h));
-    table.appendChild(head);
-    const tbody = el('tbody');
-    tbody.id = 'vt-sites';
-    table.appendChild(tbody);
-    sec.appendChild(table);
+    const tbody = sitesTable(sec, 'vt-sites', 'call site');
     const more = el('p');
     sec.appendChild(more);
     const rangeSec = el('div', 'vt-by-range');
     rangeSec.appendChild(el('h3', '', 'By NVTX range'));
-    const rtable = el('table', 'vt-sites');
-    const rhead = el('tr');
-    for (const h of ['bytes', 'allocations', 'share', 'NVTX range']) rhead.appendChild(el('th', '', h));
-    rtable.appendChild(rhead);
-    const rbody = el('tbody');
-    rbody.id = 'vt-ranges';
-    rtable.appendChild(rbody);
-    rangeSec.appendChild(rtable);
+    const rbody = sitesTable(rangeSec, 'vt-ranges', 'NVTX range');
     rangeSec.style.display = 'none';
     sec.appendChild(rangeSec);
     parent.appendChild(sec);
