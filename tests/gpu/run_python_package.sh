@@ -14,10 +14,7 @@ SRC=$(cd "$(dirname "$0")/../.." && pwd)
 D="$SRC/tests/gpu/python_package"
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
 py=${PYTHON:-python3}
-failures=0
-pass() { echo "PASS $*"; }
-fail() { echo "FAIL $*"; failures=$((failures + 1)); }
-finish() { echo "== $failures failure(s)"; exit $((failures > 0)); }
+. "$(dirname "${BASH_SOURCE[0]}")/../common/check_lines.sh"
 
 wheel=$(ls "$C"/dist/vramtrace-*.whl 2>/dev/null | head -1)
 [ -f "$wheel" ] || { fail "no wheel in $C/dist (cmake --build build --target python_wheel; cp -r build/dist $C/)"; finish; }

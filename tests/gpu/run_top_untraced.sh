@@ -15,10 +15,7 @@ py=${PYTHON:-python3}
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
 export XDG_RUNTIME_DIR="$OUT/xdg"
 rm -rf "$XDG_RUNTIME_DIR" "$OUT"/ready-* "$OUT/go"; mkdir -m 700 "$XDG_RUNTIME_DIR"
-failures=0
-fail() { echo "FAIL $*"; failures=$((failures+1)); }
-pass() { echo "PASS $*"; }
-finish() { echo "== $failures failure(s)"; exit $((failures > 0)); }
+. "$(dirname "${BASH_SOURCE[0]}")/../common/check_lines.sh"
 
 "$py" "$SRC/tests/gpu/top_untraced/hold.py" "$OUT/ready-plain" "$OUT/go" 300 >"$OUT/plain.out" 2>"$OUT/plain.err" &
 plain_runner=$!

@@ -6,10 +6,7 @@
 # Usage: check_deb.sh BUILD_DIR
 set -uo pipefail
 build=$(cd "$1" && pwd)
-failures=0
-pass() { echo "PASS $*"; }
-fail() { echo "FAIL $*"; failures=$((failures + 1)); }
-finish() { echo "== $failures failure(s)"; exit $((failures > 0)); }
+. "$(dirname "${BASH_SOURCE[0]}")/../common/check_lines.sh"
 
 if [[ $(id -u) -ne 0 ]]; then echo "SKIP dpkg -i needs root (CI runs this as root)"; exit 77; fi
 for need in "cpack cmake" "lintian lintian" "dpkg-shlibdeps dpkg-dev" "file file" "man man-db"; do

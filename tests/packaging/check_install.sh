@@ -6,10 +6,7 @@
 # Usage: check_install.sh BUILD_DIR
 set -uo pipefail
 build=$(cd "$1" && pwd)
-failures=0
-pass() { echo "PASS $*"; }
-fail() { echo "FAIL $*"; failures=$((failures + 1)); }
-finish() { echo "== $failures failure(s)"; exit $((failures > 0)); }
+. "$(dirname "${BASH_SOURCE[0]}")/../common/check_lines.sh"
 for need in "readelf binutils" "objcopy binutils" "man man-db" "help2man help2man" "fish fish" "zsh zsh"; do
     set -- $need
     command -v "$1" >/dev/null || fail "$1 missing: install the Debian package $2"

@@ -16,10 +16,7 @@ here=$src/tests/packaging
 py=/usr/bin/python3
 [[ -x $py ]] || py=$(command -v python3)
 cudart=$build/standin/libcudart.so.13
-failures=0
-pass() { echo "PASS $*"; }
-fail() { echo "FAIL $*"; failures=$((failures + 1)); }
-finish() { echo "== $failures failure(s)"; exit $((failures > 0)); }
+. "$(dirname "${BASH_SOURCE[0]}")/../common/check_lines.sh"
 
 for need in "build python3-build" "wheel python3-wheel" "venv python3-venv" "pytest python3-pytest" \
             "IPython python3-ipython" "ensurepip python3-venv"; do
