@@ -2,10 +2,10 @@
 // tracking ready and this layer recording, no stream capture possible, no threshold armed, the
 // first CUDA call and the triggers' start behind us, the exit handler registered for the latest
 // runtime start, the device's identity asked and its default pool noted. One acquire load (a plain
-// load on x86-64) replaces the checks the hooks made in five places.
+// load on x86-64) answers what the hooks would otherwise ask in five places.
 //
 // A set bit says its rare step is not due; a clear bit sends the hook down the step's own path,
-// which checks the step's own state, as before this word existed, and sets the bit when it finds
+// which checks the step's own state (the source of truth) and sets the bit when it finds
 // the step done. Whoever makes a step due again changes the step's state first and clears its bit
 // after; whoever finds a step done sets the bit first and checks the state after (clearing the bit
 // when the step turns out due after all). With read-modify-writes on this one word in between,
