@@ -1,8 +1,8 @@
 #include "triggers/threshold.h"
 
 #include <atomic>
-#include <new>
 #include <string>
+#include <vector>
 
 #include "core/clock.h"
 #include "core/log.h"
@@ -11,6 +11,7 @@
 #include "dump/snapshot_builder.h"
 #include "report/text_safety.h"
 #include "device/driver_queries.h"
+#include "triggers/crossing_live_set.h"
 #include "triggers/reporter.h"
 #include "triggers/trigger_config.h"
 
@@ -27,6 +28,21 @@ struct alignas(64) DeviceState {
     std::atomic<uint64_t> last_warning_ns{0}; // CLOCK_MONOTONIC of the last warning's crossing
 };
 DeviceState g_devices[kMaxDevices];
+
+// Crossings waiting for the reporter, in a ring of fixed slots. A slot's sequence number is odd
+// (2 * ticket + 1) while the hook writes it and even (2 * ticket + 2) once complete, as the event
+// ring's. The VRAMTRACE_WARN_INTERVAL bound keeps far fewer than kCrossingSlots outstanding but with
+// an interval of 0; a crossing that finds its slot still held is counted and said by the reporter.
+constexpr uint64_t kCrossingSlots = 64;
+struct alignas(64) CrossingSlot {
+    std::atomic<uint64_t> seq{0};
+    std::atomic<int> device{-2};
+    std::atomic<uint64_t> live_bytes{0}, threshold{0}, time_ns{0}, events_lost{0};
+};
+CrossingSlot g_crossings[kCrossingSlots];
+std::atomic<uint64_t> g_crossing_head{0};
+std::atomic<uint64_t> g_crossings_dropped{0};
+uint64_t g_crossing_read = 0; // the reporter's next ticket; touched only under the work mutex
 
 uint64_t threshold_for(int device) {
     DeviceState &d = g_devices[device];
@@ -61,28 +77,38 @@ void threshold_on_alloc(Tracker &t, int device, uint64_t before, uint64_t after)
     DeviceState &d = g_devices[device];
     uint64_t limit = threshold_for(device);
     if (limit == kNone || before >= limit || after < limit) return; // not an upward crossing
-    if (!claim_warning(d, monotonic_ns())) return;
-    auto *work = new (std::nothrow) PendingWork;
-    if (work == nullptr) return;
-    work->snapshot = capture_snapshot(t, "threshold");
-    work->device = device;
-    work->live_bytes = after;
-    work->threshold = limit;
-    enqueue_work(work);
+    const uint64_t now = monotonic_ns();
+    if (!claim_warning(d, now)) return;
+    // A few words into a fixed slot and a wake: no snapshot, no malloc, no lock in the host's thread.
+    const uint64_t ticket = g_crossing_head.fetch_add(1, std::memory_order_relaxed);
+    CrossingSlot &slot = g_crossings[ticket % kCrossingSlots];
+    uint64_t seq = slot.seq.load(std::memory_order_relaxed);
+    if ((seq & 1) != 0 || seq >= 2 * ticket + 1 ||
+        !slot.seq.compare_exchange_strong(seq, 2 * ticket + 1, std::memory_order_relaxed)) {
+        g_crossings_dropped.fetch_add(1, std::memory_order_relaxed); // a writer of another lap holds it
+        return;
+    }
+    std::atomic_thread_fence(std::memory_order_release);
+    slot.device.store(device, std::memory_order_relaxed);
+    slot.live_bytes.store(after, std::memory_order_relaxed);
+    slot.threshold.store(limit, std::memory_order_relaxed);
+    slot.time_ns.store(now, std::memory_order_relaxed);
+    slot.events_lost.store(t.events.lost(), std::memory_order_relaxed);
+    slot.seq.store(2 * ticket + 2, std::memory_order_release);
+    wake_reporter(kWakeThreshold);
 }
 
-// vramtrace: warning: cuda:0 crossed VRAMTRACE_WARN_BYTES=8.00 MiB (8388608 B) with 9.00 MiB (9437184 B) live; top call sites:
-// vramtrace:   6.00 MiB (6291456 B) in 1 allocation at hold_a() at /src/prog.cpp:40 (prog)
-void print_threshold_warning(PendingWork &w) {
-    if (!symbolize_captured_snapshot(w.snapshot)) return;
-    report::Snapshot on_device = w.snapshot;
-    on_device.allocations.clear();
-    for (const report::Allocation &a : w.snapshot.allocations)
-        if (a.device == w.device) on_device.allocations.push_back(a);
+namespace {
+
+// One warning's text from the crossing's figures and the allocations its sites are summed from.
+std::string warning_text(const report::Snapshot &symbolized, const Crossing &c,
+                         const std::vector<report::Allocation> &allocations, const std::string &sites_intro) {
+    report::Snapshot on_device = symbolized;
+    on_device.allocations = allocations;
     std::vector<report::CallSiteGroup> groups = report::group_live_by_call_site(on_device);
-    std::string text = "vramtrace: warning: " + report::device_label(w.device) + " crossed VRAMTRACE_WARN_BYTES=" +
-                       report::format_bytes_exact(w.threshold) + " with " + report::format_bytes_exact(w.live_bytes) +
-                       " live; top call sites:\n";
+    std::string text = "vramtrace: warning: " + report::device_label(c.device) + " crossed VRAMTRACE_WARN_BYTES=" +
+                       report::format_bytes_exact(c.threshold) + " with " + report::format_bytes_exact(c.live_bytes) +
+                       " live; " + sites_intro + ":\n";
     for (size_t i = 0; i < groups.size() && i < kTopSites; ++i) {
         const report::CallSiteGroup &g = groups[i];
         text += "vramtrace:   " + report::format_bytes_exact(g.live_bytes) + " in " + std::to_string(g.live_count) +
@@ -90,13 +116,86 @@ void print_threshold_warning(PendingWork &w) {
     }
     if (groups.size() > kTopSites)
         text += "vramtrace:   ... and " + std::to_string(groups.size() - kTopSites) + " more call sites\n";
-    // Call-site names come from the program's binaries: escaped as the exit summary is.
-    text = report::escape_control_characters(text, /*keep_newlines=*/true);
-    log_raw(text.data(), text.size());
+    return text;
+}
+
+// The crossing of `ticket` when its slot holds it complete; false when it is still being written
+// (*overwritten false: read it later) or was overwritten by a later lap (*overwritten true).
+bool read_crossing(uint64_t ticket, Crossing *c, bool *overwritten) {
+    const CrossingSlot &slot = g_crossings[ticket % kCrossingSlots];
+    const uint64_t done = 2 * ticket + 2;
+    uint64_t seq = slot.seq.load(std::memory_order_acquire);
+    *overwritten = seq > done;
+    if (seq != done) return false;
+    c->device = slot.device.load(std::memory_order_relaxed);
+    c->live_bytes = slot.live_bytes.load(std::memory_order_relaxed);
+    c->threshold = slot.threshold.load(std::memory_order_relaxed);
+    c->time_ns = slot.time_ns.load(std::memory_order_relaxed);
+    c->events_lost = slot.events_lost.load(std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_acquire);
+    *overwritten = slot.seq.load(std::memory_order_relaxed) != done;
+    return !*overwritten;
+}
+
+} // namespace
+
+// vramtrace: warning: cuda:0 crossed VRAMTRACE_WARN_BYTES=8.00 MiB (8388608 B) with 9.00 MiB (9437184 B) live; top call sites:
+// vramtrace:   6.00 MiB (6291456 B) in 1 allocation at hold_a() at /src/prog.cpp:40 (prog)
+void print_threshold_warnings() {
+    std::vector<Crossing> crossings;
+    uint64_t overwritten_count = 0;
+    const uint64_t head = g_crossing_head.load(std::memory_order_acquire);
+    for (; g_crossing_read < head; ++g_crossing_read) {
+        Crossing c;
+        bool overwritten = false;
+        if (read_crossing(g_crossing_read, &c, &overwritten)) crossings.push_back(c);
+        else if (overwritten) ++overwritten_count;
+        else break; // its hook is still writing it, and wakes the reporter again when done
+    }
+    const uint64_t dropped = g_crossings_dropped.exchange(0, std::memory_order_relaxed) + overwritten_count;
+    if (dropped != 0)
+        log_warning("%llu VRAMTRACE_WARN_BYTES crossings came faster than they could be reported and are "
+                    "not warned of", static_cast<unsigned long long>(dropped));
+    Tracker *t = tracker();
+    if (crossings.empty() || t == nullptr) return;
+    // One snapshot for every crossing read here, taken after all of them.
+    const uint64_t lost_before = t->events.lost();
+    report::Snapshot now = capture_snapshot(*t, "threshold");
+    const uint64_t lost_after = t->events.lost();
+    if (!symbolize_captured_snapshot(now)) return;
+    for (const Crossing &c : crossings) {
+        std::vector<report::Allocation> at_crossing;
+        std::string text;
+        if (lost_before == lost_after && live_set_at_crossing(now, c, lost_after, &at_crossing)) {
+            text = warning_text(now, c, at_crossing, "top call sites");
+        } else {
+            std::vector<report::Allocation> later;
+            uint64_t later_bytes = 0;
+            for (const report::Allocation &a : now.allocations) {
+                if (a.device != c.device) continue;
+                later.push_back(a);
+                if (kind_counts_toward_device(a.kind)) later_bytes += a.size;
+            }
+            const uint64_t ms = now.process.dump_monotonic_ns > c.time_ns
+                                    ? (now.process.dump_monotonic_ns - c.time_ns) / 1'000'000
+                                    : 0;
+            text = warning_text(now, c, later,
+                                "the live set moved on before it could be read, so these are the top call sites " +
+                                    std::to_string(ms) + " ms after the crossing, with " +
+                                    report::format_bytes_exact(later_bytes) + " live");
+        }
+        // Call-site names come from the program's binaries: escaped as the exit summary is.
+        text = report::escape_control_characters(text, /*keep_newlines=*/true);
+        log_raw(text.data(), text.size());
+    }
 }
 
 void reset_threshold() {
     for (DeviceState &d : g_devices) d.last_warning_ns.store(0, std::memory_order_relaxed);
+    // The parent's crossings are not the child's: skip them (the head is not rewound, so a slot's
+    // old sequence number never reads as a new ticket's).
+    g_crossing_read = g_crossing_head.load(std::memory_order_relaxed);
+    g_crossings_dropped.store(0, std::memory_order_relaxed);
 }
 
 } // namespace vramtrace::triggers
