@@ -1,5 +1,6 @@
 #include "triggers/threshold.h"
 
+#include <algorithm>
 #include <atomic>
 #include <string>
 #include <vector>
@@ -29,20 +30,20 @@ struct alignas(64) DeviceState {
 };
 DeviceState g_devices[kMaxDevices];
 
-// Crossings waiting for the reporter, in a ring of fixed slots. A slot's sequence number is odd
-// (2 * ticket + 1) while the hook writes it and even (2 * ticket + 2) once complete, as the event
-// ring's. The VRAMTRACE_WARN_INTERVAL bound keeps far fewer than kCrossingSlots outstanding but with
-// an interval of 0; a crossing that finds its slot still held is counted and said by the reporter.
-constexpr uint64_t kCrossingSlots = 64;
+// Crossings waiting for the reporter, in fixed slots: a hook takes a free slot (compare-and-swap
+// kFree -> kWriting), writes it and marks it kReady; the reporter copies the ready ones and frees
+// them. No slot is ever waited for: the VRAMTRACE_WARN_INTERVAL bound keeps far fewer than
+// kCrossingSlots outstanding but with an interval of 0, and a crossing that finds no free slot is
+// counted and said by the reporter.
+constexpr size_t kCrossingSlots = 64;
+enum SlotState : uint32_t { kFree = 0, kWriting = 1, kReady = 2 };
 struct alignas(64) CrossingSlot {
-    std::atomic<uint64_t> seq{0};
+    std::atomic<uint32_t> state{kFree};
     std::atomic<int> device{-2};
     std::atomic<uint64_t> live_bytes{0}, threshold{0}, time_ns{0}, events_lost{0};
 };
 CrossingSlot g_crossings[kCrossingSlots];
-std::atomic<uint64_t> g_crossing_head{0};
 std::atomic<uint64_t> g_crossings_dropped{0};
-uint64_t g_crossing_read = 0; // the reporter's next ticket; touched only under the work mutex
 
 uint64_t threshold_for(int device) {
     DeviceState &d = g_devices[device];
@@ -80,21 +81,25 @@ void threshold_on_alloc(Tracker &t, int device, uint64_t before, uint64_t after)
     const uint64_t now = monotonic_ns();
     if (!claim_warning(d, now)) return;
     // A few words into a fixed slot and a wake: no snapshot, no malloc, no lock in the host's thread.
-    const uint64_t ticket = g_crossing_head.fetch_add(1, std::memory_order_relaxed);
-    CrossingSlot &slot = g_crossings[ticket % kCrossingSlots];
-    uint64_t seq = slot.seq.load(std::memory_order_relaxed);
-    if ((seq & 1) != 0 || seq >= 2 * ticket + 1 ||
-        !slot.seq.compare_exchange_strong(seq, 2 * ticket + 1, std::memory_order_relaxed)) {
-        g_crossings_dropped.fetch_add(1, std::memory_order_relaxed); // a writer of another lap holds it
+    CrossingSlot *slot = nullptr;
+    for (CrossingSlot &c : g_crossings) {
+        uint32_t expected = kFree;
+        if (c.state.load(std::memory_order_relaxed) == kFree &&
+            c.state.compare_exchange_strong(expected, kWriting, std::memory_order_acquire, std::memory_order_relaxed)) {
+            slot = &c;
+            break;
+        }
+    }
+    if (slot == nullptr) {
+        g_crossings_dropped.fetch_add(1, std::memory_order_relaxed);
         return;
     }
-    std::atomic_thread_fence(std::memory_order_release);
-    slot.device.store(device, std::memory_order_relaxed);
-    slot.live_bytes.store(after, std::memory_order_relaxed);
-    slot.threshold.store(limit, std::memory_order_relaxed);
-    slot.time_ns.store(now, std::memory_order_relaxed);
-    slot.events_lost.store(t.events.lost(), std::memory_order_relaxed);
-    slot.seq.store(2 * ticket + 2, std::memory_order_release);
+    slot->device.store(device, std::memory_order_relaxed);
+    slot->live_bytes.store(after, std::memory_order_relaxed);
+    slot->threshold.store(limit, std::memory_order_relaxed);
+    slot->time_ns.store(now, std::memory_order_relaxed);
+    slot->events_lost.store(t.events.lost(), std::memory_order_relaxed);
+    slot->state.store(kReady, std::memory_order_release);
     wake_reporter(kWakeThreshold);
 }
 
@@ -119,22 +124,22 @@ std::string warning_text(const report::Snapshot &symbolized, const Crossing &c,
     return text;
 }
 
-// The crossing of `ticket` when its slot holds it complete; false when it is still being written
-// (*overwritten false: read it later) or was overwritten by a later lap (*overwritten true).
-bool read_crossing(uint64_t ticket, Crossing *c, bool *overwritten) {
-    const CrossingSlot &slot = g_crossings[ticket % kCrossingSlots];
-    const uint64_t done = 2 * ticket + 2;
-    uint64_t seq = slot.seq.load(std::memory_order_acquire);
-    *overwritten = seq > done;
-    if (seq != done) return false;
-    c->device = slot.device.load(std::memory_order_relaxed);
-    c->live_bytes = slot.live_bytes.load(std::memory_order_relaxed);
-    c->threshold = slot.threshold.load(std::memory_order_relaxed);
-    c->time_ns = slot.time_ns.load(std::memory_order_relaxed);
-    c->events_lost = slot.events_lost.load(std::memory_order_relaxed);
-    std::atomic_thread_fence(std::memory_order_acquire);
-    *overwritten = slot.seq.load(std::memory_order_relaxed) != done;
-    return !*overwritten;
+// The crossings the hooks have finished writing, oldest first; their slots are free again.
+std::vector<Crossing> take_crossings() {
+    std::vector<Crossing> out;
+    for (CrossingSlot &slot : g_crossings) {
+        if (slot.state.load(std::memory_order_acquire) != kReady) continue;
+        Crossing c;
+        c.device = slot.device.load(std::memory_order_relaxed);
+        c.live_bytes = slot.live_bytes.load(std::memory_order_relaxed);
+        c.threshold = slot.threshold.load(std::memory_order_relaxed);
+        c.time_ns = slot.time_ns.load(std::memory_order_relaxed);
+        c.events_lost = slot.events_lost.load(std::memory_order_relaxed);
+        slot.state.store(kFree, std::memory_order_release); // the copy is done before a hook reuses it
+        out.push_back(c);
+    }
+    std::sort(out.begin(), out.end(), [](const Crossing &x, const Crossing &y) { return x.time_ns < y.time_ns; });
+    return out;
 }
 
 } // namespace
@@ -142,17 +147,8 @@ bool read_crossing(uint64_t ticket, Crossing *c, bool *overwritten) {
 // vramtrace: warning: cuda:0 crossed VRAMTRACE_WARN_BYTES=8.00 MiB (8388608 B) with 9.00 MiB (9437184 B) live; top call sites:
 // vramtrace:   6.00 MiB (6291456 B) in 1 allocation at hold_a() at /src/prog.cpp:40 (prog)
 void print_threshold_warnings() {
-    std::vector<Crossing> crossings;
-    uint64_t overwritten_count = 0;
-    const uint64_t head = g_crossing_head.load(std::memory_order_acquire);
-    for (; g_crossing_read < head; ++g_crossing_read) {
-        Crossing c;
-        bool overwritten = false;
-        if (read_crossing(g_crossing_read, &c, &overwritten)) crossings.push_back(c);
-        else if (overwritten) ++overwritten_count;
-        else break; // its hook is still writing it, and wakes the reporter again when done
-    }
-    const uint64_t dropped = g_crossings_dropped.exchange(0, std::memory_order_relaxed) + overwritten_count;
+    std::vector<Crossing> crossings = take_crossings();
+    const uint64_t dropped = g_crossings_dropped.exchange(0, std::memory_order_relaxed);
     if (dropped != 0)
         log_warning("%llu VRAMTRACE_WARN_BYTES crossings came faster than they could be reported and are "
                     "not warned of", static_cast<unsigned long long>(dropped));
@@ -192,9 +188,9 @@ void print_threshold_warnings() {
 
 void reset_threshold() {
     for (DeviceState &d : g_devices) d.last_warning_ns.store(0, std::memory_order_relaxed);
-    // The parent's crossings are not the child's: skip them (the head is not rewound, so a slot's
-    // old sequence number never reads as a new ticket's).
-    g_crossing_read = g_crossing_head.load(std::memory_order_relaxed);
+    // The parent's crossings are not the child's, and a slot a parent thread was writing would
+    // stay taken: only the forking thread exists here, so every slot is free.
+    for (CrossingSlot &slot : g_crossings) slot.state.store(kFree, std::memory_order_relaxed);
     g_crossings_dropped.store(0, std::memory_order_relaxed);
 }
 
