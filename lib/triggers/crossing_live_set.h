@@ -5,7 +5,10 @@
 // Why a rebuild and not "the sites as they are now": the warning names the call sites that held
 // the memory when the threshold was crossed. The snapshot carries the event history (alloc and
 // free events, each with address, size, device and the allocation's stack), so undoing, newest
-// first, the device's events stamped after the crossing gives back the crossing's live set.
+// first, the device's events stamped after the crossing gives back the crossing's live set. The
+// history may run past the live-table copy (it is walked after it): undoing an event the copy
+// does not reflect yet changes nothing in the result (an allocation's undo removes an address the
+// copy lacks, a free's undo puts back one it still holds), so a later walk is always safe to use.
 //
 // When the rebuild is exact. Event times and live-table changes are not one atomic step across
 // threads (an allocation is stamped before its table insert, a free after its table erase), and

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <ctime>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,7 @@ namespace {
 
 constexpr int kMaxDevices = 128;     // ordinals 0..127, as DeviceCounters
 constexpr size_t kTopSites = 5;
+constexpr int kRebuildAttempts = 4;
 constexpr uint64_t kUnknown = 0;     // threshold not computed yet
 constexpr uint64_t kNone = UINT64_MAX; // no threshold for this device (total memory unknown)
 
@@ -154,16 +156,32 @@ void print_threshold_warnings() {
                     "not warned of", static_cast<unsigned long long>(dropped));
     Tracker *t = tracker();
     if (crossings.empty() || t == nullptr) return;
-    // One snapshot for every crossing read here, taken after all of them.
-    const uint64_t lost_before = t->events.lost();
+    // One snapshot for every crossing read here, taken after all of them. Its history is walked
+    // again until every rebuild checks out (a few tries, 1 ms apart): an allocation or free that
+    // was in flight while the snapshot was copied has pushed its event by then.
     report::Snapshot now = capture_snapshot(*t, "threshold");
-    const uint64_t lost_after = t->events.lost();
+    std::vector<std::vector<report::Allocation>> at_crossing(crossings.size());
+    std::vector<bool> exact(crossings.size(), false);
+    for (int attempt = 0; attempt < kRebuildAttempts; ++attempt) {
+        if (attempt != 0) {
+            timespec pause{0, 1'000'000};
+            nanosleep(&pause, nullptr);
+        }
+        recapture_events(*t, now);
+        const uint64_t lost = t->events.lost();
+        bool all = true;
+        for (size_t i = 0; i < crossings.size(); ++i) {
+            if (!exact[i]) exact[i] = live_set_at_crossing(now, crossings[i], lost, &at_crossing[i]);
+            all = all && exact[i];
+        }
+        if (all || now.events.capacity == 0) break; // no history: no try can check a rebuild
+    }
     if (!symbolize_captured_snapshot(now)) return;
-    for (const Crossing &c : crossings) {
-        std::vector<report::Allocation> at_crossing;
+    for (size_t i = 0; i < crossings.size(); ++i) {
+        const Crossing &c = crossings[i];
         std::string text;
-        if (lost_before == lost_after && live_set_at_crossing(now, c, lost_after, &at_crossing)) {
-            text = warning_text(now, c, at_crossing, "top call sites");
+        if (exact[i]) {
+            text = warning_text(now, c, at_crossing[i], "top call sites");
         } else {
             std::vector<report::Allocation> later;
             uint64_t later_bytes = 0;
