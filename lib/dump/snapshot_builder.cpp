@@ -399,6 +399,12 @@ report::Snapshot capture_snapshot(Tracker &t, const char *reason) {
     return s;
 }
 
+void recapture_events(const Tracker &t, report::Snapshot &s) {
+    s.events = {};
+    capture_events(t, s);
+    capture_stacks(t, s); // keeps the stacks already there, adds those of the new events
+}
+
 // The module registry's objects, newest first, for the symbolizer: those dlclose'd since their
 // stacks were captured are named from their files (lib/tracking/module_registry.h).
 static std::vector<symbolize::LoadedModule> registered_modules() {

@@ -17,6 +17,12 @@
 namespace vramtrace {
 
 report::Snapshot capture_snapshot(Tracker &tracker, const char *reason);
+// Walks the event history again into a captured (not yet symbolized) snapshot, with the stacks
+// its new events reference. The live table and the history are copied one after the other, so an
+// allocation or free in flight between the two copies can be in the table copy and not yet in the
+// history; a later walk holds its event (the threshold warning's rebuild, lib/triggers/
+// crossing_live_set.h, needs every event whose table change the copy saw).
+void recapture_events(const Tracker &tracker, report::Snapshot &snapshot);
 void symbolize_snapshot(report::Snapshot &snapshot);
 report::Snapshot build_snapshot(Tracker &tracker, const char *reason);
 

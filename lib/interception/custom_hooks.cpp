@@ -1,5 +1,6 @@
-// Hook bodies that need more than an address and a size: stream-ordered calls that may be captured
-// into a graph, graph memory nodes, and pool creation. (Virtual memory management: vmm_hooks.cpp;
+// Hook bodies that need more than an address and a size, generated from their rows of hooks.def:
+// stream-ordered calls that may be captured into a graph, stream capture, graph memory nodes, and
+// pool creation. (Virtual memory management: vmm_hooks.cpp;
 // contexts: context_hooks.cpp; graph memory sampling: graph_hooks.cpp.)
 #include <atomic>
 #include <type_traits>
@@ -143,74 +144,6 @@ using cuda::out;
 
 } // namespace
 
-namespace hooks {
-
-#define VT_STREAM_ALLOC(ret, fail, name, per_thread, pool, params, call_args, dptr, size, stream) \
-    ret name(Reach reach, VT_EXPAND params) {                                                  \
-        auto real = VT_REAL(name);                                                             \
-        if (real == nullptr) return fail;                                                      \
-        return stream_alloc(reach, ApiId::name, to_u64(stream), per_thread, to_u64(pool),            \
-                            [&] { return real call_args; }, [&] { return out(dptr); }, size); \
-    }
-#define VT_STREAM_FREE(ret, fail, name, per_thread, params, call_args, ptr, stream)              \
-    ret name(Reach reach, VT_EXPAND params) {                                                  \
-        auto real = VT_REAL(name);                                                             \
-        if (real == nullptr) return fail;                                                      \
-        return stream_free(reach, to_u64(ptr), to_u64(stream), per_thread, [&] { return real call_args; }); \
-    }
-
-VT_STREAM_ALLOC(cudaError_t, cuda::kRuntimeUnknown, cudaMallocAsync, false, 0,
-                (void **devPtr, size_t size, cudaStream_t stream), (devPtr, size, stream), devPtr, size, stream)
-VT_STREAM_ALLOC(cudaError_t, cuda::kRuntimeUnknown, cudaMallocAsync_ptsz, true, 0,
-                (void **devPtr, size_t size, cudaStream_t stream), (devPtr, size, stream), devPtr, size, stream)
-VT_STREAM_ALLOC(cudaError_t, cuda::kRuntimeUnknown, cudaMallocFromPoolAsync, false, memPool,
-                (void **ptr, size_t size, cudaMemPool_t memPool, cudaStream_t stream),
-                (ptr, size, memPool, stream), ptr, size, stream)
-VT_STREAM_ALLOC(cudaError_t, cuda::kRuntimeUnknown, cudaMallocFromPoolAsync_ptsz, true, memPool,
-                (void **ptr, size_t size, cudaMemPool_t memPool, cudaStream_t stream),
-                (ptr, size, memPool, stream), ptr, size, stream)
-VT_STREAM_ALLOC(CUresult, cuda::kDriverUnknown, cuMemAllocAsync, false, 0,
-                (CUdeviceptr *dptr, size_t bytesize, CUstream hStream), (dptr, bytesize, hStream), dptr, bytesize, hStream)
-VT_STREAM_ALLOC(CUresult, cuda::kDriverUnknown, cuMemAllocAsync_ptsz, true, 0,
-                (CUdeviceptr *dptr, size_t bytesize, CUstream hStream), (dptr, bytesize, hStream), dptr, bytesize, hStream)
-VT_STREAM_ALLOC(CUresult, cuda::kDriverUnknown, cuMemAllocFromPoolAsync, false, pool,
-                (CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool, CUstream hStream),
-                (dptr, bytesize, pool, hStream), dptr, bytesize, hStream)
-VT_STREAM_ALLOC(CUresult, cuda::kDriverUnknown, cuMemAllocFromPoolAsync_ptsz, true, pool,
-                (CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool, CUstream hStream),
-                (dptr, bytesize, pool, hStream), dptr, bytesize, hStream)
-VT_STREAM_FREE(cudaError_t, cuda::kRuntimeUnknown, cudaFreeAsync, false, (void *devPtr, cudaStream_t stream),
-               (devPtr, stream), devPtr, stream)
-VT_STREAM_FREE(cudaError_t, cuda::kRuntimeUnknown, cudaFreeAsync_ptsz, true, (void *devPtr, cudaStream_t stream),
-               (devPtr, stream), devPtr, stream)
-VT_STREAM_FREE(CUresult, cuda::kDriverUnknown, cuMemFreeAsync, false, (CUdeviceptr dptr, CUstream hStream),
-               (dptr, hStream), dptr, hStream)
-VT_STREAM_FREE(CUresult, cuda::kDriverUnknown, cuMemFreeAsync_ptsz, true, (CUdeviceptr dptr, CUstream hStream),
-               (dptr, hStream), dptr, hStream)
-
-#define VT_CAPTURE(kind, name, params, call_args)                         \
-    CUresult name(Reach, VT_EXPAND params) {                             \
-        auto real = VT_REAL(name);                                       \
-        if (real == nullptr) return cuda::kDriverUnknown;                \
-        return kind([&] { return real call_args; });                     \
-    }
-VT_CAPTURE(capture_begun, cuStreamBeginCapture, (CUstream hStream), (hStream))
-VT_CAPTURE(capture_begun, cuStreamBeginCapture_ptsz, (CUstream hStream), (hStream))
-VT_CAPTURE(capture_begun, cuStreamBeginCapture_v2, (CUstream hStream, int mode), (hStream, mode))
-VT_CAPTURE(capture_begun, cuStreamBeginCapture_v2_ptsz, (CUstream hStream, int mode), (hStream, mode))
-VT_CAPTURE(capture_begun, cuStreamBeginCaptureToGraph,
-           (CUstream hStream, CUgraph hGraph, const CUgraphNode *dependencies, const void *dependencyData,
-            size_t numDependencies, int mode),
-           (hStream, hGraph, dependencies, dependencyData, numDependencies, mode))
-VT_CAPTURE(capture_begun, cuStreamBeginCaptureToGraph_ptsz,
-           (CUstream hStream, CUgraph hGraph, const CUgraphNode *dependencies, const void *dependencyData,
-            size_t numDependencies, int mode),
-           (hStream, hGraph, dependencies, dependencyData, numDependencies, mode))
-VT_CAPTURE(capture_ended, cuStreamEndCapture, (CUstream hStream, CUgraph *phGraph), (hStream, phGraph))
-VT_CAPTURE(capture_ended, cuStreamEndCapture_ptsz, (CUstream hStream, CUgraph *phGraph), (hStream, phGraph))
-
-} // namespace hooks
-
 // ---- Graph memory nodes -----------------------------------------------------------------------
 // cuGraphAddMemAllocNode fixes the node's virtual address when the node is added; the graph's
 // memory pool backs it while the graph runs. The record (GraphPool, not counted) lives under that
@@ -273,60 +206,68 @@ template <class Call> int pool_destroy(uint64_t pool, Call &&call) {
 
 } // namespace
 
+// The bodies of the stream-ordered, capture, graph memory node and pool rows of hooks.def.
 namespace hooks {
 
-cudaError_t cudaGraphAddMemAllocNode(Reach reach, cudaGraphNode_t *pGraphNode, cudaGraph_t graph,
-                                     const cudaGraphNode_t *pDependencies, size_t numDependencies,
-                                     cudaMemAllocNodeParams *nodeParams) {
-    auto real = VT_REAL(cudaGraphAddMemAllocNode);
-    if (real == nullptr) return cuda::kRuntimeUnknown;
-    return graph_alloc_node(reach, ApiId::cudaGraphAddMemAllocNode, to_u64(graph), nodeParams,
-                            [&] { return real(pGraphNode, graph, pDependencies, numDependencies, nodeParams); });
-}
+#define VT_STREAM_ALLOC_BODY(ret, fail, name, params, args, out_ptr, size, stream, pool, per_thread)     \
+    ret name(Reach reach, VT_EXPAND params) {                                                          \
+        auto real = VT_REAL(name);                                                                     \
+        if (real == nullptr) return fail;                                                              \
+        return stream_alloc(reach, ApiId::name, to_u64(stream), per_thread, to_u64(pool),              \
+                            [&] { return real args; }, [&] { return out(out_ptr); }, size);            \
+    }
+#define VT_STREAM_FREE_BODY(ret, fail, name, params, args, ptr, stream, per_thread)                     \
+    ret name(Reach reach, VT_EXPAND params) {                                                          \
+        auto real = VT_REAL(name);                                                                     \
+        if (real == nullptr) return fail;                                                              \
+        return stream_free(reach, to_u64(ptr), to_u64(stream), per_thread, [&] { return real args; }); \
+    }
+#define VT_CAPTURE_BODY(counted, name, params, args)                                                   \
+    CUresult name(Reach, VT_EXPAND params) {                                                           \
+        auto real = VT_REAL(name);                                                                     \
+        if (real == nullptr) return cuda::kDriverUnknown;                                              \
+        return counted([&] { return real args; });                                                     \
+    }
+#define VT_GRAPH_MEM_NODE_BODY(ret, fail, name, params, args, graph, node_params)                       \
+    ret name(Reach reach, VT_EXPAND params) {                                                          \
+        auto real = VT_REAL(name);                                                                     \
+        if (real == nullptr) return fail;                                                              \
+        return graph_alloc_node(reach, ApiId::name, to_u64(graph), node_params, [&] { return real args; }); \
+    }
+#define VT_GRAPH_DESTROY_BODY(ret, fail, name, params, args, graph)                                     \
+    ret name(Reach reach, VT_EXPAND params) {                                                          \
+        auto real = VT_REAL(name);                                                                     \
+        if (real == nullptr) return fail;                                                              \
+        return graph_destroy(reach, to_u64(graph), [&] { return real args; });                         \
+    }
+#define VT_POOL_CREATE_BODY(ret, fail, name, params, args, pool_out, props)                             \
+    ret name(Reach, VT_EXPAND params) {                                                                \
+        auto real = VT_REAL(name);                                                                     \
+        if (real == nullptr) return fail;                                                              \
+        return pool_create(pool_out, props, [&] { return real args; });                                \
+    }
+#define VT_POOL_DESTROY_BODY(ret, fail, name, params, args, pool)                                       \
+    ret name(Reach, VT_EXPAND params) {                                                                \
+        auto real = VT_REAL(name);                                                                     \
+        if (real == nullptr) return fail;                                                              \
+        return pool_destroy(to_u64(pool), [&] { return real args; });                                  \
+    }
 
-CUresult cuGraphAddMemAllocNode(Reach reach, CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies,
-                                size_t numDependencies, CUDA_MEM_ALLOC_NODE_PARAMS *nodeParams) {
-    auto real = VT_REAL(cuGraphAddMemAllocNode);
-    if (real == nullptr) return cuda::kDriverUnknown;
-    return graph_alloc_node(reach, ApiId::cuGraphAddMemAllocNode, to_u64(hGraph), nodeParams,
-                            [&] { return real(phGraphNode, hGraph, dependencies, numDependencies, nodeParams); });
-}
-
-cudaError_t cudaGraphDestroy(Reach reach, cudaGraph_t graph) {
-    auto real = VT_REAL(cudaGraphDestroy);
-    if (real == nullptr) return cuda::kRuntimeUnknown;
-    return graph_destroy(reach, to_u64(graph), [&] { return real(graph); });
-}
-
-CUresult cuGraphDestroy(Reach reach, CUgraph hGraph) {
-    auto real = VT_REAL(cuGraphDestroy);
-    if (real == nullptr) return cuda::kDriverUnknown;
-    return graph_destroy(reach, to_u64(hGraph), [&] { return real(hGraph); });
-}
-
-cudaError_t cudaMemPoolCreate(Reach, cudaMemPool_t *memPool, const cudaMemPoolProps *poolProps) {
-    auto real = VT_REAL(cudaMemPoolCreate);
-    if (real == nullptr) return cuda::kRuntimeUnknown;
-    return pool_create(memPool, poolProps, [&] { return real(memPool, poolProps); });
-}
-
-CUresult cuMemPoolCreate(Reach, CUmemoryPool *pool, const CUmemPoolProps *poolProps) {
-    auto real = VT_REAL(cuMemPoolCreate);
-    if (real == nullptr) return cuda::kDriverUnknown;
-    return pool_create(pool, poolProps, [&] { return real(pool, poolProps); });
-}
-
-cudaError_t cudaMemPoolDestroy(Reach, cudaMemPool_t memPool) {
-    auto real = VT_REAL(cudaMemPoolDestroy);
-    if (real == nullptr) return cuda::kRuntimeUnknown;
-    return pool_destroy(to_u64(memPool), [&] { return real(memPool); });
-}
-
-CUresult cuMemPoolDestroy(Reach, CUmemoryPool pool) {
-    auto real = VT_REAL(cuMemPoolDestroy);
-    if (real == nullptr) return cuda::kDriverUnknown;
-    return pool_destroy(to_u64(pool), [&] { return real(pool); });
-}
+#define VT_RUNTIME_STREAM_ALLOC(...) VT_STREAM_ALLOC_BODY(cudaError_t, cuda::kRuntimeUnknown, __VA_ARGS__)
+#define VT_DRIVER_STREAM_ALLOC(...) VT_STREAM_ALLOC_BODY(CUresult, cuda::kDriverUnknown, __VA_ARGS__)
+#define VT_RUNTIME_STREAM_FREE(...) VT_STREAM_FREE_BODY(cudaError_t, cuda::kRuntimeUnknown, __VA_ARGS__)
+#define VT_DRIVER_STREAM_FREE(...) VT_STREAM_FREE_BODY(CUresult, cuda::kDriverUnknown, __VA_ARGS__)
+#define VT_DRIVER_CAPTURE_BEGIN(...) VT_CAPTURE_BODY(capture_begun, __VA_ARGS__)
+#define VT_DRIVER_CAPTURE_END(...) VT_CAPTURE_BODY(capture_ended, __VA_ARGS__)
+#define VT_RUNTIME_GRAPH_MEM_NODE(...) VT_GRAPH_MEM_NODE_BODY(cudaError_t, cuda::kRuntimeUnknown, __VA_ARGS__)
+#define VT_DRIVER_GRAPH_MEM_NODE(...) VT_GRAPH_MEM_NODE_BODY(CUresult, cuda::kDriverUnknown, __VA_ARGS__)
+#define VT_RUNTIME_GRAPH_DESTROY(...) VT_GRAPH_DESTROY_BODY(cudaError_t, cuda::kRuntimeUnknown, __VA_ARGS__)
+#define VT_DRIVER_GRAPH_DESTROY(...) VT_GRAPH_DESTROY_BODY(CUresult, cuda::kDriverUnknown, __VA_ARGS__)
+#define VT_RUNTIME_POOL_CREATE(...) VT_POOL_CREATE_BODY(cudaError_t, cuda::kRuntimeUnknown, __VA_ARGS__)
+#define VT_DRIVER_POOL_CREATE(...) VT_POOL_CREATE_BODY(CUresult, cuda::kDriverUnknown, __VA_ARGS__)
+#define VT_RUNTIME_POOL_DESTROY(...) VT_POOL_DESTROY_BODY(cudaError_t, cuda::kRuntimeUnknown, __VA_ARGS__)
+#define VT_DRIVER_POOL_DESTROY(...) VT_POOL_DESTROY_BODY(CUresult, cuda::kDriverUnknown, __VA_ARGS__)
+#include "device/hooks.def"
 
 } // namespace hooks
 } // namespace vramtrace

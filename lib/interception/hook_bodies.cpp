@@ -1,5 +1,6 @@
-// Generated from hooks.def: the bodies of every plain allocation and free row. Rows with special
-// behaviour (VT_DRIVER_CUSTOM) are written by hand elsewhere.
+// Generated from hooks.def: the bodies of every plain allocation and free row. The stream-ordered,
+// capture, graph memory node and pool rows are generated in custom_hooks.cpp; rows of kind
+// VT_<FAMILY>_CUSTOM are written by hand elsewhere.
 #include <type_traits>
 
 #include "device/abi_values.h"

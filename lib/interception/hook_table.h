@@ -1,7 +1,7 @@
 // Declarations generated from hooks.def (device/driver_api.h has the ids, names and types): this
 // library's entry points of each row and the per-row hook bodies (defined in hook_bodies.cpp for
-// plain rows; custom_hooks.cpp, vmm_hooks.cpp, context_hooks.cpp, graph_hooks.cpp and
-// procaddress_hook.cpp for the rest).
+// plain rows, custom_hooks.cpp for the stream-ordered, capture, graph memory node and pool rows;
+// vmm_hooks.cpp, context_hooks.cpp, graph_hooks.cpp and procaddress_hook.cpp for the rest).
 #pragma once
 
 #include <cstdint>

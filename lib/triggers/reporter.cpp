@@ -84,9 +84,7 @@ PendingWork *pop_queue() {
 }
 
 void do_work(PendingWork *w) {
-    if (w->path.empty()) {
-        print_threshold_warning(*w);
-    } else if (write_captured_snapshot(w->snapshot, w->path) == 0 && !w->note.empty()) {
+    if (write_captured_snapshot(w->snapshot, w->path) == 0 && !w->note.empty()) {
         log_line("%s; snapshot written to %s", w->note.c_str(), w->path.c_str());
     }
     delete w;
@@ -103,6 +101,7 @@ void do_pending_work(uint32_t bits) {
     if (bits & kWakeSignal) write_signal_snapshot();
     if (bits & kWakeQueue)
         while (PendingWork *w = pop_queue()) do_work(w);
+    if (bits & kWakeThreshold) print_threshold_warnings();
 }
 
 // The exit report for a terminating signal, written here while the signalled thread waits.
@@ -258,10 +257,10 @@ void triggers_before_exit_dump() {
     if (!g_triggers_started.load(std::memory_order_acquire) || g_exiting.exchange(true)) return;
     ReentrancyGuard guard;
     // Waits for the reporter's current work, then does what is left here: an OOM snapshot captured
-    // just before exit, a signal that just arrived.
+    // just before exit, a threshold crossing just recorded, a signal that just arrived.
     std::lock_guard<std::mutex> work(g_work_mutex);
     wait_for_prometheus_sweep_file();
-    uint32_t bits = g_pending.exchange(0, std::memory_order_acq_rel) | kWakeQueue;
+    uint32_t bits = g_pending.exchange(0, std::memory_order_acq_rel) | kWakeQueue | kWakeThreshold;
     do_pending_work(bits);
     check_dump_signal_at_exit();
 }

@@ -25,11 +25,12 @@ namespace vramtrace::triggers {
 
 enum WakeBits : uint32_t {
     kWakeSignal = 1u << 0,    // VRAMTRACE_SIGNAL arrived: write a "signal" snapshot
-    kWakeQueue = 1u << 1,     // captured work (an OOM snapshot, a threshold warning) is queued
+    kWakeQueue = 1u << 1,     // captured work (an OOM snapshot) is queued
     kWakeGraphMemory = 1u << 2, // a graph was instantiated, uploaded or destroyed, or graph memory
                                 // trimmed: read the devices' graph memory again
     kWakeTermination = 1u << 3, // a terminating signal arrived: write the exit report now
                                 // (lib/triggers/termination_signals.h)
+    kWakeThreshold = 1u << 4, // a VRAMTRACE_WARN_BYTES crossing was recorded (lib/triggers/threshold.h)
 };
 
 // Async-signal-safe.
@@ -45,16 +46,12 @@ inline void start_triggers() {
     if (!g_triggers_started.load(std::memory_order_acquire)) start_triggers_slow();
 }
 
-// Work handed to the reporter: a snapshot captured in a hook (raw addresses) and what to do with
-// it once symbolized: write it to `path` and print `note` with the path (an OOM snapshot), or,
-// with an empty path, print a threshold warning made from it.
+// Work handed to the reporter: a snapshot captured in a hook (raw addresses), to be symbolized,
+// written to `path`, and `note` printed with the path (an OOM snapshot).
 struct PendingWork {
     report::Snapshot snapshot;
     std::string path;
     std::string note;
-    int device = -2;            // threshold warning: the device that crossed
-    uint64_t live_bytes = 0;    // ... its live bytes right after the crossing
-    uint64_t threshold = 0;     // ... the threshold in bytes
     PendingWork *next = nullptr;
 };
 // Takes ownership (allocated with new); wakes the reporter.

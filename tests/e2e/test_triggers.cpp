@@ -287,6 +287,44 @@ TEST_CASE("triggers: VRAMTRACE_WARN_BYTES warns at each upward crossing with the
           warning("8.00 MiB (8388608 B)", "9.00 MiB (9437184 B)", "hold_b", "3.00 MiB (3145728 B)", 1));
 }
 
+TEST_CASE("triggers: VRAMTRACE_WARN_BYTES names the sites of the crossing while the program goes on allocating") {
+    // The hook only records the crossing; the reporter reads the live table later, when the
+    // program has freed hold_b and allocated and freed 1 MiB many times: the warning still lists
+    // what was live at 9 MiB (rebuilt from the event history, lib/triggers/crossing_live_set.h).
+    std::string dir = make_temp_dir("triggers-threshold-churn");
+    RunResult r = run({program("standin_prog_trigger_watch"), "threshold-churn"},
+                      {true,
+                       {{"STANDIN_CUDA_DEVICE_BYTES", kSmallDevice},
+                        {"VRAMTRACE_WARN_BYTES", "8MiB"},
+                        {"VRAMTRACE_SUMMARY", "0"},
+                        {"VRAMTRACE_OUTPUT", dir + "/snap.json"}},
+                       dir});
+    CHECK(r.exit_code == 0);
+    auto expected = parse_expectations(r.out);
+    REQUIRE(expected.size() == 2);
+    REQUIRE(expected[0].function == "hold_a");
+    const int line_a = expected[0].line;
+    const std::string site = "@standin_prog_trigger_watch.cpp:";
+    const std::string want =
+        "vramtrace: warning: cuda:0 crossed VRAMTRACE_WARN_BYTES=8.00 MiB (8388608 B) with 9.00 MiB (9437184 B) "
+        "live; top call sites:\n"
+        "vramtrace:   6.00 MiB (6291456 B) in 1 allocation at hold_a(bool) at " +
+        site + std::to_string(line_a) +
+        " (standin_prog_trigger_watch)\n"
+        "vramtrace:   3.00 MiB (3145728 B) in 1 allocation at hold_b(bool) at " +
+        site + std::to_string(line_a + 1) + " (standin_prog_trigger_watch)\n";
+    // The directories before the file name, absolute or relative as the build recorded them: "@".
+    std::string err;
+    std::istringstream lines(r.err);
+    for (std::string line; std::getline(lines, line);) {
+        size_t f = line.find("/standin_prog_trigger_watch.cpp:");
+        size_t at = f == std::string::npos ? f : line.rfind(" at ", f);
+        if (at != std::string::npos) line = line.substr(0, at + 4) + "@" + line.substr(f + 1);
+        err += line + "\n";
+    }
+    CHECK(err == want);
+}
+
 TEST_CASE("triggers: VRAMTRACE_PERIOD leaves a recent snapshot when the process is killed with SIGKILL") {
     std::string dir = make_temp_dir("triggers-periodic");
     std::string out_file = dir + "/stdout.txt";

@@ -14,7 +14,8 @@ NOT_SERVED="cuStreamBeginCaptureToGraph cuStreamBeginCaptureToGraph_ptsz"
 custom=$(grep -o 'X(cu[A-Za-z0-9_]*)' "$ROOT/lib/cupti/callback_translate.cpp" | sed 's/^X(//; s/)$//')
 names=$(grep -o '^VT_DRIVER_\(ALLOC\|FREE\)([A-Za-z0-9_]*' "$ROOT/lib/device/hooks.def" | sed 's/.*(//')
 [[ -n $names && -n $custom ]] || { echo "FAIL: no rows read from hooks.def or callback_translate.cpp"; exit 1; }
-for name in $(grep -o '^VT_DRIVER_CUSTOM([A-Za-z0-9_]*' "$ROOT/lib/device/hooks.def" | sed 's/.*(//'); do
+# Every other driver row kind (CUSTOM and the special kinds generated in custom_hooks.cpp).
+for name in $(grep -o '^VT_DRIVER_[A-Z_]*([A-Za-z0-9_]*' "$ROOT/lib/device/hooks.def" | grep -v '^VT_DRIVER_\(ALLOC\|FREE\)(' | sed 's/.*(//'); do
   grep -qx "$name" <<<"$custom" && names="$names $name"
 done
 served=0 failures=0 absent=""

@@ -2,6 +2,10 @@
 //   standin_prog_trigger_watch threshold
 //       device 0: 6 MiB (hold_a) + 3 MiB (hold_b), free hold_b, 4 MiB (hold_c), 1 MiB (hold_d);
 //       with VRAMTRACE_WARN_BYTES=8MiB that crosses upward twice (at 9 MiB and at 10 MiB).
+//   standin_prog_trigger_watch threshold-churn
+//       device 0: 6 MiB (hold_a) + 3 MiB (hold_b), then at once frees hold_b and allocates and
+//       frees 1 MiB (churn_once) 2,000 times, then 1 MiB (hold_d); with VRAMTRACE_WARN_BYTES=8MiB
+//       that crosses upward once (at 9 MiB), while the live set keeps changing after it.
 //   standin_prog_trigger_watch periodic
 //       holds 2 MiB (hold_a), prints "ready", then sleeps (the test kills it with SIGKILL).
 //   standin_prog_trigger_watch prometheus FILE   (each %p in FILE: this process's pid)
@@ -51,6 +55,12 @@ HOLD(hold_d, 1 * kMiB, 0)
 HOLD(hold_e, 1 * kMiB, 1)
 #undef HOLD
 
+// One allocation and its free on device 0, after the threshold crossing of mode threshold-churn.
+static STANDIN_NOINLINE void churn_once() {
+  void* p = nullptr;
+  if (cudaMalloc(&p, kMiB) != cudaSuccess || cudaFree(p) != cudaSuccess) std::exit(1);
+}
+
 // From device 1's default stream-ordered pool, which reserves it rounded up to 2 MiB.
 static STANDIN_NOINLINE void* hold_from_pool(bool print) {
   void* p = nullptr;
@@ -83,6 +93,14 @@ int main(int argc, char** argv) {
     void* b = hold_b(false);
     cudaFree(b);
     hold_c(true);
+    hold_d(true);
+    return 0;
+  }
+  if (mode == "threshold-churn") {
+    hold_a(true);
+    void* b = hold_b(false);
+    cudaFree(b);
+    for (int i = 0; i < 2000; ++i) churn_once();
     hold_d(true);
     return 0;
   }
