@@ -14,7 +14,7 @@
 #include <map>
 #include <string>
 
-#include "snapshot/report_model.h"
+#include "snapshot/snapshot_model.h"
 #include "symbolize/call_site.h"
 
 using namespace vramtrace;

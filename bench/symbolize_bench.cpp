@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "symbolize/module_map.h"
-#include "snapshot/report_model.h"
+#include "snapshot/snapshot_model.h"
 #include "symbolize/symbolizer.h"
 
 using namespace vramtrace;

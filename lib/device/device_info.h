@@ -15,7 +15,7 @@
 
 #include "core/hot_flags.h"
 
-#include "snapshot/report_model.h"
+#include "snapshot/snapshot_model.h"
 
 namespace vramtrace {
 

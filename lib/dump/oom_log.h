@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "snapshot/report_model.h"
+#include "snapshot/snapshot_model.h"
 
 namespace vramtrace {
 

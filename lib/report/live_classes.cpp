@@ -1,5 +1,6 @@
 // Live allocations by exit-time class (held since start, grew, the rest). The rule: live_classes.h.
 #include "report/live_classes.h"
+#include "report/call_site_groups.h"
 
 #include <algorithm>
 #include <map>

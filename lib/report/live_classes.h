@@ -29,7 +29,8 @@
 #include <string>
 #include <vector>
 
-#include "snapshot/report_model.h"
+#include "snapshot/snapshot_model.h"
+#include "report/call_site_groups.h"
 
 namespace vramtrace::report {
 

@@ -1,4 +1,5 @@
 #include "report/summary_body.h"
+#include "report/call_site_groups.h"
 
 #include <algorithm>
 

@@ -13,6 +13,7 @@
 
 #include "report/live_classes.h"
 #include "report/summary_format.h"
+#include "report/call_site_groups.h"
 
 namespace vramtrace::report {
 namespace summary {

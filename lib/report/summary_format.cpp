@@ -9,6 +9,8 @@
 #include "report/summary_nvtx.h"
 #include "report/text_safety.h"
 #include "snapshot/snapshot_fields.h"
+#include "report/text_format.h"
+#include "report/call_site_groups.h"
 
 #include <algorithm>
 #include <functional>

@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "snapshot/report_model.h"
+#include "snapshot/snapshot_model.h"
 
 namespace vramtrace::report {
 

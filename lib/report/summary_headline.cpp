@@ -6,6 +6,8 @@
 #include <vector>
 
 #include "report/text_safety.h"
+#include "report/text_format.h"
+#include "report/call_site_groups.h"
 
 namespace vramtrace::report::summary {
 

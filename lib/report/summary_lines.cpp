@@ -1,4 +1,5 @@
 #include "report/summary_lines.h"
+#include "report/text_format.h"
 
 #include <algorithm>
 

@@ -11,6 +11,7 @@
 
 #include "report/summary_format.h"
 #include "report/text_safety.h" // one_line
+#include "report/text_format.h"
 
 namespace vramtrace::report::summary {
 

@@ -9,6 +9,7 @@
 
 #include "report/text_safety.h"
 #include "snapshot/snapshot_fields.h"
+#include "report/text_format.h"
 
 namespace vramtrace::report::summary {
 

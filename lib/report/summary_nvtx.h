@@ -5,7 +5,7 @@
 
 #include "report/summary_body.h"
 #include "report/summary_lines.h"
-#include "snapshot/report_model.h"
+#include "snapshot/snapshot_model.h"
 
 namespace vramtrace::report::summary {
 

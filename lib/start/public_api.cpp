@@ -4,7 +4,7 @@
 
 #include "core/tracker.h"
 #include "dump/dumper.h"
-#include "snapshot/report_model.h"
+#include "snapshot/snapshot_model.h"
 #include "tracking/event_ring.h"
 
 static_assert(VRAMTRACE_MARK_LABEL_MAX == vramtrace::EventRecord::kLabelMax, "documented label bound");

@@ -21,7 +21,7 @@
 #include <string_view>
 #include <vector>
 
-#include "snapshot/report_model.h"
+#include "snapshot/snapshot_model.h"
 #include "symbolize/frame_rules.h"
 
 namespace vramtrace {

@@ -14,7 +14,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "snapshot/report_model.h"
+#include "snapshot/snapshot_model.h"
 #include "symbolize/libdw_index.h"
 #include "symbolize/module_map.h"
 #include "symbolize/symbolizer.h"

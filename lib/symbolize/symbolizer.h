@@ -36,7 +36,7 @@
 #include <vector>
 
 #include "symbolize/module_map.h"
-#include "snapshot/report_model.h"
+#include "snapshot/snapshot_model.h"
 
 namespace vramtrace::symbolize {
 

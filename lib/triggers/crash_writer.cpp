@@ -15,7 +15,7 @@
 #include "device/real_functions.h"
 #include "python/python_frame_table.h"
 #include "python/python_runtime.h"
-#include "snapshot/report_model.h"
+#include "snapshot/snapshot_model.h"
 #include "snapshot/snapshot_fields.h"
 #include "snapshot/snapshot_layout.h"
 #include "triggers/crash_modules.h"

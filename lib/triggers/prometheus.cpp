@@ -25,6 +25,7 @@
 #include "triggers/prometheus_sweep.h"
 #include "triggers/prometheus_text.h"
 #include "triggers/trigger_config.h"
+#include "report/text_format.h"
 
 namespace vramtrace::triggers {
 namespace {

@@ -19,7 +19,7 @@
 #include <cstdint>
 #include <string>
 
-#include "snapshot/report_model.h"
+#include "snapshot/snapshot_model.h"
 
 namespace vramtrace::triggers {
 

@@ -4,6 +4,7 @@
 #include "input/offline_symbolize.h"
 #include "report/text_safety.h"
 #include "snapshot/snapshot_fields.h"
+#include "report/text_format.h"
 
 #include <algorithm>
 #include <istream>

@@ -31,7 +31,7 @@
 #include <vector>
 
 #include "input/snapshot_input.h"
-#include "snapshot/report_model.h"
+#include "snapshot/snapshot_model.h"
 
 namespace vramtrace::cli {
 

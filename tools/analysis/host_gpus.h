@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "input/nvml_processes.h"
-#include "snapshot/report_model.h"
+#include "snapshot/snapshot_model.h"
 
 namespace vramtrace::cli {
 

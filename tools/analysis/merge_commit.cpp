@@ -3,6 +3,7 @@
 // pools re-numbered, the NVTX range stacks per device role, the call sites and the process record.
 #include "analysis/merge_core.h"
 #include "analysis/merge_file_state.h"
+#include "report/text_format.h"
 
 #include <algorithm>
 #include <cstring>

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "analysis/merge_core.h"
-#include "snapshot/report_model.h"
+#include "snapshot/snapshot_model.h"
 #include "snapshot/snapshot_fields.h"
 
 namespace vramtrace::cli {

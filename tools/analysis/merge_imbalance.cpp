@@ -18,7 +18,8 @@
 
 #include "analysis/merge_core.h"
 #include "common/text_table.h"
-#include "snapshot/report_model.h"
+#include "snapshot/snapshot_model.h"
+#include "report/text_format.h"
 
 namespace vramtrace::cli {
 

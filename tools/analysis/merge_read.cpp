@@ -18,7 +18,7 @@
 
 #include "input/simd_snapshot_source.h"
 #include "input/offline_symbolize.h"
-#include "snapshot/report_model.h"
+#include "snapshot/snapshot_model.h"
 #include "snapshot/snapshot_fields.h"
 
 namespace vramtrace::cli {

@@ -11,7 +11,8 @@
 
 #include "analysis/merge_core.h"
 #include "common/json_text.h"
-#include "snapshot/report_model.h"
+#include "snapshot/snapshot_model.h"
+#include "report/text_format.h"
 #include "snapshot/snapshot_fields.h"
 
 namespace vramtrace::cli {

@@ -10,6 +10,7 @@
 #include "input/snapshot_input.h"
 #include "input/summary_input.h"
 #include "report/summary_format.h"
+#include "report/text_format.h"
 
 namespace vramtrace::cli {
 

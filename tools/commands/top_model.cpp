@@ -12,6 +12,8 @@
 #include "report/text_safety.h"
 #include "symbolize/call_site.h"
 #include "symbolize/symbolizer.h"
+#include "report/text_format.h"
+#include "report/call_site_groups.h"
 
 namespace vramtrace::cli {
 namespace {

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "snapshot/report_model.h"
+#include "snapshot/snapshot_model.h"
 
 namespace vramtrace::cli {
 

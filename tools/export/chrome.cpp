@@ -6,6 +6,7 @@
 
 #include "export/export.h"
 #include "export/export_common.h"
+#include "report/text_format.h"
 
 namespace vramtrace::exporter {
 

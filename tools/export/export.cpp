@@ -1,5 +1,6 @@
 // Format names and the option checks shared by every format. See export.h.
 #include "export/export.h"
+#include "report/text_format.h"
 
 #include <algorithm>
 

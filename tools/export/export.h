@@ -18,7 +18,7 @@
 #include <string_view>
 #include <vector>
 
-#include "snapshot/report_model.h"
+#include "snapshot/snapshot_model.h"
 
 namespace vramtrace::exporter {
 

@@ -1,5 +1,6 @@
 // Shared exporter helpers. See export_common.h.
 #include "export/export_common.h"
+#include "report/text_format.h"
 
 #include <algorithm>
 #include <charconv>

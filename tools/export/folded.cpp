@@ -13,6 +13,7 @@
 #include "export/export.h"
 #include "export/export_common.h"
 #include "report/text_safety.h"
+#include "report/text_format.h"
 
 namespace vramtrace::exporter {
 

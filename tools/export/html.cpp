@@ -15,6 +15,7 @@
 #include "export/html/page.h"
 #include "export/html/page_data.h"
 #include "report/text_safety.h"
+#include "report/text_format.h"
 
 namespace vramtrace::exporter {
 

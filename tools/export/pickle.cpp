@@ -11,6 +11,7 @@
 #include "export/export_common.h"
 #include "export/pickle_writer.h"
 #include "snapshot/device_range.h"
+#include "report/text_format.h"
 
 namespace vramtrace::exporter {
 

@@ -12,6 +12,7 @@
 #include "export/export.h"
 #include "export/export_common.h"
 #include "export/protobuf_writer.h"
+#include "report/text_format.h"
 
 namespace vramtrace::exporter {
 

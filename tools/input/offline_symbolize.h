@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "snapshot/report_model.h"
+#include "snapshot/snapshot_model.h"
 #include "snapshot/reader/snapshot_reader.h"
 
 namespace vramtrace::cli {

@@ -15,7 +15,8 @@
 
 #include "input/simd_snapshot_source.h"
 #include "input/offline_symbolize.h"
-#include "snapshot/report_model.h"
+#include "snapshot/snapshot_model.h"
+#include "report/text_format.h"
 
 namespace vramtrace::cli {
 

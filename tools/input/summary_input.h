@@ -17,7 +17,7 @@
 #include <string>
 
 #include "input/snapshot_input.h"
-#include "snapshot/report_model.h"
+#include "snapshot/snapshot_model.h"
 #include "report/summary_format.h"
 
 namespace vramtrace::cli {

@@ -508,7 +508,7 @@ template <class R> constexpr bool is_sub_list<std::vector<PeakSite> R::*> = true
 template <class R> constexpr bool is_sub_list<std::vector<RangePeak> R::*> = true;
 
 // Top-level members: the kRequiredTop required ones in the order the library's writer emits them,
-// then the optional ones that `vramtrace merge` adds (report_model.h: MergedProcess), then the
+// then the optional ones that `vramtrace merge` adds (snapshot_model.h: MergedProcess), then the
 // ones added within schema 1 (optional: older files lack them).
 enum class Top { Format, SchemaVersion, Process, Devices, Dropped, Modules, Frames, Stacks, Allocations,
                  MergedProcesses, MergedDevices, OomCount, Peaks, Ooms, Pools, EventHistory, Events, TeardownCount,

@@ -3,7 +3,7 @@
 // history with a free, a mark (with characters every format must escape) and an OOM, and peaks.
 #pragma once
 
-#include "snapshot/report_model.h"
+#include "snapshot/snapshot_model.h"
 
 namespace vt_export_test {
 

@@ -7,7 +7,9 @@
 #include <string>
 #include <unistd.h>
 
-#include "snapshot/report_model.h"
+#include "snapshot/snapshot_model.h"
+#include "report/text_format.h"
+#include "report/call_site_groups.h"
 #include "snapshot/snapshot_writer.h"
 #include "report/summary_format.h"
 #include "snapshot/reader/snapshot_reader.h"

@@ -10,6 +10,7 @@
 #include "snapshot/reader/snapshot_reader.h"
 #include "report_test_data.h"
 #include "snapshot/snapshot_writer.h"
+#include "report/text_format.h"
 
 using namespace vramtrace::report;
 

@@ -13,6 +13,7 @@
 
 #include "symbolize/symbolizer.h"
 #include "symbolize_test_util.h"
+#include "report/text_format.h"
 
 using namespace vramtrace::symbolize;
 using namespace vt_symbolize_test;

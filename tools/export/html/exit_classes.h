@@ -8,7 +8,7 @@
 #include <string_view>
 
 #include "export/export.h"
-#include "snapshot/report_model.h"
+#include "snapshot/snapshot_model.h"
 
 namespace vramtrace::exporter::html {
 

@@ -5,6 +5,7 @@
 
 #include "export/export_common.h"
 #include "export/html/page.h"
+#include "report/text_format.h"
 
 namespace vramtrace::exporter::html {
 

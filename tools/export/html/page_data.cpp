@@ -12,6 +12,7 @@
 #include "export/html/exit_classes.h"
 #include "report/text_safety.h"
 #include "symbolize/frame_rules.h"
+#include "report/text_format.h"
 
 namespace vramtrace::exporter::html {
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "export/export.h"
-#include "snapshot/report_model.h"
+#include "snapshot/snapshot_model.h"
 
 namespace vramtrace::exporter::html {
 
