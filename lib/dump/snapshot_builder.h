@@ -1,4 +1,4 @@
-// Builds the report model from the live tracker, in two steps (so that a trigger can capture inside
+// Builds the snapshot model from the live tracker, in two steps (so that a trigger can capture inside
 // a hook, on the allocating thread, and leave the slow part to another thread):
 //   capture_snapshot   copies the live table, the counters, each device's peak composition, the
 //                      event history and every stack they reference, with raw addresses only. No
@@ -16,8 +16,8 @@
 
 namespace vramtrace {
 
-report::Snapshot capture_snapshot(Tracker &tracker, const char *reason);
-void symbolize_snapshot(report::Snapshot &snapshot);
-report::Snapshot build_snapshot(Tracker &tracker, const char *reason);
+snapshot::Snapshot capture_snapshot(Tracker &tracker, const char *reason);
+void symbolize_snapshot(snapshot::Snapshot &snapshot);
+snapshot::Snapshot build_snapshot(Tracker &tracker, const char *reason);
 
 } // namespace vramtrace

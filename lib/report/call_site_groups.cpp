@@ -12,6 +12,13 @@
 
 namespace vramtrace::report {
 
+using snapshot::Allocation;
+using snapshot::Frame;
+using snapshot::Module;
+using snapshot::Snapshot;
+using snapshot::Stack;
+using snapshot::counts_as_held;
+
 namespace {
 
 __extension__ typedef unsigned __int128 u128; // exact products of two 64-bit values

@@ -34,7 +34,7 @@ struct CallSiteGroup {
 };
 // Groups the allocations that count_as_held. Sorted by live bytes descending, then live count
 // descending, then key ascending.
-std::vector<CallSiteGroup> group_live_by_call_site(const Snapshot &snapshot);
+std::vector<CallSiteGroup> group_live_by_call_site(const snapshot::Snapshot &snapshot);
 
 // For the streaming `vramtrace summary`: live allocations folded by the caller,
 // `count` allocations of `size` bytes each made through `stack` on `device` by `api`, all of kinds
@@ -48,7 +48,7 @@ struct FoldedLive {
 };
 // The same groups, keys, order, apis, devices and sizes as group_live_by_call_site gives for the
 // allocations that were folded. Takes `folded` by value and frees it early (it can be large).
-std::vector<CallSiteGroup> group_folded_by_call_site(const Snapshot &snapshot, std::vector<FoldedLive> folded);
+std::vector<CallSiteGroup> group_folded_by_call_site(const snapshot::Snapshot &snapshot, std::vector<FoldedLive> folded);
 
 // Bytes and allocations attributed to a stack (e.g. DevicePeak::sites).
 struct StackWeight {
@@ -60,7 +60,7 @@ struct StackWeight {
 // group_live_by_call_site (live_bytes/live_count are the summed weights); apis, devices and sizes
 // stay empty. With weight_groups: for each weight, the index of its group in the result (one pass,
 // for callers that need to know which stacks each group merged).
-std::vector<CallSiteGroup> group_by_call_site(const Snapshot &snapshot, const std::vector<StackWeight> &weights,
+std::vector<CallSiteGroup> group_by_call_site(const snapshot::Snapshot &snapshot, const std::vector<StackWeight> &weights,
                                               std::vector<size_t> *weight_groups = nullptr);
 
 } // namespace vramtrace::report

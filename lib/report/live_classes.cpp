@@ -10,6 +10,12 @@
 
 namespace vramtrace::report {
 
+using snapshot::Allocation;
+using snapshot::Event;
+using snapshot::ProcessInfo;
+using snapshot::Snapshot;
+using snapshot::counts_as_held;
+
 namespace {
 
 // CLOCK_MONOTONIC at the library's start, when the snapshot places its run on that clock.

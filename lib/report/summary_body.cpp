@@ -5,6 +5,13 @@
 
 namespace vramtrace::report {
 
+using snapshot::Allocation;
+using snapshot::DeviceTotals;
+using snapshot::Event;
+using snapshot::EventHistory;
+using snapshot::Snapshot;
+using snapshot::counts_as_held;
+
 namespace summary {
 namespace {
 

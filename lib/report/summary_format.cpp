@@ -23,6 +23,19 @@
 
 namespace vramtrace::report {
 
+using snapshot::Allocation;
+using snapshot::DevicePeak;
+using snapshot::DeviceTotals;
+using snapshot::Event;
+using snapshot::Frame;
+using snapshot::OomEvent;
+using snapshot::PeakSite;
+using snapshot::Pool;
+using snapshot::ProcessInfo;
+using snapshot::Snapshot;
+using snapshot::Stack;
+using snapshot::Teardown;
+
 using namespace summary;
 
 namespace {

@@ -11,6 +11,14 @@
 
 namespace vramtrace::report::summary {
 
+using snapshot::DevicePeak;
+using snapshot::Event;
+using snapshot::OomEvent;
+using snapshot::PeakSite;
+using snapshot::Snapshot;
+using snapshot::Stack;
+using snapshot::path_basename;
+
 namespace {
 
 constexpr size_t kHeadlineSites = 3; // call sites named per headline line

@@ -5,6 +5,8 @@
 
 namespace vramtrace::report::summary {
 
+using snapshot::ProcessInfo;
+
 __extension__ typedef unsigned __int128 u128; // exact products of two 64-bit values
 
 

@@ -6,6 +6,12 @@
 
 namespace vramtrace::report {
 
+using snapshot::Frame;
+using snapshot::Module;
+using snapshot::RangeStack;
+using snapshot::Snapshot;
+using snapshot::path_basename;
+
 std::string to_dec(uint64_t value) {
     char buf[24];
     auto res = std::to_chars(buf, buf + sizeof buf, value);

@@ -38,15 +38,15 @@ std::string zero_padded(uint64_t value, int width, int base);
 // A frame with inlined calls starts with the innermost one and names each function it was inlined
 // into in parentheses, the real function last, then the module as above:
 //   "g() at /src/a.cpp:3 (inlined into f() at /src/a.cpp:10) (train)".
-std::string describe_frame(const Snapshot &snapshot, const Frame &frame);
+std::string describe_frame(const snapshot::Snapshot &snapshot, const snapshot::Frame &frame);
 
 // How reports name a range stack: "step > ml:forward [phase]" (a range of a named domain as
 // DOMAIN:NAME, a range with a category followed by it in brackets, outermost first); "(no range)"
 // for 0; "(range N, not in the snapshot)" for an unknown id.
-std::string range_stack_label(const Snapshot &s, uint32_t id);
+std::string range_stack_label(const snapshot::Snapshot &s, uint32_t id);
 // The same for one range stack that is known ("step > ml:forward [phase]").
-std::string range_stack_label(const RangeStack &r);
+std::string range_stack_label(const snapshot::RangeStack &r);
 // " [CATEGORY]" for frame i of r when it has a category, else "".
-std::string range_category_suffix(const RangeStack &r, size_t i);
+std::string range_category_suffix(const snapshot::RangeStack &r, size_t i);
 
 } // namespace vramtrace::report

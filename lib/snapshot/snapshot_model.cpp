@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-namespace vramtrace::report {
+namespace vramtrace::snapshot {
 
 const RangeStack *Snapshot::find_range(uint32_t id) const {
     if (id == 0) return nullptr;
@@ -85,4 +85,4 @@ void adopt_graph_memory_pools(Snapshot &s) {
     s.pools = std::move(kept);
 }
 
-} // namespace vramtrace::report
+} // namespace vramtrace::snapshot

@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-namespace vramtrace::report {
+namespace vramtrace::snapshot {
 
 inline constexpr int kSchemaVersion = 1;
 inline constexpr const char *kFormatName = "vramtrace-snapshot";
@@ -474,4 +474,4 @@ bool counts_as_held(const Allocation &a);
 // than in report/text_format.h because symbolize/, a layer below report/, names modules with it.
 std::string_view path_basename(std::string_view path);
 
-} // namespace vramtrace::report
+} // namespace vramtrace::snapshot

@@ -28,7 +28,7 @@ VT_EXPORT int vramtrace_stats(vramtrace_device_stats *out, int capacity) {
     t->counters.for_each_seen([&](const DeviceTotalsView &d) {
         if (count < capacity) {
             vramtrace_device_stats &s = out[count];
-            report::copy_device_counters(d, s);
+            snapshot::copy_device_counters(d, s);
             s.reserved_ = 0;
         }
         ++count;

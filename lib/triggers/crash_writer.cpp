@@ -23,10 +23,10 @@
 namespace vramtrace::crash {
 namespace {
 
-namespace member = report::member;
-using report::JsonEmitter;
-using report::JsonMembers;
-using report::JsonRecordList;
+namespace member = snapshot::member;
+using snapshot::JsonEmitter;
+using snapshot::JsonMembers;
+using snapshot::JsonRecordList;
 
 constexpr size_t kOutBuffer = 16 * 1024;
 constexpr size_t kMapsScratch = 64 * 1024;
@@ -287,13 +287,13 @@ void write_allocations(JsonEmitter &out, const Work &w) {
 
 void write_document(JsonEmitter &out, Work &w, const Tracker &t, const CrashProcess &p, const char *signal_name) {
     out.raw("{\n  ");
-    out.key(member::top::format), out.str(report::kFormatName), out.raw(",\n  ");
-    out.key(member::top::schema_version), out.i64(report::kSchemaVersion), out.raw(",\n");
+    out.key(member::top::format), out.str(snapshot::kFormatName), out.raw(",\n  ");
+    out.key(member::top::schema_version), out.i64(snapshot::kSchemaVersion), out.raw(",\n");
     write_process(out, w, t, p, signal_name);
 
     JsonRecordList devices(out, member::top::devices);
     t.counters.for_each_seen([&](const DeviceTotalsView &d) {
-        devices.add([&](JsonMembers &r) { report::write_device_counters(r, d); });
+        devices.add([&](JsonMembers &r) { snapshot::write_device_counters(r, d); });
     });
     devices.close(false);
 

@@ -49,7 +49,7 @@ inline void start_triggers() {
 // it once symbolized: write it to `path` and print `note` with the path (an OOM snapshot), or,
 // with an empty path, print a threshold warning made from it.
 struct PendingWork {
-    report::Snapshot snapshot;
+    snapshot::Snapshot snapshot;
     std::string path;
     std::string note;
     int device = -2;            // threshold warning: the device that crossed

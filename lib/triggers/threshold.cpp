@@ -77,9 +77,9 @@ void threshold_on_alloc(Tracker &t, int device, uint64_t before, uint64_t after)
 // vramtrace:   6.00 MiB (6291456 B) in 1 allocation at hold_a() at /src/prog.cpp:40 (prog)
 void print_threshold_warning(PendingWork &w) {
     if (!symbolize_captured_snapshot(w.snapshot)) return;
-    report::Snapshot on_device = w.snapshot;
+    snapshot::Snapshot on_device = w.snapshot;
     on_device.allocations.clear();
-    for (const report::Allocation &a : w.snapshot.allocations)
+    for (const snapshot::Allocation &a : w.snapshot.allocations)
         if (a.device == w.device) on_device.allocations.push_back(a);
     std::vector<report::CallSiteGroup> groups = report::group_live_by_call_site(on_device);
     std::string text = "vramtrace: warning: " + report::device_label(w.device) + " crossed VRAMTRACE_WARN_BYTES=" +

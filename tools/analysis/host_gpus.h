@@ -15,7 +15,7 @@ namespace vramtrace::cli {
 // A traced process's devices from its reading (uuid, tracked bytes, NVML's figure when known).
 struct TracedProcess {
     pid_t pid = 0;
-    std::vector<report::DeviceTotals> devices;
+    std::vector<snapshot::DeviceTotals> devices;
 };
 
 struct UntracedProcess {

@@ -23,7 +23,7 @@
 namespace vramtrace::cli {
 
 struct SummaryInput {
-    report::Snapshot head;    // everything but allocations and events.events
+    snapshot::Snapshot head;    // everything but allocations and events.events
     report::SummaryBody body; // those two, folded
 };
 

@@ -23,6 +23,7 @@
 #include "report/call_site_groups.h"
 
 using namespace vramtrace::report;
+using namespace vramtrace::snapshot;
 using namespace vramtrace::cli;
 
 namespace {

@@ -7,8 +7,8 @@
 
 namespace vt_export_test {
 
-inline vramtrace::report::Snapshot fixture_snapshot() {
-    using namespace vramtrace::report;
+inline vramtrace::snapshot::Snapshot fixture_snapshot() {
+    using namespace vramtrace::snapshot;
     constexpr uint64_t kS = 1000000000;
     Snapshot s;
     s.process.pid = 4242;

@@ -5,6 +5,7 @@
 #include "report_test_data.h"
 
 using namespace vramtrace::report;
+using namespace vramtrace::snapshot;
 
 TEST_CASE("group_live_by_call_site groups, totals and orders", "[call_site_groups]") {
     Snapshot s = vt_test::golden_snapshot();

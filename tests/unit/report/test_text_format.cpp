@@ -7,6 +7,7 @@
 #include "report_test_data.h"
 
 using namespace vramtrace::report;
+using namespace vramtrace::snapshot;
 
 TEST_CASE("format_bytes: binary units, two decimals, rounded half up", "[text_format]") {
     CHECK(format_bytes(0) == "0 B");

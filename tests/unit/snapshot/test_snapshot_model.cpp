@@ -4,7 +4,7 @@
 #include "report_test_data.h"
 #include "snapshot/snapshot_model.h"
 
-using namespace vramtrace::report;
+using namespace vramtrace::snapshot;
 
 TEST_CASE("path_basename", "[model]") {
     CHECK(path_basename("/usr/lib/libcudart.so.13") == "libcudart.so.13");
