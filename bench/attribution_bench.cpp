@@ -14,20 +14,20 @@
 #include <map>
 #include <string>
 
-#include "snapshot/report_model.h"
+#include "snapshot/snapshot_model.h"
 #include "symbolize/call_site.h"
 
 using namespace vramtrace;
 
 int main(int argc, char **argv) {
     long n = argc > 1 ? std::atol(argv[1]) : 100000;
-    report::Snapshot s;
+    snapshot::Snapshot s;
     const std::string site = "/venv/lib/python3.12/site-packages/";
     for (const char *m : {"libvramtrace.so", "libcudart.so.13", "libc10_cuda.so", "libtorch_cuda.so", "libtorch_cpu.so",
                           "libstdc++.so.6", "libc.so.6", "train"})
         s.modules.push_back({site + "torch/lib/" + m, 0, ""});
     auto frame = [&](int module, std::string function, std::string file = "", bool python = false) {
-        report::Frame f;
+        snapshot::Frame f;
         f.module = module;
         f.function = std::move(function);
         f.file = std::move(file);
@@ -43,7 +43,7 @@ int main(int argc, char **argv) {
                                  frame(3, "at::detail::empty_cuda(c10::ArrayRef<long>, c10::TensorOptions const&)"),
                                  frame(4, "at::_ops::empty_memory_format::call(c10::ArrayRef<c10::SymInt>)")};
     for (long i = 0; i < n; ++i) {
-        report::Stack st;
+        snapshot::Stack st;
         st.id = uint32_t(i + 1);
         st.frames = top;
         if (i % 4 == 0) { // the autograd engine's thread
@@ -66,7 +66,7 @@ int main(int argc, char **argv) {
     assign_call_sites(s);
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::map<std::string, long> by_category;
-    for (const report::Stack &st : s.stacks) ++by_category[st.category];
+    for (const snapshot::Stack &st : s.stacks) ++by_category[st.category];
     std::printf("attribution: stacks=%ld frames=%zu depth=32 classify_s=%.3f\n", n, s.frames.size(), seconds);
     for (const auto &[c, count] : by_category) std::printf("  %s %ld\n", c.c_str(), count);
     return 0;

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "symbolize/module_map.h"
-#include "snapshot/report_model.h"
+#include "snapshot/snapshot_model.h"
 #include "symbolize/symbolizer.h"
 
 using namespace vramtrace;
@@ -41,7 +41,7 @@ int main(int argc, char **argv) {
         return 1;
     }
     // Evenly spaced, distinct addresses; +1 because return addresses are looked up at address - 1.
-    std::vector<report::Frame> frames;
+    std::vector<snapshot::Frame> frames;
     frames.reserve(static_cast<size_t>(n));
     const double step = static_cast<double>(code_bytes) / static_cast<double>(n);
     long placed = 0;
@@ -52,13 +52,13 @@ int main(int argc, char **argv) {
         for (; placed < n; ++placed) {
             uint64_t offset = static_cast<uint64_t>(static_cast<double>(placed) * step) - before;
             if (offset >= size) break;
-            report::Frame f;
+            snapshot::Frame f;
             f.address = s.begin + offset + 1;
             frames.push_back(f);
         }
         before += size;
     }
-    std::vector<report::Module> modules;
+    std::vector<snapshot::Module> modules;
     auto t0 = std::chrono::steady_clock::now();
     symbolize::Symbolizer symbolizer(std::vector<symbolize::LoadedModule>{module}, symbolize::SymbolizerOptions{});
     symbolizer.symbolize(frames, modules);

@@ -68,9 +68,9 @@ void check_error(const std::string &error) {
 
 void summary(const std::string &input, uint8_t top) {
     MemFile file(input);
-    report::Snapshot snapshot;
+    snapshot::Snapshot snapshot;
     std::string error;
-    if (!cli::read_snapshot_file(file.path(), &snapshot, &error)) return check_error(error);
+    if (!snapshot::read_snapshot_file(file.path(), &snapshot, &error)) return check_error(error);
     report::SummaryOptions options;
     options.top_n = top % 16;
     std::string text = report::format_summary(snapshot, options);
@@ -79,9 +79,9 @@ void summary(const std::string &input, uint8_t top) {
 
 void export_all(const std::string &input) {
     MemFile file(input);
-    report::Snapshot snapshot;
+    snapshot::Snapshot snapshot;
     std::string error;
-    if (!cli::read_snapshot_file(file.path(), &snapshot, &error)) return check_error(error);
+    if (!snapshot::read_snapshot_file(file.path(), &snapshot, &error)) return check_error(error);
     using exporter::Format;
     for (Format format : {Format::Chrome, Format::Folded, Format::Pprof, Format::Pickle, Format::Html}) {
         for (int variant = 0; variant < 4; ++variant) {
@@ -136,8 +136,8 @@ void merge(const std::string &first_input, const std::string &second_input) {
             (void)cli::format_merge_text(merger, 3, keys);
             MemFile out;
             if (!merger.write_snapshot(out.fd(), {"vramtrace", "merge"}, "fuzz", &error)) abort();
-            report::Snapshot merged;
-            if (!cli::read_snapshot_file(out.path(), &merged, &error)) {
+            snapshot::Snapshot merged;
+            if (!snapshot::read_snapshot_file(out.path(), &merged, &error)) {
                 fprintf(stderr, "the merged snapshot does not read back: %s\n", error.c_str());
                 abort();
             }

@@ -1,5 +1,5 @@
 // libFuzzer targets over the exporters (tools/export/), one per format: the input bytes build a
-// report::Snapshot directly (no JSON), with what a file could never carry past the reader as well:
+// snapshot::Snapshot directly (no JSON), with what a file could never carry past the reader as well:
 // stacks 8 000 frames deep, frames with 8 000 inlined functions, device ordinals
 // anywhere in int's range, names full of control characters, marks, OOMs, peaks. Each snapshot is
 // exported at the dump and at the peak, for all devices and for one; every output is checked:
@@ -72,8 +72,8 @@ private:
     const uint8_t *p_, *end_;
 };
 
-report::Snapshot build(Bytes &in) {
-    report::Snapshot s;
+snapshot::Snapshot build(Bytes &in) {
+    snapshot::Snapshot s;
     s.process.pid = int64_t(in.u32());
     s.process.host = in.str(16);
     s.process.command_line = {in.str(24), in.str(24)};
@@ -91,7 +91,7 @@ report::Snapshot build(Bytes &in) {
     const int big = selector == 0xff ? 1 : selector == 0xfe ? 2 : 0;
     size_t frames = 1 + in.u8() % 32;
     for (size_t i = 0; i < frames; ++i) {
-        report::Frame f;
+        snapshot::Frame f;
         f.address = in.u64();
         f.module = modules ? int(in.u8() % (modules + 1)) - 1 : -1;
         f.module_offset = in.u64();
@@ -106,7 +106,7 @@ report::Snapshot build(Bytes &in) {
     }
     size_t stacks = in.u8() % 6;
     for (size_t i = 0; i < stacks; ++i) {
-        report::Stack st;
+        snapshot::Stack st;
         st.id = uint32_t(i + 1);
         uint8_t d = in.u8();
         size_t depth = big == 1 ? size_t(d) * 32 : big == 2 ? d % 5 : d % 40;
@@ -119,7 +119,7 @@ report::Snapshot build(Bytes &in) {
     std::vector<int> devices;
     size_t allocations = in.u8() % 24;
     for (size_t i = 0; i < allocations; ++i) {
-        report::Allocation a;
+        snapshot::Allocation a;
         a.address = in.u64();
         a.size = in.u8() & 1 ? in.u64() : in.u32();
         a.kind = kKinds[in.u8() % 5];
@@ -135,7 +135,7 @@ report::Snapshot build(Bytes &in) {
     size_t events = in.u8() % 48;
     static const char *const kTypes[] = {"alloc", "free", "mark", "oom"};
     for (size_t i = 0; i < events; ++i) {
-        report::Event e;
+        snapshot::Event e;
         e.type = kTypes[in.u8() % 4];
         e.time_ns = in.u64() >> (in.u8() % 64);
         e.device = e.type == "mark" ? -2 : in.device();
@@ -152,7 +152,7 @@ report::Snapshot build(Bytes &in) {
     s.events.wrapped = s.events.recorded > s.events.events.size();
     size_t ooms = in.u8() % 6;
     for (size_t i = 0; i < ooms; ++i) {
-        report::OomEvent o;
+        snapshot::OomEvent o;
         o.time_ns = in.u64() >> (in.u8() % 64);
         o.device = in.device();
         o.requested_bytes = in.u64();
@@ -163,15 +163,15 @@ report::Snapshot build(Bytes &in) {
     }
     for (int d : devices) {
         bool seen = false;
-        for (const report::DeviceTotals &t : s.devices) seen = seen || t.device == d;
+        for (const snapshot::DeviceTotals &t : s.devices) seen = seen || t.device == d;
         if (seen) continue;
-        report::DeviceTotals t;
+        snapshot::DeviceTotals t;
         t.device = d;
         t.current_bytes = in.u32();
         t.peak_bytes = in.u64();
         s.devices.push_back(t);
         if (in.u8() & 1) {
-            report::DevicePeak p;
+            snapshot::DevicePeak p;
             p.device = d;
             p.peak_bytes = t.peak_bytes;
             p.time_ns = in.u64() >> (in.u8() % 64);
@@ -355,7 +355,7 @@ void check_output(exporter::Format format, const std::string &out) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     Bytes in(data, size);
     uint8_t variants = in.u8();
-    report::Snapshot snapshot = build(in);
+    snapshot::Snapshot snapshot = build(in);
     const auto format = exporter::Format(VT_FUZZ_EXPORTER);
     for (int variant = 0; variant < 4; ++variant) {
         if (!(variants & (1 << variant)) && variant != 0) continue;

@@ -12,35 +12,35 @@
 namespace {
 
 // Counts what arrives, and touches every string so ASan sees any bad one.
-class CountingSink : public vramtrace::cli::SnapshotSink {
+class CountingSink : public vramtrace::snapshot::SnapshotSink {
 public:
     size_t parts = 0, bytes = 0;
     void on_schema_version(int) override { ++parts; }
-    void on_process(vramtrace::report::ProcessInfo &&p) override {
+    void on_process(vramtrace::snapshot::ProcessInfo &&p) override {
         ++parts;
         bytes += p.host.size() + p.executable.size() + p.reason.size();
         for (const std::string &a : p.command_line) bytes += a.size();
     }
-    void on_device(vramtrace::report::DeviceTotals &&) override { ++parts; }
+    void on_device(vramtrace::snapshot::DeviceTotals &&) override { ++parts; }
     void on_dropped(uint64_t, uint64_t) override { ++parts; }
-    void on_module(vramtrace::report::Module &&m) override { ++parts, bytes += m.path.size() + m.build_id.size(); }
-    void on_frame(vramtrace::report::Frame &&f) override {
+    void on_module(vramtrace::snapshot::Module &&m) override { ++parts, bytes += m.path.size() + m.build_id.size(); }
+    void on_frame(vramtrace::snapshot::Frame &&f) override {
         ++parts, bytes += f.function.size() + f.file.size();
         for (const auto &i : f.inlined) bytes += i.function.size() + i.file.size();
     }
-    void on_stack(vramtrace::report::Stack &&s) override { ++parts, bytes += s.frames.size(); }
-    void on_allocation(vramtrace::report::Allocation &&) override { ++parts; }
+    void on_stack(vramtrace::snapshot::Stack &&s) override { ++parts, bytes += s.frames.size(); }
+    void on_allocation(vramtrace::snapshot::Allocation &&) override { ++parts; }
     void on_dropped_peak_sites(uint64_t) override { ++parts; }
     void on_oom_count(uint64_t) override { ++parts; }
-    void on_peak(vramtrace::report::DevicePeak &&p) override { ++parts, bytes += p.sites.size(); }
-    void on_oom(vramtrace::report::OomEvent &&o) override { ++parts, bytes += o.api.size(); }
-    void on_pool(vramtrace::report::Pool &&) override { ++parts; }
-    void on_event_history(vramtrace::report::EventHistory &&) override { ++parts; }
-    void on_event(vramtrace::report::Event &&e) override {
+    void on_peak(vramtrace::snapshot::DevicePeak &&p) override { ++parts, bytes += p.sites.size(); }
+    void on_oom(vramtrace::snapshot::OomEvent &&o) override { ++parts, bytes += o.api.size(); }
+    void on_pool(vramtrace::snapshot::Pool &&) override { ++parts; }
+    void on_event_history(vramtrace::snapshot::EventHistory &&) override { ++parts; }
+    void on_event(vramtrace::snapshot::Event &&e) override {
         ++parts, bytes += e.type.size() + e.kind.size() + e.api.size() + e.label.size();
     }
-    void on_merged_process(vramtrace::cli::MergedProcess &&p) override { ++parts, bytes += p.file.size(); }
-    void on_merged_device(vramtrace::cli::MergedDevice &&d) override { ++parts, bytes += d.uuid.size(); }
+    void on_merged_process(vramtrace::snapshot::MergedProcess &&p) override { ++parts, bytes += p.file.size(); }
+    void on_merged_device(vramtrace::snapshot::MergedDevice &&d) override { ++parts, bytes += d.uuid.size(); }
 };
 
 } // namespace
@@ -49,7 +49,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     std::istringstream in(std::string(reinterpret_cast<const char *>(data), size));
     CountingSink sink;
     std::string error;
-    bool ok = vramtrace::cli::read_snapshot_stream(in, "input", sink, &error);
+    bool ok = vramtrace::snapshot::read_snapshot_stream(in, "input", sink, &error);
     // The contract of the reader: a failure is one non-empty line naming the input.
     if (!ok && (error.empty() || error.find('\n') != std::string::npos || error.rfind("input", 0) != 0)) abort();
     return 0;

@@ -61,7 +61,7 @@ std::atomic<uint64_t> g_graph_devices{0};
 // ---- the exit sample (see device_info.h) ----
 struct Sample {
     int pool_count;
-    report::Pool pools[kMaxPools + 2 * kMaxDevices];
+    snapshot::Pool pools[kMaxPools + 2 * kMaxDevices];
     bool have_used[kMaxDevices];
     uint64_t process_used[kMaxDevices];
 };
@@ -134,8 +134,8 @@ uint64_t default_pool_of(int device) {
     return reinterpret_cast<uint64_t>(pool);
 }
 
-bool read_pool(uint64_t handle, int device, bool is_default, report::Pool *out) {
-    report::Pool p;
+bool read_pool(uint64_t handle, int device, bool is_default, snapshot::Pool *out) {
+    snapshot::Pool p;
     p.handle = handle;
     p.device = device;
     p.is_default = is_default;
@@ -163,7 +163,7 @@ template <class Add> void query_pools(Add &&add) {
         bool wanted = (default_devices >> d) & 1;
         if (!wanted && !(any_unknown && g_identity[d].state.load(std::memory_order_acquire) == 2)) continue;
         defaults[d] = default_pool_of(d);
-        report::Pool p;
+        snapshot::Pool p;
         if (wanted && defaults[d] != 0 && read_pool(defaults[d], d, true, &p)) add(p);
     }
     for (int i = 0; i < slots; ++i) {
@@ -178,13 +178,13 @@ template <class Add> void query_pools(Add &&add) {
             }
         }
         if (is_default && ((default_devices >> device) & 1)) continue; // listed above
-        report::Pool p;
+        snapshot::Pool p;
         if (read_pool(h, device, is_default, &p)) add(p);
     }
     uint64_t graph_devices = g_graph_devices.load(std::memory_order_relaxed);
     for (int d = 0; d < kMaxDevices; ++d) {
         if (!((graph_devices >> d) & 1)) continue;
-        report::Pool p;
+        snapshot::Pool p;
         p.device = d;
         p.is_graph_memory = true;
         GraphMemoryFigures g;
@@ -289,7 +289,7 @@ void sample_before_exit() {
     // Taken while CUDA is still up (atexit handlers run before the libraries' destructors).
     static Sample sample; // static storage: outlives nothing it needs to
     sample.pool_count = 0;
-    query_pools([&](const report::Pool &p) {
+    query_pools([&](const snapshot::Pool &p) {
         if (sample.pool_count < static_cast<int>(sizeof sample.pools / sizeof sample.pools[0]))
             sample.pools[sample.pool_count++] = p;
     });
@@ -297,7 +297,7 @@ void sample_before_exit() {
     g_exit_sample = &sample;
 }
 
-bool use_exit_sample(const report::Snapshot &s) {
+bool use_exit_sample(const snapshot::Snapshot &s) {
     return s.process.reason == "exit" || s.process.reason == "crash";
 }
 
@@ -374,7 +374,7 @@ void note_graph_memory_used(int device) {
         g_graph_devices.fetch_or(bit, std::memory_order_relaxed);
 }
 
-void fill_device_info(report::Snapshot &s) {
+void fill_device_info(snapshot::Snapshot &s) {
     bool have[kMaxDevices] = {};
     uint64_t used[kMaxDevices] = {};
     if (use_exit_sample(s)) {
@@ -385,7 +385,7 @@ void fill_device_info(report::Snapshot &s) {
     } else {
         query_nvml(have, used);
     }
-    for (report::DeviceTotals &d : s.devices) {
+    for (snapshot::DeviceTotals &d : s.devices) {
         if (!valid_device(d.device)) continue;
         const Identity &id = g_identity[d.device];
         if (id.state.load(std::memory_order_acquire) != 2) continue;
@@ -426,20 +426,20 @@ namespace {
 
 // A graph memory reading goes into its device's row (added, in ordinal order, when the device had
 // no counted allocation); every other pool into the pools list.
-void place_pool(report::Snapshot &s, const report::Pool &p) {
-    if (p.is_graph_memory) report::add_graph_memory_to_device(s, p);
+void place_pool(snapshot::Snapshot &s, const snapshot::Pool &p) {
+    if (p.is_graph_memory) snapshot::add_graph_memory_to_device(s, p);
     else s.pools.push_back(p);
 }
 
 } // namespace
 
-void fill_pools(report::Snapshot &s) {
+void fill_pools(snapshot::Snapshot &s) {
     if (use_exit_sample(s)) {
         if (g_exit_sample != nullptr)
             for (int i = 0; i < g_exit_sample->pool_count; ++i) place_pool(s, g_exit_sample->pools[i]);
         return;
     }
-    query_pools([&](const report::Pool &p) { place_pool(s, p); });
+    query_pools([&](const snapshot::Pool &p) { place_pool(s, p); });
 }
 
 } // namespace vramtrace

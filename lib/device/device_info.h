@@ -15,7 +15,7 @@
 
 #include "core/hot_flags.h"
 
-#include "snapshot/report_model.h"
+#include "snapshot/snapshot_model.h"
 
 namespace vramtrace {
 
@@ -49,11 +49,11 @@ bool sampled_graph_memory(int device, GraphMemoryFigures *out);
 
 // Producers called by capture_snapshot (contract 3).
 // Copies the cached identity of every device in snapshot.devices, and NVML's usedGpuMemory.
-void fill_device_info(report::Snapshot &snapshot);
-// Appends one report::Pool per pool seen, and sets the graph memory of each device that had graph
+void fill_device_info(snapshot::Snapshot &snapshot);
+// Appends one snapshot::Pool per pool seen, and sets the graph memory of each device that had graph
 // memory nodes (DeviceTotals::graph_*, adding the device's row when it has none), from the
 // driver's attributes.
-void fill_pools(report::Snapshot &snapshot);
+void fill_pools(snapshot::Snapshot &snapshot);
 
 // Formats a 16-byte CUuuid like nvidia-smi: "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx".
 void format_gpu_uuid(const unsigned char bytes[16], char out[41]);

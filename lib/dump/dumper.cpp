@@ -48,7 +48,7 @@ static_assert(sizeof(std::atomic<uint32_t>) == sizeof(uint32_t));
 std::atomic<uint32_t> g_exit_writer{0};
 
 bool fill_json(int fd, void *ctx, std::string *error) {
-    return report::write_snapshot_json(*static_cast<const report::Snapshot *>(ctx), fd, error);
+    return snapshot::write_snapshot_json(*static_cast<const snapshot::Snapshot *>(ctx), fd, error);
 }
 
 } // namespace
@@ -81,9 +81,9 @@ public:
 };
 
 // Writes a symbolized snapshot; the caller holds the dump lock.
-int write_locked(const report::Snapshot &snapshot, const std::string &target, bool print_summary) {
+int write_locked(const snapshot::Snapshot &snapshot, const std::string &target, bool print_summary) {
     std::string error;
-    bool written = write_file_atomically(target, &fill_json, const_cast<report::Snapshot *>(&snapshot), &error);
+    bool written = write_file_atomically(target, &fill_json, const_cast<snapshot::Snapshot *>(&snapshot), &error);
     if (print_summary) {
         // Escaped as `vramtrace summary` escapes its output (cli::write_stdout), so that no frame
         // or file name reaches the program's terminal with a control or bidi character in it.
@@ -98,7 +98,7 @@ int write_locked(const report::Snapshot &snapshot, const std::string &target, bo
     return VRAMTRACE_OK;
 }
 
-std::string expand_for(const report::ProcessInfo &process) {
+std::string expand_for(const snapshot::ProcessInfo &process) {
     return expand_output_path(config().output, process.pid, process.host.c_str(), launcher_rank());
 }
 
@@ -113,7 +113,7 @@ int dump_with(const char *path, const char *reason, bool print_summary, bool exi
     ReentrancyGuard guard; // anything CUDA-related below is the tracker's own work, never recorded
     DumpLock lock;
     if (!lock.acquired) return VRAMTRACE_ERROR_IO;
-    report::Snapshot snapshot = build_snapshot(*t, reason);
+    snapshot::Snapshot snapshot = build_snapshot(*t, reason);
     if (ended_by != nullptr && ended_by->name != nullptr) {
         snapshot.process.signal = ended_by->name;
         snapshot.process.signal_sender_pid = ended_by->sender_pid;
@@ -145,7 +145,7 @@ int dump_snapshot(const char *path, const char *reason, bool print_summary) {
     return dump_with(path, reason, print_summary, false, nullptr);
 }
 
-int write_captured_snapshot(report::Snapshot &snapshot, const std::string &path) {
+int write_captured_snapshot(snapshot::Snapshot &snapshot, const std::string &path) {
     ReentrancyGuard guard;
     DumpLock lock;
     if (!lock.acquired) return VRAMTRACE_ERROR_IO;
@@ -153,7 +153,7 @@ int write_captured_snapshot(report::Snapshot &snapshot, const std::string &path)
     return write_locked(snapshot, path, false);
 }
 
-bool symbolize_captured_snapshot(report::Snapshot &snapshot) {
+bool symbolize_captured_snapshot(snapshot::Snapshot &snapshot) {
     ReentrancyGuard guard;
     DumpLock lock;
     if (!lock.acquired) return false;

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "snapshot/report_model.h"
+#include "snapshot/snapshot_model.h"
 
 namespace vramtrace {
 
@@ -16,11 +16,11 @@ int dump_snapshot(const char *path, const char *reason, bool print_summary);
 // Symbolizes a snapshot captured earlier (capture_snapshot, e.g. inside a failing allocation) and
 // writes it to path, under the same mutex as every other dump. Returns a VRAMTRACE_* code; a write
 // failure is said once per call on stderr.
-int write_captured_snapshot(report::Snapshot &snapshot, const std::string &path);
+int write_captured_snapshot(snapshot::Snapshot &snapshot, const std::string &path);
 
 // Symbolizes a captured snapshot under the dump mutex (the symbolizer is not shared between
 // threads), for a text report made from it. False when this thread is already dumping.
-bool symbolize_captured_snapshot(report::Snapshot &snapshot);
+bool symbolize_captured_snapshot(snapshot::Snapshot &snapshot);
 
 // The exit report: nothing when the process never touched CUDA. Written at most once per process;
 // allocations and frees that arrive later (other threads, late exit handlers) are still tracked

@@ -41,7 +41,7 @@ uint64_t oom_count_on_device(int device) {
     return g_device_count[device];
 }
 
-void fill_oom_events(report::Snapshot &snapshot) {
+void fill_oom_events(snapshot::Snapshot &snapshot) {
     OomRecord copy[kOomsKept];
     uint64_t count;
     {
@@ -54,7 +54,7 @@ void fill_oom_events(report::Snapshot &snapshot) {
     snapshot.ooms.clear();
     for (uint64_t n = first; n < count; ++n) {
         const OomRecord &r = copy[n % kOomsKept];
-        report::OomEvent e;
+        snapshot::OomEvent e;
         e.time_ns = r.time_ns;
         e.device = r.device;
         e.requested_bytes = r.requested_bytes;

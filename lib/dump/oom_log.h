@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "snapshot/report_model.h"
+#include "snapshot/snapshot_model.h"
 
 namespace vramtrace {
 
@@ -36,7 +36,7 @@ uint64_t oom_count_on_device(int device);
 
 // Fills snapshot.ooms (oldest first) and snapshot.oom_count (contract 3: one line in
 // capture_snapshot, before its stacks are collected, so the failing calls' stacks are included).
-void fill_oom_events(report::Snapshot &snapshot);
+void fill_oom_events(snapshot::Snapshot &snapshot);
 
 // In a fork child: the child starts with no failures (as its tracker starts empty).
 void reset_oom_log();

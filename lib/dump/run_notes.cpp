@@ -106,10 +106,10 @@ void note_first_allocation(bool periodic) {
     write_note("cuda", text);
 }
 
-void note_exit_report(const std::string &path, const report::Snapshot &snapshot) {
+void note_exit_report(const std::string &path, const snapshot::Snapshot &snapshot) {
     if (config().run_notes == nullptr) return;
-    const report::DeviceTotals *top = nullptr;
-    for (const report::DeviceTotals &d : snapshot.devices)
+    const snapshot::DeviceTotals *top = nullptr;
+    for (const snapshot::DeviceTotals &d : snapshot.devices)
         if (top == nullptr || d.peak_bytes > top->peak_bytes) top = &d;
     std::string text = "written " + path + "\n";
     if (top != nullptr) text += "peak " + std::to_string(top->peak_bytes) + "\non " + std::to_string(top->device) + "\n";

@@ -15,14 +15,14 @@
 #include <cstdint>
 #include <string>
 
-#include "snapshot/report_model.h"
+#include "snapshot/snapshot_model.h"
 
 namespace vramtrace {
 
 void note_library_loaded();
 // `periodic`: VRAMTRACE_PERIOD is on (the note then names the periodic snapshot).
 void note_first_allocation(bool periodic);
-void note_exit_report(const std::string &path, const report::Snapshot &snapshot);
+void note_exit_report(const std::string &path, const snapshot::Snapshot &snapshot);
 // Async-signal-safe: open, write and close of a name prepared by note_library_loaded.
 void note_signal_received(int signo);
 

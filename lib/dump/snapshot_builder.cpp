@@ -51,8 +51,8 @@ const char *event_type_name(EventType type) {
     return "unknown";
 }
 
-report::Event to_report_event(const EventRecord &r) {
-    report::Event e;
+snapshot::Event to_report_event(const EventRecord &r) {
+    snapshot::Event e;
     e.type = event_type_name(r.type);
     e.time_ns = r.time_ns;
     e.thread_id = r.thread_id;
@@ -77,20 +77,20 @@ report::Event to_report_event(const EventRecord &r) {
 // Each device's peak composition, read as a consistent cut (device_counters.h). A key that holds
 // a (stack, NVTX range stack) pair (core/tracker.h, peak_key) counts toward both its stack's site
 // and its range's row.
-void capture_peaks(const Tracker &t, report::Snapshot &s) {
-    for (const report::DeviceTotals &d : s.devices) {
-        report::DevicePeak peak;
+void capture_peaks(const Tracker &t, snapshot::Snapshot &s) {
+    for (const snapshot::DeviceTotals &d : s.devices) {
+        snapshot::DevicePeak peak;
         peak.device = d.device;
-        std::map<uint32_t, report::PeakSite> sites;
-        std::map<uint32_t, report::RangePeak> ranges;
+        std::map<uint32_t, snapshot::PeakSite> sites;
+        std::map<uint32_t, snapshot::RangePeak> ranges;
         bool any_range = false;
         DevicePeakView view = t.counters.for_each_peak_site(d.device, [&](uint32_t key, uint64_t bytes, uint64_t count) {
             uint32_t stack = key;
             uint16_t range = 0;
             if (split_peak_key(t, key, &stack, &range)) any_range = true;
-            report::PeakSite &site = sites[stack];
+            snapshot::PeakSite &site = sites[stack];
             site.stack = stack, site.bytes += bytes, site.count += count;
-            report::RangePeak &row = ranges[range];
+            snapshot::RangePeak &row = ranges[range];
             row.range = range, row.bytes += bytes, row.count += count;
         });
         for (auto &[stack, site] : sites) peak.sites.push_back(site);
@@ -98,10 +98,10 @@ void capture_peaks(const Tracker &t, report::Snapshot &s) {
             for (auto &[range, row] : ranges) peak.ranges.push_back(row);
         peak.peak_bytes = view.peak_bytes;
         peak.time_ns = view.time_ns;
-        std::sort(peak.sites.begin(), peak.sites.end(), [](const report::PeakSite &a, const report::PeakSite &b) {
+        std::sort(peak.sites.begin(), peak.sites.end(), [](const snapshot::PeakSite &a, const snapshot::PeakSite &b) {
             return a.bytes != b.bytes ? a.bytes > b.bytes : a.stack < b.stack;
         });
-        std::sort(peak.ranges.begin(), peak.ranges.end(), [](const report::RangePeak &a, const report::RangePeak &b) {
+        std::sort(peak.ranges.begin(), peak.ranges.end(), [](const snapshot::RangePeak &a, const snapshot::RangePeak &b) {
             return a.bytes != b.bytes ? a.bytes > b.bytes : a.range < b.range;
         });
         s.peaks.push_back(std::move(peak));
@@ -110,22 +110,22 @@ void capture_peaks(const Tracker &t, report::Snapshot &s) {
 
 // The live regions of the NVTX memory API, each inside the tracked allocation that backs it; a region
 // that lies in none (or crosses a segment's end) is counted, not listed.
-void capture_regions(report::Snapshot &s) {
-    std::vector<const report::Allocation *> segments;
-    for (const report::Allocation &a : s.allocations)
+void capture_regions(snapshot::Snapshot &s) {
+    std::vector<const snapshot::Allocation *> segments;
+    for (const snapshot::Allocation &a : s.allocations)
         if (a.kind == "device" || a.kind == "managed" || a.kind == "vmm_mapping" || a.kind == "host_pinned")
             segments.push_back(&a);
     std::sort(segments.begin(), segments.end(),
-              [](const report::Allocation *a, const report::Allocation *b) { return a->address < b->address; });
+              [](const snapshot::Allocation *a, const snapshot::Allocation *b) { return a->address < b->address; });
     nvtx::for_each_region([&](const nvtx::Region &r) {
         auto it = std::upper_bound(segments.begin(), segments.end(), r.address,
-                                   [](uint64_t v, const report::Allocation *a) { return v < a->address; });
-        const report::Allocation *seg = it == segments.begin() ? nullptr : *(it - 1);
+                                   [](uint64_t v, const snapshot::Allocation *a) { return v < a->address; });
+        const snapshot::Allocation *seg = it == segments.begin() ? nullptr : *(it - 1);
         if (seg == nullptr || r.address + r.size > seg->address + seg->size || r.address + r.size < r.address) {
             ++s.nvtx_regions_outside;
             return;
         }
-        report::NvtxRegion out;
+        snapshot::NvtxRegion out;
         out.address = r.address;
         out.size = r.size;
         out.segment = seg->address;
@@ -136,7 +136,7 @@ void capture_regions(report::Snapshot &s) {
         out.thread_id = r.thread_id;
         s.nvtx_regions.push_back(out);
     });
-    std::sort(s.nvtx_regions.begin(), s.nvtx_regions.end(), [](const report::NvtxRegion &a, const report::NvtxRegion &b) {
+    std::sort(s.nvtx_regions.begin(), s.nvtx_regions.end(), [](const snapshot::NvtxRegion &a, const snapshot::NvtxRegion &b) {
         return a.segment != b.segment ? a.segment < b.segment : a.address < b.address;
     });
     s.dropped_nvtx_regions = nvtx::regions_dropped();
@@ -152,21 +152,21 @@ std::string category_text(uint16_t domain, uint32_t category) {
 
 // The NVTX range stacks that allocations and peaks name, each spelled out from its chain of nodes
 // (nvtx/range_table.h), outermost range first; the categories only when a range has one.
-void capture_ranges(report::Snapshot &s) {
+void capture_ranges(snapshot::Snapshot &s) {
     std::vector<uint32_t> ids;
-    for (const report::Allocation &a : s.allocations)
+    for (const snapshot::Allocation &a : s.allocations)
         if (a.range != 0) ids.push_back(a.range);
-    for (const report::DevicePeak &p : s.peaks)
-        for (const report::RangePeak &r : p.ranges)
+    for (const snapshot::DevicePeak &p : s.peaks)
+        for (const snapshot::RangePeak &r : p.ranges)
             if (r.range != 0) ids.push_back(r.range);
-    for (const report::NvtxRegion &r : s.nvtx_regions)
+    for (const snapshot::NvtxRegion &r : s.nvtx_regions)
         if (r.range != 0) ids.push_back(r.range);
-    for (const report::Event &e : s.events.events)
+    for (const snapshot::Event &e : s.events.events)
         if (e.range != 0) ids.push_back(e.range);
     std::sort(ids.begin(), ids.end());
     ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
     for (uint32_t id : ids) {
-        report::RangeStack r;
+        snapshot::RangeStack r;
         r.id = id;
         bool any_category = false;
         if (id == nvtx::kOverflowStack) {
@@ -193,9 +193,9 @@ void capture_ranges(report::Snapshot &s) {
 
 // The NVTX start/end ranges started so far, by start time. An end is read through its end_ns, which
 // end_interval stores last with release order, so that a closed interval's end_thread is complete.
-void capture_intervals(report::Snapshot &s) {
+void capture_intervals(snapshot::Snapshot &s) {
     nvtx::for_each_interval([&](const nvtx::Interval &v) {
-        report::NvtxInterval out;
+        snapshot::NvtxInterval out;
         out.domain = nvtx::domain_name(v.domain);
         out.name = nvtx::name_text(v.name);
         out.category = category_text(v.domain, v.category);
@@ -207,26 +207,26 @@ void capture_intervals(report::Snapshot &s) {
     });
     // Slots are handed out in start order, but two threads can read the clock in either order.
     std::stable_sort(s.nvtx_intervals.begin(), s.nvtx_intervals.end(),
-                     [](const report::NvtxInterval &a, const report::NvtxInterval &b) { return a.start_ns < b.start_ns; });
+                     [](const snapshot::NvtxInterval &a, const snapshot::NvtxInterval &b) { return a.start_ns < b.start_ns; });
     s.dropped_nvtx_intervals = nvtx::intervals_dropped();
 }
 
-void capture_events(const Tracker &t, report::Snapshot &s) {
-    report::EventHistory &h = s.events;
+void capture_events(const Tracker &t, snapshot::Snapshot &s) {
+    snapshot::EventHistory &h = s.events;
     h.capacity = t.events.capacity();
     h.recorded = t.events.for_each([&](const EventRecord &r) { h.events.push_back(to_report_event(r)); });
     // The ring is in ticket order, and threads take tickets in blocks (event_ring.h): time order.
     std::stable_sort(h.events.begin(), h.events.end(),
-                     [](const report::Event &a, const report::Event &b) { return a.time_ns < b.time_ns; });
+                     [](const snapshot::Event &a, const snapshot::Event &b) { return a.time_ns < b.time_ns; });
     h.wrapped = h.recorded > h.events.size();
     // Complete from the start while every event pushed is kept; then from the oldest event kept.
     h.complete_from_ns = t.events.start_ns();
     if (h.wrapped) h.complete_from_ns = h.events.empty() ? s.process.dump_monotonic_ns : h.events.front().time_ns;
 }
 
-void capture_teardowns(const Tracker &t, report::Snapshot &s) {
+void capture_teardowns(const Tracker &t, snapshot::Snapshot &s) {
     s.teardown_count = t.teardowns.for_each([&](const TeardownRecord &r) {
-        report::Teardown td;
+        snapshot::Teardown td;
         td.time_ns = r.time_ns;
         td.api = api_name(r.api);
         td.cause = teardown_cause_name(r.cause);
@@ -244,23 +244,23 @@ void capture_teardowns(const Tracker &t, report::Snapshot &s) {
 
 // Adds every stack referenced by allocations, peaks, ooms and events (raw frames, in ascending id
 // order). The depot never frees a stack, so every id recorded anywhere still resolves.
-void capture_stacks(const Tracker &t, report::Snapshot &s) {
+void capture_stacks(const Tracker &t, snapshot::Snapshot &s) {
     std::vector<uint32_t> ids;
-    for (const report::Allocation &a : s.allocations) ids.push_back(a.stack);
-    for (const report::DevicePeak &p : s.peaks)
-        for (const report::PeakSite &site : p.sites) ids.push_back(site.stack);
-    for (const report::OomEvent &o : s.ooms) ids.push_back(o.stack);
-    for (const report::Event &e : s.events.events) ids.push_back(e.stack);
-    for (const report::Teardown &td : s.teardowns)
-        for (const report::PeakSite &site : td.sites) ids.push_back(site.stack);
-    for (const report::Stack &st : s.stacks) ids.push_back(st.id); // a producer may have added some
+    for (const snapshot::Allocation &a : s.allocations) ids.push_back(a.stack);
+    for (const snapshot::DevicePeak &p : s.peaks)
+        for (const snapshot::PeakSite &site : p.sites) ids.push_back(site.stack);
+    for (const snapshot::OomEvent &o : s.ooms) ids.push_back(o.stack);
+    for (const snapshot::Event &e : s.events.events) ids.push_back(e.stack);
+    for (const snapshot::Teardown &td : s.teardowns)
+        for (const snapshot::PeakSite &site : td.sites) ids.push_back(site.stack);
+    for (const snapshot::Stack &st : s.stacks) ids.push_back(st.id); // a producer may have added some
     std::sort(ids.begin(), ids.end());
     ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
     std::unordered_map<uint64_t, uint32_t> frame_index;
     for (size_t i = 0; i < s.frames.size(); ++i) frame_index.emplace(s.frames[i].address, uint32_t(i));
-    std::vector<report::Stack> stacks;
+    std::vector<snapshot::Stack> stacks;
     size_t existing = 0;
-    std::sort(s.stacks.begin(), s.stacks.end(), [](const report::Stack &a, const report::Stack &b) { return a.id < b.id; });
+    std::sort(s.stacks.begin(), s.stacks.end(), [](const snapshot::Stack &a, const snapshot::Stack &b) { return a.id < b.id; });
     for (uint32_t id : ids) {
         if (id == 0) continue;
         if (existing < s.stacks.size() && s.stacks[existing].id == id) {
@@ -269,13 +269,13 @@ void capture_stacks(const Tracker &t, report::Snapshot &s) {
         }
         StackView view = t.depot.get(id);
         if (view.depth == 0) continue; // unknown id: the reader would refuse the reference
-        report::Stack stack;
+        snapshot::Stack stack;
         stack.id = id;
         for (uint32_t i = 0; i < view.depth; ++i) {
             uint64_t address = view.frames[i];
             auto [it, inserted] = frame_index.try_emplace(address, static_cast<uint32_t>(s.frames.size()));
             if (inserted) {
-                report::Frame f;
+                snapshot::Frame f;
                 f.address = address;
                 // A Python frame is named from the frame table now; the symbolizer skips it.
                 if (python::is_python_frame(address)) {
@@ -292,8 +292,8 @@ void capture_stacks(const Tracker &t, report::Snapshot &s) {
     s.stacks = std::move(stacks);
 }
 
-report::ProcessInfo process_info(const Tracker &t, const char *reason) {
-    report::ProcessInfo p;
+snapshot::ProcessInfo process_info(const Tracker &t, const char *reason) {
+    snapshot::ProcessInfo p;
     p.pid = getpid();
     p.ppid = getppid();
     std::string cmdline = read_file("/proc/self/cmdline");
@@ -325,29 +325,29 @@ report::ProcessInfo process_info(const Tracker &t, const char *reason) {
 // allocation opened over IPC) has no counters here, yet the report must say which device that is:
 // it gets a row with zero totals, whose identity (UUID) fill_device_info fills in. Rows stay in
 // ordinal order.
-static void add_rows_for_held_devices(report::Snapshot &s) {
+static void add_rows_for_held_devices(snapshot::Snapshot &s) {
     bool added = false;
-    for (const report::Allocation &a : s.allocations) {
+    for (const snapshot::Allocation &a : s.allocations) {
         if (a.device < 0) continue;
         bool present = std::any_of(s.devices.begin(), s.devices.end(),
-                                   [&](const report::DeviceTotals &d) { return d.device == a.device; });
+                                   [&](const snapshot::DeviceTotals &d) { return d.device == a.device; });
         if (present) continue;
-        report::DeviceTotals row;
+        snapshot::DeviceTotals row;
         row.device = a.device;
         s.devices.push_back(std::move(row));
         added = true;
     }
     if (added)
         std::stable_sort(s.devices.begin(), s.devices.end(),
-                         [](const report::DeviceTotals &x, const report::DeviceTotals &y) { return x.device < y.device; });
+                         [](const snapshot::DeviceTotals &x, const snapshot::DeviceTotals &y) { return x.device < y.device; });
 }
 
-report::Snapshot capture_snapshot(Tracker &t, const char *reason) {
-    report::Snapshot s;
+snapshot::Snapshot capture_snapshot(Tracker &t, const char *reason) {
+    snapshot::Snapshot s;
     s.process = process_info(t, reason);
     t.counters.for_each_seen([&](const DeviceTotalsView &d) {
-        report::DeviceTotals totals;
-        report::copy_device_counters(d, totals);
+        snapshot::DeviceTotals totals;
+        snapshot::copy_device_counters(d, totals);
         s.devices.push_back(std::move(totals));
     });
     s.dropped_allocations = t.table.dropped();
@@ -362,7 +362,7 @@ report::Snapshot capture_snapshot(Tracker &t, const char *reason) {
     });
     s.allocations.reserve(live.size());
     for (const AllocationRecord &r : live) {
-        report::Allocation a;
+        snapshot::Allocation a;
         a.address = r.address;
         a.size = r.size;
         a.kind = memory_kind_name(r.kind);
@@ -399,7 +399,7 @@ report::Snapshot capture_snapshot(Tracker &t, const char *reason) {
     return s;
 }
 
-void recapture_events(const Tracker &t, report::Snapshot &s) {
+void recapture_events(const Tracker &t, snapshot::Snapshot &s) {
     s.events = {};
     capture_events(t, s);
     capture_stacks(t, s); // keeps the stacks already there, adds those of the new events
@@ -427,7 +427,7 @@ static std::vector<symbolize::LoadedModule> registered_modules() {
     return out;
 }
 
-void symbolize_snapshot(report::Snapshot &s) {
+void symbolize_snapshot(snapshot::Snapshot &s) {
     symbolize::SymbolizerOptions options;
     options.notice = [](void *, const char *message) { log_warning("%s", message); };
     symbolize_snapshot_frames(s, options, registered_modules());
@@ -437,8 +437,8 @@ void symbolize_snapshot(report::Snapshot &s) {
     s.process.symbolized = true;
 }
 
-report::Snapshot build_snapshot(Tracker &t, const char *reason) {
-    report::Snapshot s = capture_snapshot(t, reason);
+snapshot::Snapshot build_snapshot(Tracker &t, const char *reason) {
+    snapshot::Snapshot s = capture_snapshot(t, reason);
     symbolize_snapshot(s);
     return s;
 }

@@ -1,5 +1,6 @@
 // Live allocations by exit-time class (held since start, grew, the rest). The rule: live_classes.h.
 #include "report/live_classes.h"
+#include "report/call_site_groups.h"
 
 #include <algorithm>
 #include <map>
@@ -8,6 +9,12 @@
 #include <utility>
 
 namespace vramtrace::report {
+
+using snapshot::Allocation;
+using snapshot::Event;
+using snapshot::ProcessInfo;
+using snapshot::Snapshot;
+using snapshot::counts_as_held;
 
 namespace {
 

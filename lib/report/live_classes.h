@@ -29,7 +29,8 @@
 #include <string>
 #include <vector>
 
-#include "snapshot/report_model.h"
+#include "snapshot/snapshot_model.h"
+#include "report/call_site_groups.h"
 
 namespace vramtrace::report {
 
@@ -65,7 +66,7 @@ struct LiveIntervals {
 // The intervals of a run: the marks among `events` (type "mark", within the run when its span is
 // known), else tenths of the run, else none. `events` is Snapshot::events.events, or the marks a
 // streaming reader kept of it.
-LiveIntervals live_intervals(const ProcessInfo &process, const std::vector<Event> &events);
+LiveIntervals live_intervals(const snapshot::ProcessInfo &process, const std::vector<snapshot::Event> &events);
 
 enum class LiveClass { held_since_start, grew, rest };
 
@@ -92,8 +93,8 @@ struct LiveClasses {
 
 // The classes of `live` (any order) under the intervals of the snapshot's process and `events`;
 // call sites as group_by_call_site names and keys them.
-LiveClasses classify_live(const Snapshot &snapshot, const std::vector<LiveRecord> &live,
-                          const std::vector<Event> &events);
+LiveClasses classify_live(const snapshot::Snapshot &snapshot, const std::vector<LiveRecord> &live,
+                          const std::vector<snapshot::Event> &events);
 
 // Live allocations of one stack, device and size: the time each was made (CLOCK_MONOTONIC ns).
 // The streaming summary keeps them so, 8 bytes per allocation.
@@ -104,10 +105,10 @@ struct LiveSeries {
     const std::vector<uint64_t> *times = nullptr; // not null
 };
 // The same for series (any order; the times of one in any order).
-LiveClasses classify_live(const Snapshot &snapshot, const std::vector<LiveSeries> &live,
-                          const std::vector<Event> &events);
+LiveClasses classify_live(const snapshot::Snapshot &snapshot, const std::vector<LiveSeries> &live,
+                          const std::vector<snapshot::Event> &events);
 // The same for the snapshot's own allocations (those that count as held) and events.
-LiveClasses classify_live(const Snapshot &snapshot);
+LiveClasses classify_live(const snapshot::Snapshot &snapshot);
 
 // "held since start", "grew", "the rest".
 const char *live_class_name(LiveClass c);

@@ -1,8 +1,16 @@
 #include "report/summary_body.h"
+#include "report/call_site_groups.h"
 
 #include <algorithm>
 
 namespace vramtrace::report {
+
+using snapshot::Allocation;
+using snapshot::DeviceTotals;
+using snapshot::Event;
+using snapshot::EventHistory;
+using snapshot::Snapshot;
+using snapshot::counts_as_held;
 
 namespace summary {
 namespace {

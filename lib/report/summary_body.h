@@ -13,6 +13,7 @@
 
 #include "report/live_classes.h"
 #include "report/summary_format.h"
+#include "report/call_site_groups.h"
 
 namespace vramtrace::report {
 namespace summary {
@@ -47,7 +48,7 @@ struct DeviceReplay {
 };
 
 // One event of the history replayed into the per-device counters.
-void replay_event(std::map<int, DeviceReplay> &out, const Event &e);
+void replay_event(std::map<int, DeviceReplay> &out, const snapshot::Event &e);
 
 // A live allocation as the summary folds it (SummaryBody): kind and api are indices into the
 // body's interned names.
@@ -76,7 +77,7 @@ struct SummaryBody::State {
     std::map<std::tuple<uint32_t, int, uint64_t>, std::vector<uint64_t>> times;
     // From the event history, for the headline: its marks, and its allocations (time, stack,
     // size, NVTX range, api) per device. Bounded by the history's capacity (VRAMTRACE_EVENTS).
-    std::vector<Event> marks;
+    std::vector<snapshot::Event> marks;
     struct AllocSeen {
         uint64_t time_ns = 0, size = 0;
         uint32_t stack = 0, range = 0, api = 0;
@@ -110,7 +111,7 @@ std::vector<FoldedLive> folded_live(const SummaryBody::State &b);
 // The replayed history when it holds every allocation and free since start, which is checked
 // against the device counters (totals and counts must match exactly); otherwise the per-kind and
 // per-size peaks and totals stay unknown (an empty map).
-std::map<int, DeviceReplay> replay_events(const Snapshot &s, const SummaryBody::State &b);
+std::map<int, DeviceReplay> replay_events(const snapshot::Snapshot &s, const SummaryBody::State &b);
 
 } // namespace summary
 } // namespace vramtrace::report

@@ -9,6 +9,8 @@
 #include "report/summary_nvtx.h"
 #include "report/text_safety.h"
 #include "snapshot/snapshot_fields.h"
+#include "report/text_format.h"
+#include "report/call_site_groups.h"
 
 #include <algorithm>
 #include <functional>
@@ -20,6 +22,19 @@
 #include <vector>
 
 namespace vramtrace::report {
+
+using snapshot::Allocation;
+using snapshot::DevicePeak;
+using snapshot::DeviceTotals;
+using snapshot::Event;
+using snapshot::Frame;
+using snapshot::OomEvent;
+using snapshot::PeakSite;
+using snapshot::Pool;
+using snapshot::ProcessInfo;
+using snapshot::Snapshot;
+using snapshot::Stack;
+using snapshot::Teardown;
 
 using namespace summary;
 

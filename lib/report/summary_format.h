@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "snapshot/report_model.h"
+#include "snapshot/snapshot_model.h"
 
 namespace vramtrace::report {
 
@@ -60,7 +60,7 @@ struct SummaryOptions {
 // the snapshot and the options (ties break on a stable key), and control characters from the
 // snapshot are escaped so that a line never breaks. It does not say where the snapshot was
 // written: the caller adds that. Returns "" only if memory ran out; never throws.
-std::string format_summary(const Snapshot &snapshot, const SummaryOptions &options = {});
+std::string format_summary(const snapshot::Snapshot &snapshot, const SummaryOptions &options = {});
 
 // What the summary takes from a snapshot's two long arrays, folded as the records come, so that
 // `vramtrace summary` streams a file of any size:
@@ -80,9 +80,9 @@ public:
     SummaryBody &operator=(SummaryBody &&) noexcept;
 
     // One record of Snapshot::allocations (any order).
-    void add_allocation(const Allocation &allocation);
+    void add_allocation(const snapshot::Allocation &allocation);
     // One record of Snapshot::events.events, in their order (oldest first).
-    void add_event(const Event &event);
+    void add_event(const snapshot::Event &event);
 
     // Folded entries of live allocations so far (distinct stack, device, kind, api, size).
     size_t live_entries() const;
@@ -98,6 +98,6 @@ private:
 // stands for them; `head.events` still gives the history's capacity, recorded count and wrapped
 // flag). format_summary(snapshot) is this with a body built from the snapshot's own arrays, so both
 // print the same text. Returns "" only if memory ran out; never throws.
-std::string format_summary(const Snapshot &head, const SummaryBody &body, const SummaryOptions &options = {});
+std::string format_summary(const snapshot::Snapshot &head, const SummaryBody &body, const SummaryOptions &options = {});
 
 } // namespace vramtrace::report

@@ -6,8 +6,18 @@
 #include <vector>
 
 #include "report/text_safety.h"
+#include "report/text_format.h"
+#include "report/call_site_groups.h"
 
 namespace vramtrace::report::summary {
+
+using snapshot::DevicePeak;
+using snapshot::Event;
+using snapshot::OomEvent;
+using snapshot::PeakSite;
+using snapshot::Snapshot;
+using snapshot::Stack;
+using snapshot::path_basename;
 
 namespace {
 

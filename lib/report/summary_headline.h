@@ -8,7 +8,7 @@
 #include "report/live_classes.h"
 #include "report/summary_body.h"
 #include "report/summary_lines.h"
-#include "snapshot/report_model.h"
+#include "snapshot/snapshot_model.h"
 
 namespace vramtrace::report::summary {
 
@@ -22,11 +22,11 @@ namespace vramtrace::report::summary {
 //   - the out-of-memory failures: how many, the last one's request and the error's name;
 //   - for a PyTorch program on its caching allocator, that call sites are segments and how to get
 //     one record per tensor.
-void headline(Lines &lines, const Snapshot &s, const SummaryBody::State &body, const LiveClasses &classes);
+void headline(Lines &lines, const snapshot::Snapshot &s, const SummaryBody::State &body, const LiveClasses &classes);
 
 // "leaked at exit: ..." (or "still live at the snapshot: ..."), each class with its call sites and
 // their sizes; `top_n` and `sizes_per_site` bound the lists (0: all).
-void live_by_class(Lines &lines, const Snapshot &s, const LiveClasses &classes, size_t top_n, size_t sizes_per_site);
+void live_by_class(Lines &lines, const snapshot::Snapshot &s, const LiveClasses &classes, size_t top_n, size_t sizes_per_site);
 
 // The name of a CUDA error code as the API that returned it spells it (a driver entry point
 // "cu..." : CUDA_ERROR_OUT_OF_MEMORY; the runtime "cuda...": cudaErrorMemoryAllocation); "" for
@@ -34,6 +34,6 @@ void live_by_class(Lines &lines, const Snapshot &s, const LiveClasses &classes, 
 std::string cuda_error_name(const std::string &api, int result);
 
 // Whether the stacks show PyTorch's native caching allocator reserving segments.
-bool torch_caching_segments(const Snapshot &s);
+bool torch_caching_segments(const snapshot::Snapshot &s);
 
 } // namespace vramtrace::report::summary

@@ -1,8 +1,11 @@
 #include "report/summary_lines.h"
+#include "report/text_format.h"
 
 #include <algorithm>
 
 namespace vramtrace::report::summary {
+
+using snapshot::ProcessInfo;
 
 __extension__ typedef unsigned __int128 u128; // exact products of two 64-bit values
 

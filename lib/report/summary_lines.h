@@ -11,6 +11,7 @@
 
 #include "report/summary_format.h"
 #include "report/text_safety.h" // one_line
+#include "report/text_format.h"
 
 namespace vramtrace::report::summary {
 
@@ -24,8 +25,8 @@ std::string driver_text(int version); // 12080 -> "12.8"
 // Time since the library's start of a CLOCK_MONOTONIC time, when the snapshot places monotonic
 // times on the wall clock (ProcessInfo::dump_monotonic_ns); and the same as "N ms after start"
 // ("" when not known).
-std::optional<uint64_t> since_start(const ProcessInfo &p, uint64_t monotonic_ns);
-std::string when_text(const ProcessInfo &p, uint64_t monotonic_ns);
+std::optional<uint64_t> since_start(const snapshot::ProcessInfo &p, uint64_t monotonic_ns);
+std::string when_text(const snapshot::ProcessInfo &p, uint64_t monotonic_ns);
 
 template <class T, class Fn> std::string join(const std::vector<T> &items, Fn &&text) {
     std::string out;

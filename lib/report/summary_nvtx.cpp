@@ -9,8 +9,14 @@
 
 #include "report/text_safety.h"
 #include "snapshot/snapshot_fields.h"
+#include "report/text_format.h"
 
 namespace vramtrace::report::summary {
+
+using snapshot::DevicePeak;
+using snapshot::NvtxRegion;
+using snapshot::RangePeak;
+using snapshot::Snapshot;
 
 void nvtx_ranges(Lines &lines, const Snapshot &s, const SummaryBody::State &body) {
     bool any = !s.range_stacks.empty();
@@ -77,7 +83,7 @@ void nvtx_pools(Lines &lines, const Snapshot &s) {
     std::vector<std::string> header{"device", "segment", "size", "used by regions", "regions", "free inside the pool"};
     std::vector<bool> right{false, false, true, true, true, true};
     if (tagged) {
-        header.insert(header.begin() + 1, std::string(report::member::nvtx_regions::input));
+        header.insert(header.begin() + 1, std::string(snapshot::member::nvtx_regions::input));
         right.insert(right.begin() + 1, true);
     }
     std::vector<std::vector<std::string>> table{header};

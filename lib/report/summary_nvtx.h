@@ -5,17 +5,17 @@
 
 #include "report/summary_body.h"
 #include "report/summary_lines.h"
-#include "snapshot/report_model.h"
+#include "snapshot/snapshot_model.h"
 
 namespace vramtrace::report::summary {
 
 // "memory by NVTX range": per device, each range stack's live bytes and allocations (from the
 // body's fold) and its bytes at the device's peak (peaks[].ranges; a peak without ranges counts
 // wholly under "(no range)").
-void nvtx_ranges(Lines &lines, const Snapshot &s, const SummaryBody::State &body);
+void nvtx_ranges(Lines &lines, const snapshot::Snapshot &s, const SummaryBody::State &body);
 
 // "memory inside pools": per segment, the bytes its live regions use and the rest, free inside the
 // pool; then the regions' bytes by range stack; and the descriptors not trusted.
-void nvtx_pools(Lines &lines, const Snapshot &s);
+void nvtx_pools(Lines &lines, const snapshot::Snapshot &s);
 
 } // namespace vramtrace::report::summary

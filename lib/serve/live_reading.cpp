@@ -129,18 +129,18 @@ const ModuleCache &current_modules(const Tracker &t) {
     return cache;
 }
 
-void emit_opt(report::JsonEmitter &j, const char *name, const std::optional<uint64_t> &v) {
+void emit_opt(snapshot::JsonEmitter &j, const char *name, const std::optional<uint64_t> &v) {
     if (!v) return;
     j.ch(',');
     j.key(name);
     j.u64(*v);
 }
 
-void emit_devices(report::JsonEmitter &j, const report::Snapshot &s) {
+void emit_devices(snapshot::JsonEmitter &j, const snapshot::Snapshot &s) {
     j.key("devices");
     j.ch('[');
     bool first = true;
-    for (const report::DeviceTotals &d : s.devices) {
+    for (const snapshot::DeviceTotals &d : s.devices) {
         if (!first) j.ch(',');
         first = false;
         j.ch('{');
@@ -165,7 +165,7 @@ void emit_devices(report::JsonEmitter &j, const report::Snapshot &s) {
 // Per device, the tracked bytes at the end of each of the last kHistorySeconds seconds, worked
 // backwards from the current figure through the ring's allocations and frees; and the newest
 // marks. A second before the ring's complete history is written as -1 (not known).
-void emit_history(report::JsonEmitter &j, const Tracker &t, const report::Snapshot &s, uint64_t now) {
+void emit_history(snapshot::JsonEmitter &j, const Tracker &t, const snapshot::Snapshot &s, uint64_t now) {
     struct Step {
         uint64_t time_ns;
         int device;
@@ -193,7 +193,7 @@ void emit_history(report::JsonEmitter &j, const Tracker &t, const report::Snapsh
     j.ch(','); j.key("devices");
     j.ch('[');
     bool first_device = true;
-    for (const report::DeviceTotals &d : s.devices) {
+    for (const snapshot::DeviceTotals &d : s.devices) {
         if (!first_device) j.ch(',');
         first_device = false;
         int64_t bytes[live::kHistorySeconds];
@@ -235,10 +235,10 @@ void emit_history(report::JsonEmitter &j, const Tracker &t, const report::Snapsh
 bool write_reading(Tracker &t, int fd, const ReadingOptions &options) {
     const uint64_t cpu_start = thread_cpu_ns();
     const uint64_t now = monotonic_ns();
-    report::Snapshot s; // devices, pools and OOMs as the dump's producers fill them
+    snapshot::Snapshot s; // devices, pools and OOMs as the dump's producers fill them
     t.counters.for_each_seen([&](const DeviceTotalsView &d) {
-        report::DeviceTotals totals;
-        report::copy_device_counters(d, totals);
+        snapshot::DeviceTotals totals;
+        snapshot::copy_device_counters(d, totals);
         s.devices.push_back(std::move(totals));
     });
     fill_pools(s);
@@ -278,7 +278,7 @@ bool write_reading(Tracker &t, int fd, const ReadingOptions &options) {
     std::vector<uint32_t> stack_ids;
     for (const SiteSum &site : sites)
         if (site.stack != 0) stack_ids.push_back(site.stack);
-    for (const report::OomEvent &o : s.ooms)
+    for (const snapshot::OomEvent &o : s.ooms)
         if (o.stack != 0) stack_ids.push_back(o.stack);
     std::sort(stack_ids.begin(), stack_ids.end());
     stack_ids.erase(std::unique(stack_ids.begin(), stack_ids.end()), stack_ids.end());
@@ -302,7 +302,7 @@ bool write_reading(Tracker &t, int fd, const ReadingOptions &options) {
     }
 
     char buffer[16384];
-    report::JsonEmitter j(fd, buffer, sizeof buffer, report::JsonEmitter::WhenFull::wait);
+    snapshot::JsonEmitter j(fd, buffer, sizeof buffer, snapshot::JsonEmitter::WhenFull::wait);
     const ProcessText &p = process_text();
     j.ch('{');
     j.key("format"); j.str(live::kFormatName);
@@ -399,8 +399,8 @@ bool write_reading(Tracker &t, int fd, const ReadingOptions &options) {
     for (size_t i = 0; i < s.pools.size(); ++i) {
         if (i) j.ch(',');
         j.ch('{');
-        report::JsonMembers m(j, ",");
-        report::write_pool_members(m, s.pools[i]);
+        snapshot::JsonMembers m(j, ",");
+        snapshot::write_pool_members(m, s.pools[i]);
         j.ch('}');
     }
     j.ch(']');
@@ -409,8 +409,8 @@ bool write_reading(Tracker &t, int fd, const ReadingOptions &options) {
     for (size_t i = 0; i < s.ooms.size(); ++i) {
         if (i) j.ch(',');
         j.ch('{');
-        report::JsonMembers m(j, ",");
-        report::write_oom_members(m, s.ooms[i]);
+        snapshot::JsonMembers m(j, ",");
+        snapshot::write_oom_members(m, s.ooms[i]);
         j.ch('}');
     }
     j.ch(']');

@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-namespace vramtrace::report {
+namespace vramtrace::snapshot {
 
 inline constexpr int kMinDeviceOrdinal = -2;
 inline constexpr int kMaxDeviceOrdinal = 1023;
@@ -14,4 +14,4 @@ inline constexpr bool device_ordinal_valid(int64_t device) {
     return device >= kMinDeviceOrdinal && device <= kMaxDeviceOrdinal;
 }
 
-} // namespace vramtrace::report
+} // namespace vramtrace::snapshot

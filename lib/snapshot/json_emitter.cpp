@@ -8,7 +8,7 @@
 #include <poll.h>
 #include <unistd.h>
 
-namespace vramtrace::report {
+namespace vramtrace::snapshot {
 
 namespace {
 
@@ -143,4 +143,4 @@ void JsonEmitter::fail(int err) {
     errno_ = err;
 }
 
-} // namespace vramtrace::report
+} // namespace vramtrace::snapshot

@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <string_view>
 
-namespace vramtrace::report {
+namespace vramtrace::snapshot {
 
 class JsonEmitter {
 public:
@@ -54,4 +54,4 @@ private:
     int errno_ = 0;
 };
 
-} // namespace vramtrace::report
+} // namespace vramtrace::snapshot

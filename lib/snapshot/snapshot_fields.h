@@ -33,7 +33,7 @@
 #include <cstdint>
 #include <string_view>
 
-namespace vramtrace::report::member {
+namespace vramtrace::snapshot::member {
 
 enum class Json : uint8_t { int64, uint64, hex, string, boolean, array, object };
 
@@ -368,4 +368,4 @@ inline constexpr Field sites_known{"sites_known", Json::boolean, kRequired};
 inline constexpr Field sites{"sites", Json::array, kRequired};
 } // namespace imbalance_outliers
 
-} // namespace vramtrace::report::member
+} // namespace vramtrace::snapshot::member

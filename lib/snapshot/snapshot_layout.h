@@ -12,7 +12,7 @@
 #include "snapshot/json_emitter.h"
 #include "snapshot/snapshot_fields.h"
 
-namespace vramtrace::report {
+namespace vramtrace::snapshot {
 
 // Writes the members of one object, `separator` before each but the first; the braces are the
 // caller's.
@@ -88,7 +88,7 @@ template <class Device> void write_device_counters(JsonMembers &m, const Device 
     m.u64(member::devices::total_freed_bytes, d.total_freed_bytes);
 }
 
-// The members of one ooms[] record (report::OomEvent): the snapshot writer's and the live
+// The members of one ooms[] record (snapshot::OomEvent): the snapshot writer's and the live
 // reading's.
 template <class Oom> void write_oom_members(JsonMembers &m, const Oom &o) {
     m.u64(member::ooms::time_ns, o.time_ns);
@@ -104,7 +104,7 @@ template <class Oom> void write_oom_members(JsonMembers &m, const Oom &o) {
     m.u64_if(member::ooms::device_total_bytes, o.device_total_bytes);
 }
 
-// The members of one pools[] record (report::Pool): the snapshot writer's and the live reading's.
+// The members of one pools[] record (snapshot::Pool): the snapshot writer's and the live reading's.
 template <class Pool> void write_pool_members(JsonMembers &m, const Pool &p) {
     m.hex(member::pools::handle, p.handle);
     m.i64(member::pools::device, p.device);
@@ -115,4 +115,4 @@ template <class Pool> void write_pool_members(JsonMembers &m, const Pool &p) {
     m.u64(member::pools::used_high_bytes, p.used_high_bytes);
 }
 
-} // namespace vramtrace::report
+} // namespace vramtrace::snapshot

@@ -17,7 +17,7 @@
 #include "snapshot/snapshot_fields.h"
 #include "snapshot/snapshot_layout.h"
 
-namespace vramtrace::report {
+namespace vramtrace::snapshot {
 
 namespace {
 
@@ -337,4 +337,4 @@ bool write_snapshot_json(const Snapshot &snapshot, int fd, std::string *error) {
     return true;
 }
 
-} // namespace vramtrace::report
+} // namespace vramtrace::snapshot

@@ -4,9 +4,9 @@
 
 #include <string>
 
-#include "snapshot/report_model.h"
+#include "snapshot/snapshot_model.h"
 
-namespace vramtrace::report {
+namespace vramtrace::snapshot {
 
 // Writes `snapshot` as one JSON document to `fd`, in the layout of docs/snapshot-format.md, through
 // a fixed buffer of kSnapshotWriteBuffer bytes: the output is never assembled in memory, whatever
@@ -21,4 +21,4 @@ bool write_snapshot_json(const Snapshot &snapshot, int fd, std::string *error);
 
 inline constexpr size_t kSnapshotWriteBuffer = 64 * 1024;
 
-} // namespace vramtrace::report
+} // namespace vramtrace::snapshot

@@ -4,7 +4,7 @@
 
 #include "core/tracker.h"
 #include "dump/dumper.h"
-#include "snapshot/report_model.h"
+#include "snapshot/snapshot_model.h"
 #include "tracking/event_ring.h"
 
 static_assert(VRAMTRACE_MARK_LABEL_MAX == vramtrace::EventRecord::kLabelMax, "documented label bound");
@@ -41,7 +41,7 @@ VT_EXPORT int vramtrace_dump(const char *path) {
 
 VT_EXPORT int vramtrace_stats(vramtrace_device_stats *out, int capacity) {
     return fill_per_device(out, capacity, [](Tracker &, const DeviceTotalsView &d, vramtrace_device_stats &s) {
-        report::copy_device_counters(d, s);
+        snapshot::copy_device_counters(d, s);
         s.reserved_ = 0;
     });
 }

@@ -6,7 +6,7 @@ namespace vramtrace {
 
 namespace {
 
-std::string_view module_path(const report::Snapshot &snapshot, const report::Frame &frame) {
+std::string_view module_path(const snapshot::Snapshot &snapshot, const snapshot::Frame &frame) {
     if (frame.module >= 0 && static_cast<size_t>(frame.module) < snapshot.modules.size())
         return snapshot.modules[static_cast<size_t>(frame.module)].path;
     return {};
@@ -101,7 +101,7 @@ std::string cython_name(std::string_view name) {
 
 } // namespace
 
-FrameOwner classify_frame(const report::Snapshot &snapshot, const report::Frame &frame) {
+FrameOwner classify_frame(const snapshot::Snapshot &snapshot, const snapshot::Frame &frame) {
     const FrameRule *rule = FrameRules::from_environment().judge(frame, module_path(snapshot, frame)).placement;
     if (rule == nullptr) return FrameOwner::User;
     if (rule->group == "vramtrace") return FrameOwner::Vramtrace;
@@ -116,19 +116,19 @@ bool is_library_python_file(std::string_view file) {
            file.find("/lib/python3") != std::string_view::npos;
 }
 
-Attributor::Attributor(const report::Snapshot &snapshot, const FrameRules &rules)
+Attributor::Attributor(const snapshot::Snapshot &snapshot, const FrameRules &rules)
     : snapshot_(snapshot), rules_(rules) {}
 
 const FrameRules::Verdict &Attributor::verdict(uint32_t frame) {
     if (!judged_[frame]) {
-        const report::Frame &f = snapshot_.frames[frame];
+        const snapshot::Frame &f = snapshot_.frames[frame];
         verdicts_[frame] = rules_.judge(f, module_path(snapshot_, f));
         judged_[frame] = 1;
     }
     return verdicts_[frame];
 }
 
-StackAttribution Attributor::attribute(const report::Stack &stack) {
+StackAttribution Attributor::attribute(const snapshot::Stack &stack) {
     static const FrameRules::Verdict kUnknownFrame;
     // Sized for every frame known now, before any verdict's address is taken below: the snapshot
     // may have grown since the last stack (a streaming reader adds frames as they come).
@@ -180,45 +180,45 @@ StackAttribution Attributor::attribute(const report::Stack &stack) {
     return a;
 }
 
-int find_call_site(const report::Snapshot &snapshot, const report::Stack &stack) {
+int find_call_site(const snapshot::Snapshot &snapshot, const snapshot::Stack &stack) {
     return Attributor(snapshot).attribute(stack).call_site;
 }
 
-void assign_call_sites(report::Snapshot &snapshot) {
+void assign_call_sites(snapshot::Snapshot &snapshot) {
     Attributor attributor(snapshot);
-    for (report::Stack &s : snapshot.stacks) {
+    for (snapshot::Stack &s : snapshot.stacks) {
         apply_attribution(snapshot, s, attributor.attribute(s));
     }
 }
 
-void apply_attribution(const report::Snapshot &snapshot, report::Stack &stack, const StackAttribution &a,
+void apply_attribution(const snapshot::Snapshot &snapshot, snapshot::Stack &stack, const StackAttribution &a,
                        const FrameRules &rules) {
     stack.call_site = a.call_site;
     stack.via = a.via;
     stack.category = category_name(a.category);
     stack.site_label.clear();
     stack.via_label.clear();
-    auto frame_at = [&](int index) -> const report::Frame * {
+    auto frame_at = [&](int index) -> const snapshot::Frame * {
         if (index < 0 || size_t(index) >= stack.frames.size() || stack.frames[size_t(index)] >= snapshot.frames.size())
             return nullptr;
         return &snapshot.frames[stack.frames[size_t(index)]];
     };
-    if (const report::Frame *site = frame_at(a.call_site); site && a.named_site) {
+    if (const snapshot::Frame *site = frame_at(a.call_site); site && a.named_site) {
         std::string label = framework_frame_label(snapshot, *site, rules);
         // A frame without a name (a name rule that matched its module only) is described as usual.
         if (!label.empty()) {
             stack.site_label = std::move(label);
-            if (const report::Module *m = snapshot.find_module(*site))
-                stack.site_label += " (" + std::string(report::path_basename(m->path)) + ")";
+            if (const snapshot::Module *m = snapshot.find_module(*site))
+                stack.site_label += " (" + std::string(snapshot::path_basename(m->path)) + ")";
         }
     }
-    if (const report::Frame *via = frame_at(a.via)) {
+    if (const snapshot::Frame *via = frame_at(a.via)) {
         stack.via_label = framework_frame_label(snapshot, *via, rules);
         if (stack.via_label.empty()) stack.via = -1; // nothing to show: no via
     }
 }
 
-std::string framework_frame_label(const report::Snapshot &snapshot, const report::Frame &frame,
+std::string framework_frame_label(const snapshot::Snapshot &snapshot, const snapshot::Frame &frame,
                                   const FrameRules &rules) {
     if (frame.python) {
         std::string module = python_module_of(frame.file);

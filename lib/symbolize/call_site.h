@@ -21,7 +21,7 @@
 #include <string_view>
 #include <vector>
 
-#include "snapshot/report_model.h"
+#include "snapshot/snapshot_model.h"
 #include "symbolize/frame_rules.h"
 
 namespace vramtrace {
@@ -36,7 +36,7 @@ enum class FrameOwner {
 // Which CUDA layer a frame belongs to: the group of the placement rule that matches it
 // (vramtrace, cuda_runtime, cuda_driver). frame.module indexes snapshot.modules; an index out of
 // range counts as no module.
-FrameOwner classify_frame(const report::Snapshot &snapshot, const report::Frame &frame);
+FrameOwner classify_frame(const snapshot::Snapshot &snapshot, const snapshot::Frame &frame);
 
 // Python code of a Python installation rather than of the program: a file under
 // .../lib/python3.X/ (the standard library, a virtual environment's packages), site-packages or
@@ -53,32 +53,32 @@ struct StackAttribution {
 // The rules applied to the stacks of one snapshot, each distinct frame judged once.
 class Attributor {
 public:
-    explicit Attributor(const report::Snapshot &snapshot, const FrameRules &rules = FrameRules::from_environment());
-    StackAttribution attribute(const report::Stack &stack);
+    explicit Attributor(const snapshot::Snapshot &snapshot, const FrameRules &rules = FrameRules::from_environment());
+    StackAttribution attribute(const snapshot::Stack &stack);
 
 private:
     const FrameRules::Verdict &verdict(uint32_t frame);
-    const report::Snapshot &snapshot_;
+    const snapshot::Snapshot &snapshot_;
     const FrameRules &rules_;
     std::vector<FrameRules::Verdict> verdicts_; // by Snapshot::frames index
     std::vector<uint8_t> judged_;
 };
 
 // Index into stack.frames of the call site, -1 when none (Attributor::attribute's call_site).
-int find_call_site(const report::Snapshot &snapshot, const report::Stack &stack);
+int find_call_site(const snapshot::Snapshot &snapshot, const snapshot::Stack &stack);
 
 // Sets call_site, via, category and the labels of every stack in the snapshot.
-void assign_call_sites(report::Snapshot &snapshot);
+void assign_call_sites(snapshot::Snapshot &snapshot);
 // Sets them on one stack from its attribution: site_label for a name rule's call site
 // ("AddmmBackward0 (libtorch_cpu.so)"), via_label for the via frame (framework_frame_label).
-void apply_attribution(const report::Snapshot &snapshot, report::Stack &stack, const StackAttribution &a,
+void apply_attribution(const snapshot::Snapshot &snapshot, snapshot::Stack &stack, const StackAttribution &a,
                        const FrameRules &rules = FrameRules::from_environment());
 
 // How a report names a frame that is a "via" or a name rule's call site: a Python frame as its
 // module's dotted name and qualified name (torch.optim.adamw.AdamW.step), a native frame as its
 // function without parameters, or the class component for a show=class rule (AddmmBackward0);
 // Cython's C names of Python functions as the dotted Python name (cupy.cuda.cufft.Plan1d.__init__).
-std::string framework_frame_label(const report::Snapshot &snapshot, const report::Frame &frame,
+std::string framework_frame_label(const snapshot::Snapshot &snapshot, const snapshot::Frame &frame,
                                   const FrameRules &rules = FrameRules::from_environment());
 
 } // namespace vramtrace

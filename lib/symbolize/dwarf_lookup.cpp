@@ -101,7 +101,7 @@ void name_from_dwarf(const LibdwApi &api, bool call_sites_ok, DwarfModule &s, ui
     uint32_t line = e.line;
     e.inlined.reserve(inlined);
     for (size_t i = 0; i < inlined; ++i) {
-        report::Frame::Inlined call;
+        snapshot::Frame::Inlined call;
         call.function = die_name_cached(api, *unit, chain[i]);
         call.file = std::move(file);
         call.line = line;

@@ -14,7 +14,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "snapshot/report_model.h"
+#include "snapshot/snapshot_model.h"
 #include "symbolize/libdw_index.h"
 #include "symbolize/module_map.h"
 #include "symbolize/symbolizer.h"
@@ -26,7 +26,7 @@ struct FrameNames {
     std::string function;
     std::string file;
     uint32_t line = 0;
-    std::vector<report::Frame::Inlined> inlined; // innermost first (see SymbolizedAddress)
+    std::vector<snapshot::Frame::Inlined> inlined; // innermost first (see SymbolizedAddress)
 };
 
 // The DWARF state of one module: its libdw session, opened at the first look-up in it, and the

@@ -155,7 +155,7 @@ bool FrameRules::add(std::string_view text, std::string_view origin, std::string
 
 namespace {
 
-bool rule_matches(const FrameRule &r, const report::Frame &frame, std::string_view module_path,
+bool rule_matches(const FrameRule &r, const snapshot::Frame &frame, std::string_view module_path,
                   std::string_view module_name) {
     if (r.python >= 0 && (r.python == 1) != frame.python) return false;
     if (!r.module.empty()) {
@@ -169,7 +169,7 @@ bool rule_matches(const FrameRule &r, const report::Frame &frame, std::string_vi
 
 } // namespace
 
-FrameRules::Verdict FrameRules::judge(const report::Frame &frame, std::string_view module_path) const {
+FrameRules::Verdict FrameRules::judge(const snapshot::Frame &frame, std::string_view module_path) const {
     std::string_view module_name = basename_of(module_path);
     Verdict v;
     for (const FrameRule &r : rules_) {

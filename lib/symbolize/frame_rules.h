@@ -34,7 +34,7 @@
 #include <string_view>
 #include <vector>
 
-#include "snapshot/report_model.h"
+#include "snapshot/snapshot_model.h"
 
 namespace vramtrace {
 
@@ -94,7 +94,7 @@ public:
                                               // mark rule too: a layer that is not a call site's
                                               // concern, like the interpreter's C code); "" none
     };
-    Verdict judge(const report::Frame &frame, std::string_view module_path) const;
+    Verdict judge(const snapshot::Frame &frame, std::string_view module_path) const;
 
     const std::vector<FrameRule> &rules() const { return rules_; }
 

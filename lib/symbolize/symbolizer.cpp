@@ -309,7 +309,7 @@ SymbolizedAddress Symbolizer::lookup(uint64_t address, AddressKind kind) {
     }
 }
 
-void Symbolizer::symbolize(std::vector<report::Frame> &frames, std::vector<report::Module> &modules,
+void Symbolizer::symbolize(std::vector<snapshot::Frame> &frames, std::vector<snapshot::Module> &modules,
                            AddressKind kind) {
     try {
         // Objects loaded or unloaded since the map was read (another dump, later): read it again.
@@ -326,14 +326,14 @@ void Symbolizer::symbolize(std::vector<report::Frame> &frames, std::vector<repor
                     break;
                 }
             if (found < 0) {
-                modules.push_back(report::Module{m.path, m.base, m.build_id});
+                modules.push_back(snapshot::Module{m.path, m.base, m.build_id});
                 found = static_cast<int>(modules.size() - 1);
             }
             out_index.emplace(mi, found);
             return found;
         };
         uint64_t generation = impl_->generation;
-        for (report::Frame &f : frames) {
+        for (snapshot::Frame &f : frames) {
             if (f.python) continue; // named when the stack was captured (docs/python-frames.md)
             SymbolizedAddress r = impl_->lookup(f.address, kind);
             // A refresh inside lookup() renumbers our modules; the mapping is rebuilt then.
@@ -357,7 +357,7 @@ void Symbolizer::symbolize(std::vector<report::Frame> &frames, std::vector<repor
     }
 }
 
-void Symbolizer::symbolize(report::Snapshot &snapshot) { symbolize(snapshot.frames, snapshot.modules); }
+void Symbolizer::symbolize(snapshot::Snapshot &snapshot) { symbolize(snapshot.frames, snapshot.modules); }
 
 void Symbolizer::refresh_modules() {
     if (!impl_->live) return;
@@ -397,7 +397,7 @@ const std::string &Symbolizer::libdw_message() const { return impl_->dwarf.messa
 
 namespace vramtrace {
 
-void symbolize_snapshot_frames(report::Snapshot &snapshot, const symbolize::SymbolizerOptions &options,
+void symbolize_snapshot_frames(snapshot::Snapshot &snapshot, const symbolize::SymbolizerOptions &options,
                                std::vector<symbolize::LoadedModule> registered) {
     static std::mutex mutex;
     static symbolize::Symbolizer *shared = nullptr; // never destroyed: dumps may run during exit

@@ -36,7 +36,7 @@
 #include <vector>
 
 #include "symbolize/module_map.h"
-#include "snapshot/report_model.h"
+#include "snapshot/snapshot_model.h"
 
 namespace vramtrace::symbolize {
 
@@ -68,7 +68,7 @@ struct SymbolizerOptions {
     void *notice_context = nullptr;
 };
 
-// What an address is. With inlined code (libdw and inline_frames), as report::Frame::inlined:
+// What an address is. With inlined code (libdw and inline_frames), as snapshot::Frame::inlined:
 // `inlined` lists the functions inlined at the address, innermost first, each with the position
 // in it (inlined[0]: the line the address is on; inlined[i + 1]: where inlined[i] is called,
 // from DW_AT_call_file/DW_AT_call_line); `function` is the real (outermost) function, from the
@@ -86,7 +86,7 @@ struct SymbolizedAddress {
     std::string function;       // demangled, empty when unknown
     std::string file;           // empty without debug info
     uint32_t line = 0;          // 0 without debug info
-    std::vector<report::Frame::Inlined> inlined; // innermost first; empty when nothing is inlined
+    std::vector<snapshot::Frame::Inlined> inlined; // innermost first; empty when nothing is inlined
 };
 
 class Symbolizer {
@@ -111,11 +111,11 @@ public:
     // Fills module, module_offset, function, file, line and inlined of every frame from its address, and
     // appends each module a frame refers to to `modules` once (matched by path and base, so
     // entries already there are reused). Frame::module indexes `modules`.
-    void symbolize(std::vector<report::Frame> &frames, std::vector<report::Module> &modules,
+    void symbolize(std::vector<snapshot::Frame> &frames, std::vector<snapshot::Module> &modules,
                    AddressKind kind = AddressKind::Return);
 
     // symbolize(snapshot.frames, snapshot.modules).
-    void symbolize(report::Snapshot &snapshot);
+    void symbolize(snapshot::Snapshot &snapshot);
 
     // Live mode: read the module map again now (drops what was cached for modules that are gone or
     // moved). Offline mode: does nothing.
@@ -160,7 +160,7 @@ namespace vramtrace {
 // that libdw is missing.
 // `registered`: the module registry's objects, newest first (see
 // Symbolizer::set_registered_modules), so that frames of dlclose'd libraries are named too.
-void symbolize_snapshot_frames(report::Snapshot &snapshot,
+void symbolize_snapshot_frames(snapshot::Snapshot &snapshot,
                                const symbolize::SymbolizerOptions &options = {},
                                std::vector<symbolize::LoadedModule> registered = {});
 

@@ -15,7 +15,7 @@
 #include "device/real_functions.h"
 #include "python/python_frame_table.h"
 #include "python/python_runtime.h"
-#include "snapshot/report_model.h"
+#include "snapshot/snapshot_model.h"
 #include "snapshot/snapshot_fields.h"
 #include "snapshot/snapshot_layout.h"
 #include "triggers/crash_modules.h"
@@ -23,10 +23,10 @@
 namespace vramtrace::crash {
 namespace {
 
-namespace member = report::member;
-using report::JsonEmitter;
-using report::JsonMembers;
-using report::JsonRecordList;
+namespace member = snapshot::member;
+using snapshot::JsonEmitter;
+using snapshot::JsonMembers;
+using snapshot::JsonRecordList;
 
 constexpr size_t kOutBuffer = 16 * 1024;
 constexpr size_t kMapsScratch = 64 * 1024;
@@ -287,13 +287,13 @@ void write_allocations(JsonEmitter &out, const Work &w) {
 
 void write_document(JsonEmitter &out, Work &w, const Tracker &t, const CrashProcess &p, const char *signal_name) {
     out.raw("{\n  ");
-    out.key(member::top::format), out.str(report::kFormatName), out.raw(",\n  ");
-    out.key(member::top::schema_version), out.i64(report::kSchemaVersion), out.raw(",\n");
+    out.key(member::top::format), out.str(snapshot::kFormatName), out.raw(",\n  ");
+    out.key(member::top::schema_version), out.i64(snapshot::kSchemaVersion), out.raw(",\n");
     write_process(out, w, t, p, signal_name);
 
     JsonRecordList devices(out, member::top::devices);
     t.counters.for_each_seen([&](const DeviceTotalsView &d) {
-        devices.add([&](JsonMembers &r) { report::write_device_counters(r, d); });
+        devices.add([&](JsonMembers &r) { snapshot::write_device_counters(r, d); });
     });
     devices.close(false);
 

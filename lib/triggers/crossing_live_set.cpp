@@ -10,14 +10,14 @@ bool kind_counts_toward_device(const std::string &kind) {
            kind != "va_reservation";
 }
 
-bool live_set_at_crossing(const report::Snapshot &now, const Crossing &c, uint64_t events_lost_now,
-                          std::vector<report::Allocation> *out) {
+bool live_set_at_crossing(const snapshot::Snapshot &now, const Crossing &c, uint64_t events_lost_now,
+                          std::vector<snapshot::Allocation> *out) {
     out->clear();
-    const report::EventHistory &h = now.events;
+    const snapshot::EventHistory &h = now.events;
     if (h.capacity == 0 || h.complete_from_ns > c.time_ns || events_lost_now != c.events_lost) return false;
 
-    std::map<uint64_t, report::Allocation> live; // by device pointer
-    for (const report::Allocation &a : now.allocations)
+    std::map<uint64_t, snapshot::Allocation> live; // by device pointer
+    for (const snapshot::Allocation &a : now.allocations)
         if (a.device == c.device) live[a.address] = a;
     // Newest first: an address freed and allocated again after the crossing comes back right.
     for (auto e = h.events.rbegin(); e != h.events.rend() && e->time_ns > c.time_ns; ++e) {
@@ -25,7 +25,7 @@ bool live_set_at_crossing(const report::Snapshot &now, const Crossing &c, uint64
         if (e->type == "alloc") {
             live.erase(e->address);
         } else if (e->type == "free") {
-            report::Allocation a;
+            snapshot::Allocation a;
             a.address = e->address;
             a.size = e->size;
             a.kind = e->kind;
@@ -41,7 +41,7 @@ bool live_set_at_crossing(const report::Snapshot &now, const Crossing &c, uint64
         if (kind_counts_toward_device(a.kind)) counted += a.size;
     if (counted != c.live_bytes) return false;
     for (auto &[address, a] : live) out->push_back(std::move(a));
-    std::stable_sort(out->begin(), out->end(), [](const report::Allocation &x, const report::Allocation &y) {
+    std::stable_sort(out->begin(), out->end(), [](const snapshot::Allocation &x, const snapshot::Allocation &y) {
         return x.time_ns < y.time_ns;
     });
     return true;

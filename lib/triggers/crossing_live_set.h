@@ -23,7 +23,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "snapshot/report_model.h"
+#include "snapshot/snapshot_model.h"
 
 namespace vramtrace::triggers {
 
@@ -42,7 +42,7 @@ bool kind_counts_toward_device(const std::string &kind);
 // The allocations live on c.device at the crossing, oldest first, rebuilt from `now` (captured
 // after the crossing, raw or symbolized) as the header says. events_lost_now: the ring's lost()
 // when `now` was captured. False (and *out empty) when the rebuild cannot be shown exact.
-bool live_set_at_crossing(const report::Snapshot &now, const Crossing &c, uint64_t events_lost_now,
-                          std::vector<report::Allocation> *out);
+bool live_set_at_crossing(const snapshot::Snapshot &now, const Crossing &c, uint64_t events_lost_now,
+                          std::vector<snapshot::Allocation> *out);
 
 } // namespace vramtrace::triggers

@@ -25,6 +25,7 @@
 #include "triggers/prometheus_sweep.h"
 #include "triggers/prometheus_text.h"
 #include "triggers/trigger_config.h"
+#include "report/text_format.h"
 
 namespace vramtrace::triggers {
 namespace {
@@ -63,14 +64,14 @@ std::atomic<int> g_published{-1};
 std::atomic<bool> g_ended{false}; // the last reading (process_up 0) is written: no more updates
 
 // A call site's labels from a symbolized snapshot's stack.
-PrometheusSite site_of(const report::Snapshot &s, const report::Stack *stack) {
+PrometheusSite site_of(const snapshot::Snapshot &s, const snapshot::Stack *stack) {
     PrometheusSite site;
     if (stack == nullptr) {
         site.function = "(no stack)";
         return site;
     }
     site.category = stack->category;
-    const report::Frame *frame = s.call_site_frame(*stack);
+    const snapshot::Frame *frame = s.call_site_frame(*stack);
     if (frame == nullptr) {
         site.function = "(no call site)";
         return site;
@@ -78,8 +79,8 @@ PrometheusSite site_of(const report::Snapshot &s, const report::Stack *stack) {
     site.function = !stack->site_label.empty() ? stack->site_label : frame->function;
     if (!frame->file.empty()) {
         site.file_line = frame->file + ":" + std::to_string(frame->line);
-    } else if (const report::Module *m = s.find_module(*frame)) {
-        site.file_line = std::string(report::path_basename(m->path)) + "+" + report::hex_u64(frame->module_offset);
+    } else if (const snapshot::Module *m = s.find_module(*frame)) {
+        site.file_line = std::string(snapshot::path_basename(m->path)) + "+" + report::hex_u64(frame->module_offset);
     } else {
         site.file_line = report::hex_u64(frame->address);
     }
@@ -89,17 +90,17 @@ PrometheusSite site_of(const report::Snapshot &s, const report::Stack *stack) {
 // Only the stacks of live allocations are symbolized for a reading: those that only the event
 // history, the peaks, the OOM list or the teardowns reference are dropped first, with their frames,
 // so a reading's symbolization is bounded by the live table, not by VRAMTRACE_EVENTS.
-void keep_only_live_stacks(report::Snapshot &s) {
-    s.events = report::EventHistory{};
+void keep_only_live_stacks(snapshot::Snapshot &s) {
+    s.events = snapshot::EventHistory{};
     s.peaks.clear();
     s.ooms.clear();
     s.teardowns.clear();
     std::unordered_set<uint32_t> live;
-    for (const report::Allocation &a : s.allocations) live.insert(a.stack);
-    std::vector<report::Frame> frames;
+    for (const snapshot::Allocation &a : s.allocations) live.insert(a.stack);
+    std::vector<snapshot::Frame> frames;
     std::unordered_map<uint32_t, uint32_t> new_index;
     size_t kept = 0;
-    for (report::Stack &st : s.stacks) {
+    for (snapshot::Stack &st : s.stacks) {
         if (live.count(st.id) == 0) continue;
         for (uint32_t &f : st.frames) {
             if (f >= s.frames.size()) {
@@ -117,15 +118,15 @@ void keep_only_live_stacks(report::Snapshot &s) {
     s.frames = std::move(frames);
 }
 
-void add_sites(report::Snapshot &snapshot, PrometheusSample &sample, uint32_t top_n) {
+void add_sites(snapshot::Snapshot &snapshot, PrometheusSample &sample, uint32_t top_n) {
     keep_only_live_stacks(snapshot);
     if (!symbolize_captured_snapshot(snapshot)) return;
-    std::unordered_map<uint32_t, const report::Stack *> stacks;
-    for (const report::Stack &st : snapshot.stacks) stacks.try_emplace(st.id, &st);
+    std::unordered_map<uint32_t, const snapshot::Stack *> stacks;
+    for (const snapshot::Stack &st : snapshot.stacks) stacks.try_emplace(st.id, &st);
     std::vector<PrometheusSite> all;
     std::unordered_map<uint64_t, size_t> index; // (stack << 32 | device + 2) -> all[]
-    for (const report::Allocation &a : snapshot.allocations) {
-        if (!report::counts_as_held(a)) continue;
+    for (const snapshot::Allocation &a : snapshot.allocations) {
+        if (!snapshot::counts_as_held(a)) continue;
         uint64_t key = uint64_t(a.stack) << 32 | uint32_t(a.device + 2);
         auto [it, inserted] = index.try_emplace(key, all.size());
         if (inserted) {
@@ -158,11 +159,11 @@ PrometheusSample take_sample(Tracker &t) {
     sample.boot_id = own_boot_id();
     // One capture gives the counters, the live allocations, identity, NVML and pools of one moment,
     // so the call-site series of a device sum to its current bytes.
-    report::Snapshot snapshot = capture_snapshot(t, "prometheus");
+    snapshot::Snapshot snapshot = capture_snapshot(t, "prometheus");
     sample.start_time_ms = snapshot.process.start_time_ns / 1'000'000;
     sample.update_time_ms = wall_ns() / 1'000'000;
     sample.oom_count = snapshot.oom_count;
-    for (const report::DeviceTotals &d : snapshot.devices) {
+    for (const snapshot::DeviceTotals &d : snapshot.devices) {
         PrometheusDevice p;
         p.device = d.device;
         p.uuid = d.uuid;
@@ -171,7 +172,7 @@ PrometheusSample take_sample(Tracker &t) {
         p.capacity_bytes = d.total_memory_bytes;
         p.nvml_used_bytes = d.process_used_bytes;
         if (d.graph_reserved_bytes) p.has_graph_memory = true, p.graph_reserved_bytes = *d.graph_reserved_bytes;
-        for (const report::Pool &pool : snapshot.pools)
+        for (const snapshot::Pool &pool : snapshot.pools)
             if (pool.device == d.device && !pool.is_graph_memory)
                 p.pool_reserved_bytes = p.pool_reserved_bytes.value_or(0) + pool.reserved_bytes;
         p.oom_count = oom_count_on_device(d.device);

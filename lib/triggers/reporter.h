@@ -19,7 +19,7 @@
 #include <cstdint>
 #include <string>
 
-#include "snapshot/report_model.h"
+#include "snapshot/snapshot_model.h"
 
 namespace vramtrace::triggers {
 
@@ -49,7 +49,7 @@ inline void start_triggers() {
 // Work handed to the reporter: a snapshot captured in a hook (raw addresses), to be symbolized,
 // written to `path`, and `note` printed with the path (an OOM snapshot).
 struct PendingWork {
-    report::Snapshot snapshot;
+    snapshot::Snapshot snapshot;
     std::string path;
     std::string note;
     PendingWork *next = nullptr;

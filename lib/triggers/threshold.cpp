@@ -9,7 +9,9 @@
 #include "core/clock.h"
 #include "core/log.h"
 #include "dump/dumper.h"
-#include "snapshot/report_model.h"
+#include "snapshot/snapshot_model.h"
+#include "report/text_format.h"
+#include "report/call_site_groups.h"
 #include "dump/snapshot_builder.h"
 #include "report/text_safety.h"
 #include "device/driver_queries.h"
@@ -108,9 +110,9 @@ void threshold_on_alloc(Tracker &t, int device, uint64_t before, uint64_t after)
 namespace {
 
 // One warning's text from the crossing's figures and the allocations its sites are summed from.
-std::string warning_text(const report::Snapshot &symbolized, const Crossing &c,
-                         const std::vector<report::Allocation> &allocations, const std::string &sites_intro) {
-    report::Snapshot on_device = symbolized;
+std::string warning_text(const snapshot::Snapshot &symbolized, const Crossing &c,
+                         const std::vector<snapshot::Allocation> &allocations, const std::string &sites_intro) {
+    snapshot::Snapshot on_device = symbolized;
     on_device.allocations = allocations;
     std::vector<report::CallSiteGroup> groups = report::group_live_by_call_site(on_device);
     std::string text = "vramtrace: warning: " + report::device_label(c.device) + " crossed VRAMTRACE_WARN_BYTES=" +
@@ -159,8 +161,8 @@ void print_threshold_warnings() {
     // One snapshot for every crossing read here, taken after all of them. Its history is walked
     // again until every rebuild checks out (a few tries, 1 ms apart): an allocation or free that
     // was in flight while the snapshot was copied has pushed its event by then.
-    report::Snapshot now = capture_snapshot(*t, "threshold");
-    std::vector<std::vector<report::Allocation>> at_crossing(crossings.size());
+    snapshot::Snapshot now = capture_snapshot(*t, "threshold");
+    std::vector<std::vector<snapshot::Allocation>> at_crossing(crossings.size());
     std::vector<bool> exact(crossings.size(), false);
     for (int attempt = 0; attempt < kRebuildAttempts; ++attempt) {
         if (attempt != 0) {
@@ -183,9 +185,9 @@ void print_threshold_warnings() {
         if (exact[i]) {
             text = warning_text(now, c, at_crossing[i], "top call sites");
         } else {
-            std::vector<report::Allocation> later;
+            std::vector<snapshot::Allocation> later;
             uint64_t later_bytes = 0;
-            for (const report::Allocation &a : now.allocations) {
+            for (const snapshot::Allocation &a : now.allocations) {
                 if (a.device != c.device) continue;
                 later.push_back(a);
                 if (kind_counts_toward_device(a.kind)) later_bytes += a.size;

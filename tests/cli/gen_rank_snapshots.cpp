@@ -38,7 +38,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "snapshot/report_model.h"
+#include "snapshot/snapshot_model.h"
 #include "snapshot/snapshot_writer.h"
 
 namespace {
@@ -99,13 +99,13 @@ uint64_t rank_jitter(const Options &o, uint64_t r) {
 }
 constexpr uint64_t kWorkspaceBytes = 256ull << 20;
 
-report::Snapshot make_rank(const Options &o, uint64_t r) {
-    report::Snapshot s;
+snapshot::Snapshot make_rank(const Options &o, uint64_t r) {
+    snapshot::Snapshot s;
     const uint64_t node = r / o.ranks_per_node;
     const int ordinal = int(r % o.ranks_per_node);
     const bool outlier = o.outlier >= 0 && uint64_t(o.outlier) == r;
 
-    report::ProcessInfo &p = s.process;
+    snapshot::ProcessInfo &p = s.process;
     p.pid = int64_t(20000 + r);
     p.ppid = int64_t(19000 + node);
     p.command_line = {"python3", "train.py", "--config", "big.yaml"};
@@ -129,7 +129,7 @@ report::Snapshot make_rank(const Options &o, uint64_t r) {
     // Frames: cudaMalloc, K call sites (+1 for the planted one), 3*K callers, in that order.
     const uint64_t callers = 3 * o.stacks;
     auto frame = [&](int module, uint64_t offset, std::string function, std::string file, uint32_t line) {
-        report::Frame f;
+        snapshot::Frame f;
         f.module = module;
         f.module_offset = offset;
         f.address = (module == 0 ? exe_base : rt_base) + offset;
@@ -152,7 +152,7 @@ report::Snapshot make_rank(const Options &o, uint64_t r) {
 
     // Stacks 1..K, then the planted one.
     auto stack = [&](uint32_t id, uint32_t site_frame, uint64_t salt) {
-        report::Stack st;
+        snapshot::Stack st;
         st.id = id;
         st.frames.push_back(malloc_frame);
         st.frames.push_back(site_frame);
@@ -165,10 +165,10 @@ report::Snapshot make_rank(const Options &o, uint64_t r) {
     if (outlier) stack(planted_stack, planted_frame, o.stacks);
 
     // Live allocations.
-    std::vector<report::PeakSite> sites(o.stacks + 1);
+    std::vector<snapshot::PeakSite> sites(o.stacks + 1);
     uint64_t current = 0, count = 0, address = 0x7e0000000000ull + r * 0x100000000ull;
     auto live = [&](uint32_t stack_id, uint64_t size, uint64_t time_ns) {
-        report::Allocation a;
+        snapshot::Allocation a;
         a.address = address;
         address += (size + 0xfffff) & ~0xfffffull;
         a.size = size;
@@ -179,7 +179,7 @@ report::Snapshot make_rank(const Options &o, uint64_t r) {
         a.time_ns = time_ns;
         a.stack = stack_id;
         s.allocations.push_back(std::move(a));
-        report::PeakSite &site = sites[stack_id - 1];
+        snapshot::PeakSite &site = sites[stack_id - 1];
         site.stack = stack_id;
         site.bytes += size;
         site.count += 1;
@@ -209,7 +209,7 @@ report::Snapshot make_rank(const Options &o, uint64_t r) {
     for (uint64_t j = 0; j < pairs; ++j) {
         uint64_t size = j == 0 ? kWorkspaceBytes : 512 * (1 + draw(o.seed, 6, r, j) % (kWorkspaceBytes / 512));
         transient_bytes += size;
-        report::Event e;
+        snapshot::Event e;
         e.type = "alloc";
         e.time_ns = t0 + j * 2000;
         e.device = ordinal;
@@ -226,7 +226,7 @@ report::Snapshot make_rank(const Options &o, uint64_t r) {
         s.events.events.push_back(std::move(e));
     }
 
-    report::DeviceTotals d;
+    snapshot::DeviceTotals d;
     d.device = ordinal;
     d.current_bytes = current;
     d.peak_bytes = current + kWorkspaceBytes;
@@ -243,16 +243,16 @@ report::Snapshot make_rank(const Options &o, uint64_t r) {
     s.devices.push_back(d);
 
     // The peak: the live set and the first workspace buffer.
-    report::DevicePeak peak;
+    snapshot::DevicePeak peak;
     peak.device = ordinal;
     peak.peak_bytes = d.peak_bytes;
     peak.time_ns = t0;
     sites[workspace_stack - 1].stack = workspace_stack;
     sites[workspace_stack - 1].bytes += kWorkspaceBytes;
     sites[workspace_stack - 1].count += 1;
-    for (const report::PeakSite &site : sites)
+    for (const snapshot::PeakSite &site : sites)
         if (site.count > 0) peak.sites.push_back(site);
-    std::stable_sort(peak.sites.begin(), peak.sites.end(), [](const report::PeakSite &a, const report::PeakSite &b) {
+    std::stable_sort(peak.sites.begin(), peak.sites.end(), [](const snapshot::PeakSite &a, const snapshot::PeakSite &b) {
         return a.bytes != b.bytes ? a.bytes > b.bytes : a.stack < b.stack;
     });
     s.peaks.push_back(std::move(peak));
@@ -291,11 +291,11 @@ int main(int argc, char **argv) {
         return 1;
     }
     for (uint64_t r = 0; r < o.ranks; ++r) {
-        report::Snapshot s = make_rank(o, r);
+        snapshot::Snapshot s = make_rank(o, r);
         std::string path = o.out_dir + "/rank" + std::to_string(r) + ".json";
         int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
         std::string error;
-        if (fd < 0 || !report::write_snapshot_json(s, fd, &error) || ::close(fd) != 0) {
+        if (fd < 0 || !snapshot::write_snapshot_json(s, fd, &error) || ::close(fd) != 0) {
             std::fprintf(stderr, "vt_gen_ranks: %s: %s\n", path.c_str(), fd < 0 ? std::strerror(errno) : error.c_str());
             return 1;
         }

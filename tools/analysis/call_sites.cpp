@@ -4,6 +4,7 @@
 #include "input/offline_symbolize.h"
 #include "report/text_safety.h"
 #include "snapshot/snapshot_fields.h"
+#include "report/text_format.h"
 
 #include <algorithm>
 #include <istream>
@@ -16,10 +17,10 @@ namespace vramtrace::cli {
 
 namespace {
 
-using report::Allocation;
-using report::Frame;
-using report::Module;
-using report::Stack;
+using snapshot::Allocation;
+using snapshot::Frame;
+using snapshot::Module;
+using snapshot::Stack;
 
 template <class T> void insert_sorted_unique(std::vector<T> &list, const T &value) {
     auto it = std::lower_bound(list.begin(), list.end(), value);
@@ -67,18 +68,18 @@ struct RunningTotal {
     std::vector<DeviceBytes> per_device; // for the totals per category
 };
 
-class SiteCollector final : public SnapshotSink {
+class SiteCollector final : public snapshot::SnapshotSink {
 public:
     SiteCollector(const SiteKeyOptions &options, SnapshotSites &out) : options_(options), out_(out) {}
 
     void on_schema_version(int version) override { out_.schema_version = version; }
-    void on_process(report::ProcessInfo &&p) override { out_.process = std::move(p); }
-    void on_device(report::DeviceTotals &&d) override { out_.devices.push_back(d); }
+    void on_process(snapshot::ProcessInfo &&p) override { out_.process = std::move(p); }
+    void on_device(snapshot::DeviceTotals &&d) override { out_.devices.push_back(d); }
     void on_dropped(uint64_t allocations, uint64_t stacks) override {
         out_.dropped_allocations = allocations;
         out_.dropped_stacks = stacks;
     }
-    void on_module(Module &&m) override { modules_.emplace_back(report::path_basename(m.path)); }
+    void on_module(Module &&m) override { modules_.emplace_back(snapshot::path_basename(m.path)); }
     void on_frame(Frame &&f) override {
         KeptFrame k;
         k.module = f.module;
@@ -86,14 +87,14 @@ public:
         k.address = f.address;
         k.module_offset = f.module_offset;
         k.function = std::move(f.function);
-        k.file = std::string(report::path_basename(f.file));
+        k.file = std::string(snapshot::path_basename(f.file));
         frames_.push_back(std::move(k));
     }
     void on_stack(Stack &&s) override {
         size_t position = stack_count_++;
         if (!error_.empty()) return;
-        error_ = references::stack_id(position, s.id);
-        if (error_.empty()) error_ = references::stack_indices(position, s);
+        error_ = snapshot::references::stack_id(position, s.id);
+        if (error_.empty()) error_ = snapshot::references::stack_indices(position, s);
         if (!error_.empty()) return;
         KeptStack k;
         k.position = position;
@@ -105,12 +106,12 @@ public:
                 k.key_frames.push_back(s.frames[i]);
         k.via_label = std::move(s.via_label);
         k.category = std::string(category_of(&s));
-        if (!stacks_.emplace(s.id, std::move(k)).second) error_ = references::duplicate_stack(s.id);
+        if (!stacks_.emplace(s.id, std::move(k)).second) error_ = snapshot::references::duplicate_stack(s.id);
     }
-    void on_range_stack(report::RangeStack &&r) override { ranges_.range_stacks.push_back(std::move(r)); }
+    void on_range_stack(snapshot::RangeStack &&r) override { ranges_.range_stacks.push_back(std::move(r)); }
     void on_allocation(Allocation &&a) override {
         size_t index = allocation_count_++;
-        if (!report::counts_as_held(a)) return;
+        if (!snapshot::counts_as_held(a)) return;
         auto &by_range = range_live_[{a.device, a.range}];
         by_range.first += a.size, ++by_range.second;
         auto [it, inserted] = totals_.try_emplace(a.stack);
@@ -126,11 +127,11 @@ public:
         d->bytes += a.size;
         d->count += 1;
     }
-    void on_merged_process(MergedProcess &&) override { ++out_.merged_processes; }
+    void on_merged_process(snapshot::MergedProcess &&) override { ++out_.merged_processes; }
     void on_oom_count(uint64_t count) override { out_.oom_count = count; }
-    void on_peak(report::DevicePeak &&p) override { peaks_.push_back(std::move(p)); }
-    void on_oom(report::OomEvent &&o) override { oom_stacks_.push_back(o.stack); }
-    void on_event(report::Event &&e) override {
+    void on_peak(snapshot::DevicePeak &&p) override { peaks_.push_back(std::move(p)); }
+    void on_oom(snapshot::OomEvent &&o) override { oom_stacks_.push_back(o.stack); }
+    void on_event(snapshot::Event &&e) override {
         if (e.stack != 0) event_stacks_.try_emplace(e.stack, event_count_);
         ++event_count_;
     }
@@ -139,33 +140,33 @@ public:
     std::string finish() {
         if (!error_.empty()) return error_;
         for (size_t i = 0; i < frames_.size(); ++i)
-            if (std::string p = references::frame_module(i, frames_[i].module, modules_.size()); !p.empty()) return p;
+            if (std::string p = snapshot::references::frame_module(i, frames_[i].module, modules_.size()); !p.empty()) return p;
         for (const auto &[id, s] : stacks_)
             if (s.has_frames)
-                if (std::string p = references::stack_frame(s.position, s.max_frame_at, s.max_frame, frames_.size());
+                if (std::string p = snapshot::references::stack_frame(s.position, s.max_frame_at, s.max_frame, frames_.size());
                     !p.empty())
                     return p;
         // Stacks named but not listed: the first such record of allocations, then peaks, OOMs and
         // events, with the messages of read_snapshot_file.
-        using references::missing_stack;
-        using references::record;
+        using snapshot::references::missing_stack;
+        using snapshot::references::record;
         auto missing = [&](uint32_t id) { return id != 0 && stacks_.find(id) == stacks_.end(); };
         const std::pair<const uint32_t, RunningTotal> *first = nullptr;
         for (const auto &entry : totals_)
             if (missing(entry.first) && (!first || entry.second.first_allocation < first->second.first_allocation))
                 first = &entry;
-        if (first) return missing_stack(record(report::member::top::allocations, first->second.first_allocation), first->first);
+        if (first) return missing_stack(record(snapshot::member::top::allocations, first->second.first_allocation), first->first);
         for (size_t i = 0; i < peaks_.size(); ++i)
             for (size_t k = 0; k < peaks_[i].sites.size(); ++k)
                 if (missing(peaks_[i].sites[k].stack))
-                    return missing_stack(record(report::member::top::peaks, i) + record(".sites", k),
+                    return missing_stack(record(snapshot::member::top::peaks, i) + record(".sites", k),
                                          peaks_[i].sites[k].stack);
         for (size_t i = 0; i < oom_stacks_.size(); ++i)
-            if (missing(oom_stacks_[i])) return missing_stack(record(report::member::top::ooms, i), oom_stacks_[i]);
+            if (missing(oom_stacks_[i])) return missing_stack(record(snapshot::member::top::ooms, i), oom_stacks_[i]);
         const std::pair<const uint32_t, size_t> *first_event = nullptr;
         for (const auto &ref : event_stacks_)
             if (missing(ref.first) && (!first_event || ref.second < first_event->second)) first_event = &ref;
-        if (first_event) return missing_stack(record(report::member::top::events, first_event->second), first_event->first);
+        if (first_event) return missing_stack(record(snapshot::member::top::events, first_event->second), first_event->first);
 
         auto key_of_stack = [&](uint32_t stack_id) {
             return stack_id == 0 ? std::string(kNoStackKey) : key_of(stacks_.find(stack_id)->second);
@@ -173,15 +174,15 @@ public:
         std::map<std::string, SiteTotals> sites;
         // What each site held at each device's peak.
         out_.has_peak_composition = true;
-        for (const report::DeviceTotals &d : out_.devices) {
+        for (const snapshot::DeviceTotals &d : out_.devices) {
             bool recorded = d.peak_bytes == 0;
-            for (const report::DevicePeak &p : peaks_) recorded = recorded || p.device == d.device;
+            for (const snapshot::DevicePeak &p : peaks_) recorded = recorded || p.device == d.device;
             out_.has_peak_composition = out_.has_peak_composition && recorded;
         }
         if (out_.has_peak_composition) {
             std::map<std::string, std::map<int, uint64_t>> at_peak;
-            for (const report::DevicePeak &p : peaks_)
-                for (const report::PeakSite &site : p.sites)
+            for (const snapshot::DevicePeak &p : peaks_)
+                for (const snapshot::PeakSite &site : p.sites)
                     if (site.bytes != 0) at_peak[key_of_stack(site.stack)][p.device] += site.bytes;
             for (auto &[key, per_device] : at_peak)
                 sites[key].at_peak.assign(per_device.begin(), per_device.end());
@@ -217,10 +218,10 @@ public:
         // Live bytes and bytes at the peak per device and NVTX range stack, by name (ids are the
         // run's own).
         bool any_range = !ranges_.range_stacks.empty();
-        for (const report::DevicePeak &p : peaks_) any_range = any_range || !p.ranges.empty();
+        for (const snapshot::DevicePeak &p : peaks_) any_range = any_range || !p.ranges.empty();
         if (any_range) {
             std::sort(ranges_.range_stacks.begin(), ranges_.range_stacks.end(),
-                      [](const report::RangeStack &a, const report::RangeStack &b) { return a.id < b.id; });
+                      [](const snapshot::RangeStack &a, const snapshot::RangeStack &b) { return a.id < b.id; });
             std::map<std::pair<int64_t, std::string>, RangeTotals> rows;
             auto row = [&](int device, uint32_t id) -> RangeTotals & {
                 std::string label = report::range_stack_label(ranges_, id);
@@ -232,8 +233,8 @@ public:
                 RangeTotals &r = row(key.first, key.second);
                 r.live_bytes += value.first, r.live_count += value.second;
             }
-            for (const report::DevicePeak &p : peaks_)
-                for (const report::RangePeak &rp : p.ranges) row(p.device, rp.range).at_peak += rp.bytes;
+            for (const snapshot::DevicePeak &p : peaks_)
+                for (const snapshot::RangePeak &rp : p.ranges) row(p.device, rp.range).at_peak += rp.bytes;
             for (auto &[order, r] : rows) out_.ranges.push_back(std::move(r));
         }
         return {};
@@ -265,11 +266,11 @@ private:
     std::vector<KeptFrame> frames_;
     std::unordered_map<uint32_t, KeptStack> stacks_;
     std::unordered_map<uint32_t, RunningTotal> totals_; // by stack id (0: no stack)
-    std::vector<report::DevicePeak> peaks_;
-    report::Snapshot ranges_; // only its range_stacks: the names of the range ids
+    std::vector<snapshot::DevicePeak> peaks_;
+    snapshot::Snapshot ranges_; // only its range_stacks: the names of the range ids
     std::map<std::pair<int, uint32_t>, std::pair<uint64_t, uint64_t>> range_live_; // (device, range) -> bytes, count
     std::vector<uint32_t> oom_stacks_;
-    StackReferences event_stacks_;
+    snapshot::StackReferences event_stacks_;
     size_t stack_count_ = 0, allocation_count_ = 0, event_count_ = 0;
     std::string error_;
 };
@@ -286,10 +287,10 @@ bool finish_collect(SiteCollector &collector, const std::string &name, SnapshotS
 
 std::string frame_key(std::string_view module_path, const Frame &frame, bool lines) {
     std::string out = frame.function.empty() ? "??" : frame.function;
-    std::string_view module = report::path_basename(module_path);
+    std::string_view module = snapshot::path_basename(module_path);
     if (!frame.file.empty()) {
         out += " at ";
-        out += report::path_basename(frame.file);
+        out += snapshot::path_basename(frame.file);
         if (lines && frame.line != 0) out += ":" + std::to_string(frame.line);
         if (!module.empty()) out.append(" (").append(module).append(")");
     } else if (!module.empty()) {
@@ -304,7 +305,7 @@ std::string frame_key(std::string_view module_path, const Frame &frame, bool lin
     return report::escape_control_characters(out);
 }
 
-std::string stack_key(const report::Snapshot &snapshot, const Stack &stack, const SiteKeyOptions &options) {
+std::string stack_key(const snapshot::Snapshot &snapshot, const Stack &stack, const SiteKeyOptions &options) {
     if (stack.call_site < 0) return std::string(kNoCallSiteKey);
     std::string key;
     unsigned taken = 0;
@@ -359,7 +360,7 @@ bool collect_sites(std::istream &in, const std::string &name, const SiteKeyOptio
     return collect_through(name, options, out, error,
                            [&](SiteCollector &c) {
                                SymbolizingSink rules(c, name); // the frame rules, as stream_snapshot_file applies them
-                               return read_snapshot_stream(in, name, rules, error);
+                               return snapshot::read_snapshot_stream(in, name, rules, error);
                            });
 }
 

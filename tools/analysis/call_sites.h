@@ -31,7 +31,7 @@
 #include <vector>
 
 #include "input/snapshot_input.h"
-#include "snapshot/report_model.h"
+#include "snapshot/snapshot_model.h"
 
 namespace vramtrace::cli {
 
@@ -46,18 +46,18 @@ inline constexpr std::string_view kKeySeparator = " <- ";
 inline constexpr std::string_view kViaSeparator = " via ";
 
 // One frame's part of a key; `module_path` is the path of its module, "" when unknown.
-std::string frame_key(std::string_view module_path, const report::Frame &frame, bool lines);
+std::string frame_key(std::string_view module_path, const snapshot::Frame &frame, bool lines);
 
 // The key of one stack of `snapshot` (kNoCallSiteKey when it has no call site); its via is
 // stack.via_label (set with the frame rules, lib/symbolize/call_site.h).
-std::string stack_key(const report::Snapshot &snapshot, const report::Stack &stack, const SiteKeyOptions &options);
+std::string stack_key(const snapshot::Snapshot &snapshot, const snapshot::Stack &stack, const SiteKeyOptions &options);
 
 // The via part of a key: " via LABEL", "" without a label.
 std::string via_key(std::string_view via_label);
 
 // The category a report counts a stack under: its Stack::category, "other" when it has none (a
 // stack the rules were not applied to) and for allocations without a stack.
-std::string_view category_of(const report::Stack *stack);
+std::string_view category_of(const snapshot::Stack *stack);
 
 // The memory categories of the frame rules, in the order reports list them (the summary's).
 inline constexpr std::string_view kCategoryOrder[] = {"parameter",         "optimizer_state", "activation", "backward",
@@ -102,8 +102,8 @@ struct SiteTotals {
 struct SnapshotSites {
     std::string name;                        // the file
     int schema_version = 0;
-    report::ProcessInfo process;
-    std::vector<report::DeviceTotals> devices;
+    snapshot::ProcessInfo process;
+    std::vector<snapshot::DeviceTotals> devices;
     uint64_t dropped_allocations = 0;
     uint64_t dropped_stacks = 0;
     size_t merged_processes = 0;             // processes listed by a merged snapshot, else 0

@@ -5,6 +5,7 @@
 
 #include "analysis/diff_core.h"
 #include "common/text_table.h"
+#include "report/text_format.h"
 
 namespace vramtrace::cli {
 

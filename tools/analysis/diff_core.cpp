@@ -6,6 +6,7 @@
 #include <map>
 
 #include "common/text_table.h"
+#include "report/text_format.h"
 
 namespace vramtrace::cli {
 

@@ -12,7 +12,7 @@ HostGpus split_host_gpus(const std::vector<NvmlGpu> &gpus, const std::vector<Tra
         GpuSplit split;
         split.gpu = g;
         for (const TracedProcess &t : traced)
-            for (const report::DeviceTotals &d : t.devices)
+            for (const snapshot::DeviceTotals &d : t.devices)
                 if (!g.uuid.empty() && d.uuid == g.uuid) split.traced_bytes += d.process_used_bytes.value_or(d.current_bytes);
         for (const NvmlProcess &p : g.processes) {
             bool is_traced = std::any_of(traced.begin(), traced.end(), [&](const TracedProcess &t) { return t.pid == p.pid; });

@@ -8,14 +8,14 @@
 #include <vector>
 
 #include "input/nvml_processes.h"
-#include "snapshot/report_model.h"
+#include "snapshot/snapshot_model.h"
 
 namespace vramtrace::cli {
 
 // A traced process's devices from its reading (uuid, tracked bytes, NVML's figure when known).
 struct TracedProcess {
     pid_t pid = 0;
-    std::vector<report::DeviceTotals> devices;
+    std::vector<snapshot::DeviceTotals> devices;
 };
 
 struct UntracedProcess {

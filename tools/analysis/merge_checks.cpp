@@ -8,15 +8,15 @@ namespace vramtrace::cli {
 
 using merge_detail::idx;
 using merge_detail::missing_range;
-namespace top = report::member::top;
+namespace top = snapshot::member::top;
 
 std::string Merger::FileState::reference_problem() const {
     if (dangling)
-        return references::missing_stack(idx(top::allocations, dangling_index), dangling_id);
+        return snapshot::references::missing_stack(idx(top::allocations, dangling_index), dangling_id);
     if (dangling_range)
         return missing_range(idx(top::allocations, dangling_range_index), dangling_range_id);
     // Peaks, OOM records and events name stacks too (0: none), as read_snapshot_file checks.
-    auto missing = [](std::string where, uint32_t id) { return references::missing_stack(where, id); };
+    auto missing = [](std::string where, uint32_t id) { return snapshot::references::missing_stack(where, id); };
     for (size_t i = 0; i < peaks.size(); ++i)
         for (size_t k = 0; k < peaks[i].sites.size(); ++k)
             if (uint32_t id = peaks[i].sites[k].stack; id != 0 && !local_stack(id))
@@ -35,7 +35,7 @@ std::string Merger::FileState::reference_problem() const {
     // input is one process, whatever its records say.
     if (!merged_processes.empty()) {
         std::unordered_set<uint64_t> inputs;
-        for (const MergedProcess &p : merged_processes) inputs.insert(p.input);
+        for (const snapshot::MergedProcess &p : merged_processes) inputs.insert(p.input);
         auto listed = [&](const std::optional<uint64_t> &input) { return !input || inputs.count(*input) != 0; };
         auto unlisted = [](std::string where, uint64_t input) {
             return where + ".input: " + std::to_string(input) + " is not the input of an entry in " +
@@ -64,8 +64,8 @@ void Merger::note_repeated_processes(const FileState &state, const std::string &
         for (const std::string &arg : command_line) key += '\0' + arg;
         return key;
     };
-    std::vector<std::pair<std::string, const MergedProcess *>> keys;
-    MergedProcess self;
+    std::vector<std::pair<std::string, const snapshot::MergedProcess *>> keys;
+    snapshot::MergedProcess self;
     if (state.merged_processes.empty()) {
         self.pid = state.process.pid;
         self.host = state.process.host;
@@ -73,7 +73,7 @@ void Merger::note_repeated_processes(const FileState &state, const std::string &
                                    state.process.reason, state.live_bytes, state.live_count),
                           &self);
     } else {
-        for (const MergedProcess &p : state.merged_processes)
+        for (const snapshot::MergedProcess &p : state.merged_processes)
             keys.emplace_back(identity(p.host, p.pid, p.command_line, p.reason, p.live_bytes, p.live_allocations), &p);
     }
     for (const auto &[key, p] : keys) {

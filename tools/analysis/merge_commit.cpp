@@ -3,6 +3,7 @@
 // pools re-numbered, the NVTX range stacks per device role, the call sites and the process record.
 #include "analysis/merge_core.h"
 #include "analysis/merge_file_state.h"
+#include "report/text_format.h"
 
 #include <algorithm>
 #include <cstring>
@@ -15,7 +16,7 @@ namespace vramtrace::cli {
 
 namespace {
 
-namespace top = report::member::top;
+namespace top = snapshot::member::top;
 using merge_detail::idx;
 
 // process.rank as a number (-1: none, or not a number).
@@ -47,7 +48,7 @@ bool Merger::commit(FileState &state, const std::string &name, std::string *erro
     std::unordered_map<uint32_t, uint32_t> renumber; // a merged input's process rows -> merged rows
     if (!state.merged_processes.empty()) {
         for (size_t i = 0; i < state.merged_processes.size(); ++i) {
-            MergedProcess p = state.merged_processes[i];
+            snapshot::MergedProcess p = state.merged_processes[i];
             uint32_t row = uint32_t(processes_.size());
             if (!renumber.emplace(p.input, row).second)
                 return fail(idx(top::merged_processes, i) + ".input: " + std::to_string(p.input) + " appears more than once");
@@ -56,7 +57,7 @@ bool Merger::commit(FileState &state, const std::string &name, std::string *erro
             processes_.push_back(std::move(p));
         }
         for (size_t i = 0; i < state.merged_devices.size(); ++i) {
-            MergedDevice d = state.merged_devices[i];
+            snapshot::MergedDevice d = state.merged_devices[i];
             auto found = renumber.find(d.input);
             if (found == renumber.end()) {
                 processes_.resize(first_row);
@@ -68,7 +69,7 @@ bool Merger::commit(FileState &state, const std::string &name, std::string *erro
             process_devices_.push_back(std::move(d));
         }
     } else {
-        MergedProcess p;
+        snapshot::MergedProcess p;
         p.input = uint32_t(processes_.size());
         p.file = name;
         p.pid = state.process.pid;
@@ -81,10 +82,10 @@ bool Merger::commit(FileState &state, const std::string &name, std::string *erro
         p.dropped_stacks = state.dropped_stacks;
         p.oom_count = state.oom_count;
         p.rank = rank_number(state.process.rank);
-        for (const report::DeviceTotals &t : state.devices) {
-            MergedDevice d;
+        for (const snapshot::DeviceTotals &t : state.devices) {
+            snapshot::MergedDevice d;
             d.input = p.input;
-            report::copy_device_counters(t, d);
+            snapshot::copy_device_counters(t, d);
             d.uuid = t.uuid;
             process_devices_.push_back(std::move(d));
         }
@@ -98,15 +99,15 @@ bool Merger::commit(FileState &state, const std::string &name, std::string *erro
     row_sites_known_.resize(process_devices_.size(), false);
     if (state.merged_processes.empty()) {
         for (size_t row = first_device_row; row < process_devices_.size(); ++row) {
-            const report::DevicePeak *peak = nullptr;
-            for (const report::DevicePeak &p : state.peaks)
+            const snapshot::DevicePeak *peak = nullptr;
+            for (const snapshot::DevicePeak &p : state.peaks)
                 if (p.device == process_devices_[row].device) peak = &p;
             if (!peak) {
                 row_sites_known_[row] = process_devices_[row].peak_bytes == 0;
                 continue;
             }
             std::map<uint32_t, RowSite> by_site;
-            for (const report::PeakSite &site : peak->sites) {
+            for (const snapshot::PeakSite &site : peak->sites) {
                 uint32_t index = no_stack_site();
                 if (site.stack != 0) index = stacks_[merged_stack_of(state, *state.local_stack(site.stack)) - 1].site;
                 RowSite &r = by_site[index];
@@ -121,8 +122,8 @@ bool Merger::commit(FileState &state, const std::string &name, std::string *erro
     }
 
     // Totals per ordinal.
-    for (const report::DeviceTotals &t : state.devices) {
-        report::DeviceTotals &row = report::device_row(devices_, t.device);
+    for (const snapshot::DeviceTotals &t : state.devices) {
+        snapshot::DeviceTotals &row = snapshot::device_row(devices_, t.device);
         row.current_bytes += t.current_bytes;
         row.peak_bytes += t.peak_bytes;
         row.allocation_count += t.allocation_count;
@@ -152,18 +153,18 @@ bool Merger::commit(FileState &state, const std::string &name, std::string *erro
     auto merged_stack = [&](uint32_t id) -> uint32_t { return id == 0 ? 0 : merged_stack_of(state, *state.local_stack(id)); };
     auto merged_range = [&](uint32_t id) -> uint32_t { return id == 0 ? 0 : merged_range_of(state, state.range_at.at(id)); };
     bool complete = true;
-    for (const report::DeviceTotals &t : state.devices) {
+    for (const snapshot::DeviceTotals &t : state.devices) {
         bool recorded = t.peak_bytes == 0;
-        for (const report::DevicePeak &p : state.peaks) recorded = recorded || p.device == t.device;
+        for (const snapshot::DevicePeak &p : state.peaks) recorded = recorded || p.device == t.device;
         complete = complete && recorded;
     }
     peaks_complete_ = peaks_complete_ && complete;
     if (peaks_complete_) {
-        for (const report::DevicePeak &p : state.peaks) {
+        for (const snapshot::DevicePeak &p : state.peaks) {
             Peak &merged = peaks_[p.device];
             merged.peak_bytes += p.peak_bytes;
             uint64_t count = 0;
-            for (const report::PeakSite &site : p.sites) {
+            for (const snapshot::PeakSite &site : p.sites) {
                 auto &entry = merged.sites[merged_stack(site.stack)];
                 entry.first += site.bytes;
                 entry.second += site.count;
@@ -178,7 +179,7 @@ bool Merger::commit(FileState &state, const std::string &name, std::string *erro
                     entry.second += count;
                 }
             }
-            for (const report::RangePeak &rp : p.ranges) {
+            for (const snapshot::RangePeak &rp : p.ranges) {
                 auto &entry = merged.ranges[merged_range(rp.range)];
                 entry.first += rp.bytes;
                 entry.second += rp.count;
@@ -187,7 +188,7 @@ bool Merger::commit(FileState &state, const std::string &name, std::string *erro
     } else {
         peaks_.clear();
     }
-    for (report::OomEvent &o : state.ooms) {
+    for (snapshot::OomEvent &o : state.ooms) {
         o.stack = merged_stack(o.stack);
         ooms_.push_back(std::move(o));
     }
@@ -201,13 +202,13 @@ bool Merger::commit(FileState &state, const std::string &name, std::string *erro
     } else {
         oom_count_known_ = false;
     }
-    for (report::Pool &pool : state.pools) {
+    for (snapshot::Pool &pool : state.pools) {
         if (!pool.is_graph_memory) {
             pools_.push_back(std::move(pool));
             continue;
         }
         // An older file's graph memory (a pool entry then): into its device's row.
-        report::DeviceTotals &row = report::device_row(devices_, pool.device);
+        snapshot::DeviceTotals &row = snapshot::device_row(devices_, pool.device);
         row.graph_reserved_bytes = row.graph_reserved_bytes.value_or(0) + pool.reserved_bytes;
         row.graph_used_bytes = row.graph_used_bytes.value_or(0) + pool.used_bytes;
         row.graph_reserved_high_bytes = row.graph_reserved_high_bytes.value_or(0) + pool.reserved_high_bytes;
@@ -241,11 +242,11 @@ bool Merger::commit(FileState &state, const std::string &name, std::string *erro
             r.live_bytes += t.first;
             r.live_count += t.second;
         }
-        for (const report::DevicePeak &p : state.peaks) {
+        for (const snapshot::DevicePeak &p : state.peaks) {
             if (p.ranges.empty() && p.peak_bytes == 0) continue;
             auto &by_range = role_ranges_[role(p.device)];
             if (p.ranges.empty()) by_range[0].peak_bytes += p.peak_bytes;
-            for (const report::RangePeak &rp : p.ranges) by_range[merged_range(rp.range)].peak_bytes += rp.bytes;
+            for (const snapshot::RangePeak &rp : p.ranges) by_range[merged_range(rp.range)].peak_bytes += rp.bytes;
         }
     }
     // Each region and interval names its process row: segments of two ranks of one program have
@@ -256,12 +257,12 @@ bool Merger::commit(FileState &state, const std::string &name, std::string *erro
         if (!local) return std::nullopt;
         return renumber.at(uint32_t(*local));
     };
-    for (report::NvtxRegion &r : state.regions) {
+    for (snapshot::NvtxRegion &r : state.regions) {
         r.range = merged_range(r.range);
         r.input = process_row(r.input);
         nvtx_regions_.push_back(std::move(r));
     }
-    for (report::NvtxInterval &v : state.intervals) {
+    for (snapshot::NvtxInterval &v : state.intervals) {
         v.input = process_row(v.input);
         nvtx_intervals_.push_back(std::move(v));
     }
@@ -286,7 +287,7 @@ bool Merger::commit(FileState &state, const std::string &name, std::string *erro
     live_count_ += state.live_count;
 
     // The merged process record.
-    const report::ProcessInfo &p = state.process;
+    const snapshot::ProcessInfo &p = state.process;
     if (first_) {
         host_ = p.host;
         executable_ = p.executable;

@@ -58,8 +58,8 @@ struct MergedSiteRow {
 // How the ranks compare (merge_imbalance.cpp; docs/cli.md, "Imbalance"): one role per device
 // role, with its outliers, as the merged snapshot stores them.
 struct Imbalance {
-    std::vector<report::ImbalanceRole> roles;
-    std::vector<report::ImbalanceOutlier> outliers; // by role, then input
+    std::vector<snapshot::ImbalanceRole> roles;
+    std::vector<snapshot::ImbalanceOutlier> outliers; // by role, then input
 };
 inline constexpr size_t kImbalanceSitesKept = 32; // call sites per outlier in the merged snapshot
 
@@ -105,11 +105,11 @@ public:
     bool add_stream(std::istream &in, const std::string &name, std::string *error);
 
     size_t files() const { return files_; }
-    const std::vector<MergedProcess> &processes() const { return processes_; }
+    const std::vector<snapshot::MergedProcess> &processes() const { return processes_; }
     // What the inputs read so far gave cause to warn about (one line each): a process met in two
     // inputs (same host, pid, command line, dump reason, live bytes and count) is counted twice.
     const std::vector<std::string> &warnings() const { return warnings_; }
-    const std::vector<MergedDevice> &process_devices() const { return process_devices_; }
+    const std::vector<snapshot::MergedDevice> &process_devices() const { return process_devices_; }
     // Devices matched across inputs, in order of host, then ordinal (then UUID).
     std::vector<MergedDeviceRow> devices() const;
     // Call sites by live bytes (then count, then key), every one.
@@ -128,7 +128,7 @@ public:
     std::string site_key_of_stack(uint32_t stack) const;
     // The NVTX range stacks of all inputs, one per distinct list of domains, names and categories
     // (merged id = index + 1); empty when no input names one.
-    const std::vector<report::RangeStack> &range_stacks() const { return ranges_; }
+    const std::vector<snapshot::RangeStack> &range_stacks() const { return ranges_; }
     // How reports name a merged range stack (report::range_stack_label; 0: "(no range)").
     std::string range_label(uint32_t range) const;
     // Per device role, the live bytes and the bytes at the peaks of each range stack; empty when no
@@ -166,16 +166,16 @@ private:
 
     // The tables and the spool (merge_intern.cpp), used by the per-file reader (MergeFileReader,
     // merge_read.cpp).
-    uint32_t intern_module(const report::Module &m);
-    uint32_t intern_frame(const report::Frame &f, int merged_module);
+    uint32_t intern_module(const snapshot::Module &m);
+    uint32_t intern_frame(const snapshot::Frame &f, int merged_module);
     // `stack` gives the call site, via and category (as the frame rules set them) and the via label
     // of the call-site key; `frames` its frames, merged.
-    uint32_t intern_stack(std::vector<uint32_t> frames, const report::Stack &stack);
+    uint32_t intern_stack(std::vector<uint32_t> frames, const snapshot::Stack &stack);
     uint32_t no_stack_site();
     // A range stack, interned by its lists (domains, names, categories; a list of categories that
     // are all "" counts as none); its merged id (never 0).
-    uint32_t intern_range(const report::RangeStack &range);
-    void spool_allocation(const report::Allocation &a, uint32_t merged_stack, uint32_t merged_range);
+    uint32_t intern_range(const snapshot::RangeStack &range);
+    void spool_allocation(const snapshot::Allocation &a, uint32_t merged_stack, uint32_t merged_range);
     bool spool_mark(long long *offset);
     bool spool_rewind(long long offset, uint64_t count);
     // Reading one input and adding it to the merge (merge_read.cpp).
@@ -206,9 +206,9 @@ private:
     uint64_t spooled_ = 0;
     std::unordered_map<std::string, std::string> escaped_; // JSON text of kind/api strings
 
-    std::vector<report::Module> modules_;
+    std::vector<snapshot::Module> modules_;
     std::unordered_map<std::string, uint32_t> module_index_;
-    std::vector<report::Frame> frames_; // module: an index into modules_
+    std::vector<snapshot::Frame> frames_; // module: an index into modules_
     std::unordered_map<std::string, uint32_t> frame_index_;
     std::vector<Stack> stacks_;   // merged stack id = index + 1
     std::unordered_map<std::string, uint32_t> stack_index_;
@@ -216,8 +216,8 @@ private:
     std::unordered_map<std::string, uint32_t> site_index_;
 
     size_t files_ = 0;
-    std::vector<MergedProcess> processes_;
-    std::vector<MergedDevice> process_devices_;
+    std::vector<snapshot::MergedProcess> processes_;
+    std::vector<snapshot::MergedDevice> process_devices_;
     std::vector<std::string> process_hosts_; // host of each process row (for device matching)
     // Each process row's identity (host, pid, command line, dump reason, live bytes and count) ->
     // the file it came from: a process met again means an input was given twice, or a merged
@@ -232,29 +232,29 @@ private:
     };
     std::vector<std::vector<RowSite>> row_sites_;
     std::vector<bool> row_sites_known_;
-    std::vector<report::DeviceTotals> devices_; // per ordinal, summed, ascending
+    std::vector<snapshot::DeviceTotals> devices_; // per ordinal, summed, ascending
     uint64_t live_bytes_ = 0, live_count_ = 0;
     uint64_t dropped_allocations_ = 0, dropped_stacks_ = 0, dropped_peak_sites_ = 0;
     // Identity of each ordinal of devices_: the inputs' uuid / PCI bus id when they all agree.
     std::map<int, std::pair<std::string, std::string>> device_identity_;
     std::map<int, Peak> peaks_;          // by ordinal
     bool peaks_complete_ = true;
-    std::vector<report::OomEvent> ooms_; // every input's, re-numbered stacks, in input order
+    std::vector<snapshot::OomEvent> ooms_; // every input's, re-numbered stacks, in input order
     uint64_t oom_count_ = 0;
     bool oom_count_known_ = true;
-    std::vector<report::Pool> pools_;    // every input's
+    std::vector<snapshot::Pool> pools_;    // every input's
     // NVTX: the merged range stacks (id = index + 1); per device role and merged range stack, the
     // live bytes and allocations and the bytes at the peaks; every input's regions (merged range
     // ids) and intervals, in input order, each with its process row (input); the dropped counters,
     // summed.
-    std::vector<report::RangeStack> ranges_;
+    std::vector<snapshot::RangeStack> ranges_;
     std::unordered_map<std::string, uint32_t> range_index_;
     struct RangeTotals {
         uint64_t live_bytes = 0, live_count = 0, peak_bytes = 0;
     };
     std::map<DeviceRole, std::map<uint32_t, RangeTotals>> role_ranges_;
-    std::vector<report::NvtxRegion> nvtx_regions_;
-    std::vector<report::NvtxInterval> nvtx_intervals_;
+    std::vector<snapshot::NvtxRegion> nvtx_regions_;
+    std::vector<snapshot::NvtxInterval> nvtx_intervals_;
     uint64_t dropped_range_stacks_ = 0, dropped_range_names_ = 0;
     uint64_t dropped_nvtx_regions_ = 0, nvtx_regions_outside_ = 0, nvtx_unregisters_unknown_ = 0;
     uint64_t dropped_nvtx_intervals_ = 0;

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "analysis/merge_core.h"
-#include "snapshot/report_model.h"
+#include "snapshot/snapshot_model.h"
 #include "snapshot/snapshot_fields.h"
 
 namespace vramtrace::cli {
@@ -25,7 +25,7 @@ inline std::string idx(std::string_view array, size_t i) { return std::string(ar
 // "WHERE.range: ID is not the id of an entry in nvtx_ranges".
 inline std::string missing_range(const std::string &where, uint32_t id) {
     return where + ".range: " + std::to_string(id) + " is not the id of an entry in " +
-           std::string(report::member::top::nvtx_ranges);
+           std::string(snapshot::member::top::nvtx_ranges);
 }
 
 } // namespace merge_detail
@@ -33,31 +33,31 @@ inline std::string missing_range(const std::string &where, uint32_t id) {
 // What is known of the input being read.
 struct Merger::FileState {
     size_t file_number = 0;
-    report::ProcessInfo process;
+    snapshot::ProcessInfo process;
     bool have_process = false;
-    std::vector<report::DeviceTotals> devices;
+    std::vector<snapshot::DeviceTotals> devices;
     uint64_t dropped_allocations = 0, dropped_stacks = 0;
-    std::vector<report::Module> modules;
-    std::vector<report::Frame> frames;
-    std::vector<report::Stack> stacks;
+    std::vector<snapshot::Module> modules;
+    std::vector<snapshot::Frame> frames;
+    std::vector<snapshot::Stack> stacks;
     std::unordered_map<uint32_t, size_t> stack_at; // id -> index into stacks
     std::string duplicate_stack;                   // the first "stacks: id N appears more than once"
-    std::vector<MergedProcess> merged_processes;
-    std::vector<MergedDevice> merged_devices;
+    std::vector<snapshot::MergedProcess> merged_processes;
+    std::vector<snapshot::MergedDevice> merged_devices;
     std::optional<uint64_t> oom_count;
     uint64_t dropped_peak_sites = 0;
-    std::vector<report::DevicePeak> peaks;
-    std::vector<report::OomEvent> ooms;
-    std::vector<report::Pool> pools;
-    StackReferences event_stacks; // stacks named by events (checked, the events are not kept)
+    std::vector<snapshot::DevicePeak> peaks;
+    std::vector<snapshot::OomEvent> ooms;
+    std::vector<snapshot::Pool> pools;
+    snapshot::StackReferences event_stacks; // stacks named by events (checked, the events are not kept)
     size_t event_index = 0;
     // NVTX: the range stacks, the first problem of nvtx_ranges (an id 0 or repeated, lists of
     // different lengths), the regions and intervals, and the dropped counters.
-    std::vector<report::RangeStack> ranges;
+    std::vector<snapshot::RangeStack> ranges;
     std::unordered_map<uint32_t, size_t> range_at; // id -> index into ranges
     std::string bad_range;
-    std::vector<report::NvtxRegion> regions;
-    std::vector<report::NvtxInterval> intervals;
+    std::vector<snapshot::NvtxRegion> regions;
+    std::vector<snapshot::NvtxInterval> intervals;
     uint64_t dropped_range_stacks = 0, dropped_range_names = 0;
     uint64_t dropped_nvtx_regions = 0, nvtx_regions_outside = 0, nvtx_unregisters_unknown = 0;
     uint64_t dropped_nvtx_intervals = 0;
@@ -111,13 +111,13 @@ struct Merger::FileState {
     // The cross references read_snapshot_file checks, on what was read so far; "" when they hold.
     std::string check() const {
         for (size_t i = 0; i < frames.size(); ++i)
-            if (std::string p = references::frame_module(i, frames[i].module, modules.size()); !p.empty()) return p;
+            if (std::string p = snapshot::references::frame_module(i, frames[i].module, modules.size()); !p.empty()) return p;
         for (size_t i = 0; i < stacks.size(); ++i) {
-            const report::Stack &st = stacks[i];
-            if (std::string p = references::stack_id(i, st.id); !p.empty()) return p;
+            const snapshot::Stack &st = stacks[i];
+            if (std::string p = snapshot::references::stack_id(i, st.id); !p.empty()) return p;
             for (size_t k = 0; k < st.frames.size(); ++k)
-                if (std::string p = references::stack_frame(i, k, st.frames[k], frames.size()); !p.empty()) return p;
-            if (std::string p = references::stack_indices(i, st); !p.empty()) return p;
+                if (std::string p = snapshot::references::stack_frame(i, k, st.frames[k], frames.size()); !p.empty()) return p;
+            if (std::string p = snapshot::references::stack_indices(i, st); !p.empty()) return p;
         }
         if (!duplicate_stack.empty()) return duplicate_stack;
         return bad_range;

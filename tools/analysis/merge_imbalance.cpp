@@ -18,7 +18,8 @@
 
 #include "analysis/merge_core.h"
 #include "common/text_table.h"
-#include "snapshot/report_model.h"
+#include "snapshot/snapshot_model.h"
+#include "report/text_format.h"
 
 namespace vramtrace::cli {
 
@@ -44,7 +45,7 @@ std::string who(int64_t rank, uint64_t input) {
     return rank >= 0 ? "rank " + std::to_string(rank) : "process #" + std::to_string(input);
 }
 
-std::string role_name(const report::ImbalanceRole &r, bool several_gpus) {
+std::string role_name(const snapshot::ImbalanceRole &r, bool several_gpus) {
     DeviceRole role{r.role == "gpu" ? 0 : r.role == "host" ? 1 : 2, r.role_index};
     return device_role_title(role, several_gpus);
 }
@@ -91,7 +92,7 @@ Imbalance Merger::imbalance() const {
         // clang 14 (the fuzz build's compiler) does not allow for bindings.
         const std::pair<std::string, uint32_t> &key = role_rows.first;
         const std::vector<size_t> &rows = role_rows.second;
-        report::ImbalanceRole r;
+        snapshot::ImbalanceRole r;
         r.role = key.first;
         r.role_index = key.second;
         r.ranks = rows.size();
@@ -151,7 +152,7 @@ Imbalance Merger::imbalance() const {
         std::unordered_map<uint32_t, uint64_t> site_median;
         std::vector<uint64_t> values(known.size());
         for (size_t row : outliers) {
-            report::ImbalanceOutlier o;
+            snapshot::ImbalanceOutlier o;
             o.imbalance = role_number;
             o.input = process_devices_[row].input;
             o.rank = rank_of(row);
@@ -192,9 +193,9 @@ std::string format_imbalance_text(const Imbalance &imbalance, size_t top,
                                   const std::function<std::string(uint32_t stack)> &name_site) {
     std::string out;
     bool several_gpus = false;
-    for (const report::ImbalanceRole &r : imbalance.roles) several_gpus = several_gpus || (r.role == "gpu" && r.role_index > 0);
+    for (const snapshot::ImbalanceRole &r : imbalance.roles) several_gpus = several_gpus || (r.role == "gpu" && r.role_index > 0);
     for (size_t i = 0; i < imbalance.roles.size(); ++i) {
-        const report::ImbalanceRole &r = imbalance.roles[i];
+        const snapshot::ImbalanceRole &r = imbalance.roles[i];
         out += "\nimbalance: " + role_name(r, several_gpus) + ", " + std::to_string(r.ranks) + " rank" +
                (r.ranks == 1 ? "" : "s") + "\n";
         TextTable t({"", "min", "median", "max"});
@@ -210,11 +211,11 @@ std::string format_imbalance_text(const Imbalance &imbalance, size_t top,
                report::format_bytes_exact(r.peak_mad_bytes) + ", 1% of the median, 1 MiB)" +
                (r.ranks < 3 ? "; fewer than 3 ranks have none" : "") + ")\n";
         for (size_t k = 0; k < imbalance.outliers.size(); ++k) {
-            const report::ImbalanceOutlier &o = imbalance.outliers[k];
+            const snapshot::ImbalanceOutlier &o = imbalance.outliers[k];
             if (o.imbalance != i) continue;
             uint64_t median = r.peak_median_bytes;
             char z[32];
-            std::snprintf(z, sizeof z, "%+.1f", report::imbalance_z(r, o.peak_bytes));
+            std::snprintf(z, sizeof z, "%+.1f", snapshot::imbalance_z(r, o.peak_bytes));
             out += "  " + who(o.rank, o.input) + " (" + one_line(o.host.empty() ? "?" : o.host) + " " +
                    report::device_label(o.device) + "): peak " + report::format_bytes_exact(o.peak_bytes) + ", " +
                    report::format_bytes_exact(o.peak_bytes > median ? o.peak_bytes - median : median - o.peak_bytes) +

@@ -16,7 +16,8 @@
 #include <unistd.h>
 
 #include "common/json_text.h"
-#include "snapshot/report_model.h"
+#include "snapshot/snapshot_model.h"
+#include "report/text_format.h"
 #include "snapshot/snapshot_fields.h"
 
 namespace vramtrace::cli {
@@ -28,7 +29,7 @@ void append_bytes(std::string &key, const void *p, size_t n) { key.append(static
 // The lists that make a range stack what it is, in the order they enter its key (intern_range):
 // the same lists in two inputs are one merged range stack. Two stacks that differ only in a
 // range's category are two stacks, as the library keeps them.
-std::array<const std::vector<std::string> *, 3> range_lists(const report::RangeStack &r) {
+std::array<const std::vector<std::string> *, 3> range_lists(const snapshot::RangeStack &r) {
     return {&r.domains, &r.names, &r.categories};
 }
 
@@ -41,7 +42,7 @@ bool no_category(const std::vector<std::string> &categories) {
 
 Merger::Merger(const SiteKeyOptions &keys, std::FILE *spool) : keys_(keys), spool_(spool) {}
 
-uint32_t Merger::intern_module(const report::Module &m) {
+uint32_t Merger::intern_module(const snapshot::Module &m) {
     std::string key = m.path;
     key += '\0';
     key += m.build_id;
@@ -50,7 +51,7 @@ uint32_t Merger::intern_module(const report::Module &m) {
     return it->second;
 }
 
-uint32_t Merger::intern_frame(const report::Frame &f, int merged_module) {
+uint32_t Merger::intern_frame(const snapshot::Frame &f, int merged_module) {
     // A frame in a known module is the same frame in every process that loaded that module, wherever
     // it was loaded; elsewhere only the address can tell.
     std::string key;
@@ -80,8 +81,8 @@ uint32_t Merger::no_stack_site() {
     return it->second;
 }
 
-uint32_t Merger::intern_range(const report::RangeStack &given) {
-    report::RangeStack range = given;
+uint32_t Merger::intern_range(const snapshot::RangeStack &given) {
+    snapshot::RangeStack range = given;
     if (no_category(range.categories)) range.categories.clear();
     // Each list as its length, then each string as its length and its bytes: no two different
     // lists make one key.
@@ -104,7 +105,7 @@ uint32_t Merger::intern_range(const report::RangeStack &given) {
 }
 
 std::string Merger::range_label(uint32_t range) const {
-    if (range == 0 || range > ranges_.size()) return report::range_stack_label(report::Snapshot{}, range);
+    if (range == 0 || range > ranges_.size()) return report::range_stack_label(snapshot::Snapshot{}, range);
     return report::range_stack_label(ranges_[range - 1]);
 }
 
@@ -125,7 +126,7 @@ std::vector<MergedRoleRanges> Merger::ranges_by_role() const {
     return out;
 }
 
-uint32_t Merger::intern_stack(std::vector<uint32_t> frames, const report::Stack &stack) {
+uint32_t Merger::intern_stack(std::vector<uint32_t> frames, const snapshot::Stack &stack) {
     const int call_site = stack.call_site;
     // A via outside the stack (a file's own, kept for a stack read before its frames) is none.
     const int via = stack.via >= 0 && size_t(stack.via) < frames.size() ? stack.via : -1;
@@ -145,7 +146,7 @@ uint32_t Merger::intern_stack(std::vector<uint32_t> frames, const report::Stack 
     } else {
         unsigned taken = 0;
         for (size_t i = size_t(call_site); i < frames.size() && taken < keys_.frames; ++i, ++taken) {
-            const report::Frame &f = frames_[frames[i]];
+            const snapshot::Frame &f = frames_[frames[i]];
             if (!site_key.empty()) site_key += kKeySeparator;
             site_key += frame_key(f.module >= 0 ? std::string_view(modules_[size_t(f.module)].path) : "", f, keys_.lines);
             if (taken == 0) site_key += via_key(stack.via_label);
@@ -163,7 +164,7 @@ uint32_t Merger::intern_stack(std::vector<uint32_t> frames, const report::Stack 
     return it->second;
 }
 
-void Merger::spool_allocation(const report::Allocation &a, uint32_t merged_stack, uint32_t merged_range) {
+void Merger::spool_allocation(const snapshot::Allocation &a, uint32_t merged_stack, uint32_t merged_range) {
     if (!spool_ || spool_failed_) return;
     auto escaped = [&](const std::string &s) -> const std::string & {
         auto it = escaped_.find(s);
@@ -171,7 +172,7 @@ void Merger::spool_allocation(const report::Allocation &a, uint32_t merged_stack
         return it->second;
     };
     std::string line = spooled_ == 0 ? "    " : ",\n    ";
-    namespace f = report::member::allocations;
+    namespace f = snapshot::member::allocations;
     line += "{" + json_key(f::address) + "\"" + report::hex_u64(a.address) + "\", " + json_key(f::size) +
             std::to_string(a.size) + ", " + json_key(f::kind) + escaped(a.kind) + ", " + json_key(f::device) +
             std::to_string(a.device) + ", " + json_key(f::api) + escaped(a.api) + ", " + json_key(f::stream) + "\"" +
@@ -210,7 +211,7 @@ std::vector<MergedDeviceRow> Merger::devices() const {
     // there is. Rows matched by UUID name where they were seen.
     std::map<std::tuple<std::string, int, std::string>, MergedDeviceRow> rows;
     std::map<std::string, std::vector<std::string>> seen_as; // uuid -> "HOST cuda:N", first seen first
-    for (const MergedDevice &d : process_devices_) {
+    for (const snapshot::MergedDevice &d : process_devices_) {
         const std::string &host = d.input < process_hosts_.size() ? process_hosts_[d.input] : std::string();
         std::string where = (host.empty() ? "?" : host) + " " + report::device_label(d.device);
         auto key = d.uuid.empty() ? std::make_tuple(host, d.device, std::string())
@@ -269,7 +270,7 @@ uint32_t Merger::merged_range_of(FileState &state, size_t local) {
 uint32_t Merger::merged_stack_of(FileState &state, size_t local) {
     if (state.stack_merged.size() < state.stacks.size()) state.stack_merged.resize(state.stacks.size(), 0);
     if (state.stack_merged[local] != 0) return state.stack_merged[local];
-    const report::Stack &st = state.stacks[local];
+    const snapshot::Stack &st = state.stacks[local];
     std::vector<uint32_t> frames;
     frames.reserve(st.frames.size());
     for (uint32_t f : st.frames) frames.push_back(merged_frame_of(state, f));
@@ -282,7 +283,7 @@ uint32_t Merger::merged_stack_of(FileState &state, size_t local) {
 uint32_t Merger::merged_frame_of(FileState &state, uint32_t local) {
     if (state.frame_merged.size() < state.frames.size()) state.frame_merged.resize(state.frames.size(), 0);
     if (state.frame_merged[local] != 0) return state.frame_merged[local] - 1;
-    const report::Frame &f = state.frames[local];
+    const snapshot::Frame &f = state.frames[local];
     int module = -1;
     if (f.module >= 0) {
         if (state.module_merged.size() < state.modules.size()) state.module_merged.resize(state.modules.size(), 0);

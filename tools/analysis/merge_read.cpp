@@ -18,14 +18,14 @@
 
 #include "input/simd_snapshot_source.h"
 #include "input/offline_symbolize.h"
-#include "snapshot/report_model.h"
+#include "snapshot/snapshot_model.h"
 #include "snapshot/snapshot_fields.h"
 
 namespace vramtrace::cli {
 
 namespace {
 
-namespace top = report::member::top;
+namespace top = snapshot::member::top;
 using merge_detail::idx;
 
 // "NAME: cannot use the temporary file: WHY" (from errno), and false.
@@ -39,16 +39,16 @@ bool temporary_file_error(const std::string &name, std::string *error) {
 
 // The sink of one pass over one input. The first pass takes everything; a second pass (only for a
 // file whose allocations came before its stacks) takes only the allocations.
-class MergeFileReader final : public SnapshotSink {
+class MergeFileReader final : public snapshot::SnapshotSink {
 public:
     MergeFileReader(Merger &m, Merger::FileState &s, bool second) : m_(m), s_(s), second_(second) {}
 
-    void on_process(report::ProcessInfo &&p) override {
+    void on_process(snapshot::ProcessInfo &&p) override {
         if (second_) return;
         s_.process = std::move(p);
         s_.have_process = true;
     }
-    void on_device(report::DeviceTotals &&d) override {
+    void on_device(snapshot::DeviceTotals &&d) override {
         if (!second_) s_.devices.push_back(d);
     }
     void on_dropped(uint64_t allocations, uint64_t stacks) override {
@@ -56,28 +56,28 @@ public:
         s_.dropped_allocations = allocations;
         s_.dropped_stacks = stacks;
     }
-    void on_module(report::Module &&mod) override {
+    void on_module(snapshot::Module &&mod) override {
         if (second_) return;
         metadata();
         s_.modules.push_back(std::move(mod));
     }
-    void on_frame(report::Frame &&f) override {
+    void on_frame(snapshot::Frame &&f) override {
         if (second_) return;
         metadata();
         s_.frames.push_back(std::move(f));
     }
-    void on_stack(report::Stack &&st) override {
+    void on_stack(snapshot::Stack &&st) override {
         if (second_) return;
         metadata();
         size_t at = s_.stacks.size();
         if (!s_.stack_at.emplace(st.id, at).second && s_.duplicate_stack.empty())
-            s_.duplicate_stack = references::duplicate_stack(st.id);
+            s_.duplicate_stack = snapshot::references::duplicate_stack(st.id);
         s_.stacks.push_back(std::move(st));
     }
-    void on_merged_process(MergedProcess &&p) override {
+    void on_merged_process(snapshot::MergedProcess &&p) override {
         if (!second_) s_.merged_processes.push_back(std::move(p));
     }
-    void on_merged_device(MergedDevice &&d) override {
+    void on_merged_device(snapshot::MergedDevice &&d) override {
         if (!second_) s_.merged_devices.push_back(std::move(d));
     }
     void on_oom_count(uint64_t count) override {
@@ -86,17 +86,17 @@ public:
     void on_dropped_peak_sites(uint64_t count) override {
         if (!second_) s_.dropped_peak_sites = count;
     }
-    void on_peak(report::DevicePeak &&p) override {
+    void on_peak(snapshot::DevicePeak &&p) override {
         if (!second_) s_.peaks.push_back(std::move(p));
     }
-    void on_oom(report::OomEvent &&o) override {
+    void on_oom(snapshot::OomEvent &&o) override {
         if (!second_) s_.ooms.push_back(std::move(o));
     }
-    void on_pool(report::Pool &&p) override {
+    void on_pool(snapshot::Pool &&p) override {
         if (!second_) s_.pools.push_back(std::move(p));
     }
     // Range stacks are metadata that allocations name, like stacks.
-    void on_range_stack(report::RangeStack &&r) override {
+    void on_range_stack(snapshot::RangeStack &&r) override {
         if (second_) return;
         metadata();
         size_t at = s_.ranges.size();
@@ -120,7 +120,7 @@ public:
         s_.dropped_range_stacks = range_stacks;
         s_.dropped_range_names = range_names;
     }
-    void on_nvtx_region(report::NvtxRegion &&r) override {
+    void on_nvtx_region(snapshot::NvtxRegion &&r) override {
         if (!second_) s_.regions.push_back(std::move(r));
     }
     void on_dropped_nvtx_regions(uint64_t dropped, uint64_t outside, uint64_t unknown) override {
@@ -129,7 +129,7 @@ public:
         s_.nvtx_regions_outside = outside;
         s_.nvtx_unregisters_unknown = unknown;
     }
-    void on_nvtx_interval(report::NvtxInterval &&v) override {
+    void on_nvtx_interval(snapshot::NvtxInterval &&v) override {
         if (!second_) s_.intervals.push_back(std::move(v));
     }
     void on_dropped_nvtx_intervals(uint64_t count) override {
@@ -137,13 +137,13 @@ public:
     }
     // Events come from one process's clock and ring: a merged snapshot has no history. They are
     // checked like every other record that names a stack.
-    void on_event(report::Event &&e) override {
+    void on_event(snapshot::Event &&e) override {
         if (second_) return;
         if (e.stack != 0) s_.event_stacks.try_emplace(e.stack, s_.event_index);
         ++s_.event_index;
     }
 
-    void on_allocation(report::Allocation &&a) override {
+    void on_allocation(snapshot::Allocation &&a) override {
         size_t index = s_.allocation_index++;
         if (!s_.frozen) {
             s_.frozen = true;
@@ -173,7 +173,7 @@ public:
             merged_range = m_.merged_range_of(s_, found->second);
         }
         m_.spool_allocation(a, merged_stack, merged_range);
-        if (!report::counts_as_held(a)) return;
+        if (!snapshot::counts_as_held(a)) return;
         auto &t = s_.per_stack[merged_stack];
         t.first += a.size;
         t.second += 1;
@@ -201,7 +201,7 @@ private:
 bool Merger::read_pass(std::istream &in, const std::string &name, FileState &state, bool second, std::string *error) {
     MergeFileReader reader(*this, state, second);
     SymbolizingSink rules(reader, name); // as stream_snapshot_file reads a file
-    return read_snapshot_stream(in, name, rules, error);
+    return snapshot::read_snapshot_stream(in, name, rules, error);
 }
 
 bool Merger::start_file(FileState &state, const std::string &name, std::string *error) {

@@ -5,7 +5,8 @@
 
 #include "analysis/merge_core.h"
 #include "common/text_table.h"
-#include "snapshot/report_model.h"
+#include "snapshot/snapshot_model.h"
+#include "report/text_format.h"
 
 namespace vramtrace::cli {
 
@@ -13,7 +14,7 @@ std::string format_merge_text(const Merger &merger, size_t top, const SiteKeyOpt
     std::string out;
     const auto &procs = merger.processes();
     std::set<std::string> hosts;
-    for (const MergedProcess &p : procs) hosts.insert(p.host);
+    for (const snapshot::MergedProcess &p : procs) hosts.insert(p.host);
     std::vector<MergedDeviceRow> devices = merger.devices();
     out += "merged " + std::to_string(merger.files()) + " snapshot" + (merger.files() == 1 ? "" : "s") + ": " +
            std::to_string(procs.size()) + " process" + (procs.size() == 1 ? "" : "es") + " on " +
@@ -26,15 +27,15 @@ std::string format_merge_text(const Merger &merger, size_t top, const SiteKeyOpt
                std::to_string(merger.dropped_stacks()) + " stacks\n";
 
     // Per process: its devices' current and peak (summed over its devices), and what was live.
-    std::vector<std::vector<const MergedDevice *>> by_process(procs.size());
-    for (const MergedDevice &d : merger.process_devices())
+    std::vector<std::vector<const snapshot::MergedDevice *>> by_process(procs.size());
+    for (const snapshot::MergedDevice &d : merger.process_devices())
         if (d.input < by_process.size()) by_process[d.input].push_back(&d);
     out += "\nprocesses (current and peak summed over each process's devices; OOM: out-of-memory failures)\n";
     TextTable table({"#", "host", "pid", "rank", "devices", "current", "peak", "live at dump", "OOM", "file"});
-    for (const MergedProcess &p : procs) {
+    for (const snapshot::MergedProcess &p : procs) {
         uint64_t current = 0, peak = 0;
         std::string device_list;
-        for (const MergedDevice *d : by_process[p.input]) {
+        for (const snapshot::MergedDevice *d : by_process[p.input]) {
             current += d->current_bytes;
             peak += d->peak_bytes;
             if (!device_list.empty()) device_list += ",";

@@ -11,15 +11,16 @@
 
 #include "analysis/merge_core.h"
 #include "common/json_text.h"
-#include "snapshot/report_model.h"
+#include "snapshot/snapshot_model.h"
+#include "report/text_format.h"
 #include "snapshot/snapshot_fields.h"
 
 namespace vramtrace::cli {
 
 namespace {
 
-namespace member = report::member;
-namespace top = report::member::top;
+namespace member = snapshot::member;
+namespace top = snapshot::member::top;
 
 // Buffered writes to a file descriptor.
 class FdWriter {
@@ -70,7 +71,7 @@ void write_array(FdWriter &out, std::string_view name, const std::vector<T> &ite
 }
 
 // A device's graph memory members, as the snapshot writer names them ("" when it has none).
-std::string graph_fields(const report::DeviceTotals &d) {
+std::string graph_fields(const snapshot::DeviceTotals &d) {
     std::string out;
     auto field = [&](std::string_view name, const std::optional<uint64_t> &v) {
         if (v) out += ", " + json_key(name) + std::to_string(*v);
@@ -102,8 +103,8 @@ bool Merger::write_snapshot(int fd, const std::vector<std::string> &command_line
     FdWriter out(fd);
     namespace pr = member::process;
     const std::string next = ",\n    ";
-    out.put("{\n  " + json_key(top::format) + json_string(report::kFormatName) + ",\n  ");
-    out.put(json_key(top::schema_version) + std::to_string(report::kSchemaVersion) + ",\n");
+    out.put("{\n  " + json_key(top::format) + json_string(snapshot::kFormatName) + ",\n  ");
+    out.put(json_key(top::schema_version) + std::to_string(snapshot::kSchemaVersion) + ",\n");
     out.put("  " + json_key(top::process) + "{\n    ");
     out.put(json_key(pr::pid) + "0" + next);
     out.put(json_key(pr::ppid) + "0" + next);
@@ -118,7 +119,7 @@ bool Merger::write_snapshot(int fd, const std::vector<std::string> &command_line
     out.put(json_key(pr::stack_depth) + std::to_string(stack_depth_));
     if (!python_.empty()) out.put(next + json_key(pr::python) + json_string(python_));
     out.put("\n  },\n");
-    write_array(out, top::devices, devices_, [this](const report::DeviceTotals &d) {
+    write_array(out, top::devices, devices_, [this](const snapshot::DeviceTotals &d) {
         namespace f = member::devices;
         std::string identity;
         if (auto found = device_identity_.find(d.device); found != device_identity_.end()) {
@@ -175,7 +176,7 @@ bool Merger::write_snapshot(int fd, const std::vector<std::string> &command_line
             return line + "}";
         });
     }
-    write_array(out, top::ooms, ooms_, [](const report::OomEvent &o) {
+    write_array(out, top::ooms, ooms_, [](const snapshot::OomEvent &o) {
         namespace f = member::ooms;
         std::string line = "{" + json_key(f::time_ns) + u64(o.time_ns) + ", " + json_key(f::device) +
                            std::to_string(o.device) + ", " + json_key(f::requested_bytes) + u64(o.requested_bytes) +
@@ -187,7 +188,7 @@ bool Merger::write_snapshot(int fd, const std::vector<std::string> &command_line
         if (o.device_total_bytes) line += ", " + json_key(f::device_total_bytes) + u64(*o.device_total_bytes);
         return line + "}";
     });
-    write_array(out, top::pools, pools_, [](const report::Pool &p) {
+    write_array(out, top::pools, pools_, [](const snapshot::Pool &p) {
         namespace f = member::pools;
         return "{" + json_key(f::handle) + "\"" + report::hex_u64(p.handle) + "\", " + json_key(f::device) +
                std::to_string(p.device) + ", " + json_key(f::is_default) + (p.is_default ? "true" : "false") + ", " +
@@ -196,7 +197,7 @@ bool Merger::write_snapshot(int fd, const std::vector<std::string> &command_line
                json_key(f::used_high_bytes) + u64(p.used_high_bytes) +
                (p.is_graph_memory ? ", " + json_key(f::is_graph_memory) + "true}" : "}");
     });
-    write_array(out, top::merged_processes, processes_, [](const MergedProcess &p) {
+    write_array(out, top::merged_processes, processes_, [](const snapshot::MergedProcess &p) {
         namespace f = member::merged_processes;
         return "{" + json_key(f::input) + std::to_string(p.input) + ", " + json_key(f::file) + json_string(p.file) +
                ", " + json_key(f::pid) + std::to_string(p.pid) + ", " + json_key(f::host) + json_string(p.host) +
@@ -207,7 +208,7 @@ bool Merger::write_snapshot(int fd, const std::vector<std::string> &command_line
                json_key(f::dropped_stacks) + u64(p.dropped_stacks) +
                (p.oom_count ? ", " + json_key(f::oom_count) + u64(*p.oom_count) : std::string()) + "}";
     });
-    write_array(out, top::merged_devices, process_devices_, [](const MergedDevice &d) {
+    write_array(out, top::merged_devices, process_devices_, [](const snapshot::MergedDevice &d) {
         namespace f = member::merged_devices;
         return "{" + json_key(f::input) + std::to_string(d.input) + ", " + json_key(f::device) +
                std::to_string(d.device) + ", " + json_key(f::uuid) + json_string(d.uuid) + ", " +
@@ -217,7 +218,7 @@ bool Merger::write_snapshot(int fd, const std::vector<std::string> &command_line
                u64(d.total_allocated_bytes) + ", " + json_key(f::total_freed_bytes) + u64(d.total_freed_bytes) + "}";
     });
     Imbalance im = imbalance();
-    write_array(out, top::imbalance, im.roles, [](const report::ImbalanceRole &r) {
+    write_array(out, top::imbalance, im.roles, [](const snapshot::ImbalanceRole &r) {
         namespace f = member::imbalance;
         auto u = [](std::string_view name, uint64_t v) { return ", " + json_key(name) + u64(v); };
         auto i = [](std::string_view name, int64_t v) { return ", " + json_key(name) + std::to_string(v); };
@@ -232,10 +233,10 @@ bool Merger::write_snapshot(int fd, const std::vector<std::string> &command_line
                u(f::peak_mad_bytes, r.peak_mad_bytes) + u(f::scale_bytes, r.scale_bytes) + u(f::outliers, r.outliers) +
                "}";
     });
-    write_array(out, top::imbalance_outliers, im.outliers, [](const report::ImbalanceOutlier &o) {
+    write_array(out, top::imbalance_outliers, im.outliers, [](const snapshot::ImbalanceOutlier &o) {
         namespace f = member::imbalance_outliers;
         std::string list;
-        for (const report::PeakSite &site : o.sites)
+        for (const snapshot::PeakSite &site : o.sites)
             list += std::string(list.empty() ? "" : ", ") + "{" + json_key(member::sites::stack) +
                     std::to_string(site.stack) + ", " + json_key(member::sites::bytes) + u64(site.bytes) + ", " +
                     json_key(member::sites::count) + u64(site.count) + "}";
@@ -248,7 +249,7 @@ bool Merger::write_snapshot(int fd, const std::vector<std::string> &command_line
     // NVTX: the merged range stacks, the regions with merged range ids, the intervals in input order;
     // regions and intervals with the process row they are of (input).
     if (!ranges_.empty())
-        write_array(out, top::nvtx_ranges, ranges_, [](const report::RangeStack &r) {
+        write_array(out, top::nvtx_ranges, ranges_, [](const snapshot::RangeStack &r) {
             namespace f = member::nvtx_ranges;
             std::string line = "{" + json_key(f::id) + std::to_string(r.id);
             // categories only for a stack with one (intern_range leaves the list empty otherwise),
@@ -259,7 +260,7 @@ bool Merger::write_snapshot(int fd, const std::vector<std::string> &command_line
             return line + "}";
         });
     if (!nvtx_regions_.empty())
-        write_array(out, top::nvtx_regions, nvtx_regions_, [](const report::NvtxRegion &r) {
+        write_array(out, top::nvtx_regions, nvtx_regions_, [](const snapshot::NvtxRegion &r) {
             namespace f = member::nvtx_regions;
             auto hex = [](uint64_t v) { return "\"" + report::hex_u64(v) + "\""; };
             return "{" + json_key(f::address) + hex(r.address) + ", " + json_key(f::size) + u64(r.size) + ", " +
@@ -270,7 +271,7 @@ bool Merger::write_snapshot(int fd, const std::vector<std::string> &command_line
                    "}";
         });
     if (!nvtx_intervals_.empty())
-        write_array(out, top::nvtx_intervals, nvtx_intervals_, [](const report::NvtxInterval &v) {
+        write_array(out, top::nvtx_intervals, nvtx_intervals_, [](const snapshot::NvtxInterval &v) {
             namespace f = member::nvtx_intervals;
             std::string line = "{" + json_key(f::domain) + json_string(v.domain) + ", " + json_key(f::name) +
                                json_string(v.name);
@@ -282,16 +283,16 @@ bool Merger::write_snapshot(int fd, const std::vector<std::string> &command_line
             if (v.input) line += ", " + json_key(f::input) + u64(*v.input);
             return line + "}";
         });
-    write_array(out, top::modules, modules_, [](const report::Module &m) {
+    write_array(out, top::modules, modules_, [](const snapshot::Module &m) {
         namespace f = member::modules;
         return "{" + json_key(f::path) + json_string(m.path) + ", " + json_key(f::base) + "\"" +
                report::hex_u64(m.base) + "\", " + json_key(f::build_id) + json_string(m.build_id) + "}";
     });
-    write_array(out, top::frames, frames_, [](const report::Frame &f) {
+    write_array(out, top::frames, frames_, [](const snapshot::Frame &f) {
         namespace in = member::inlined;
         namespace fr = member::frames;
         std::string inlined;
-        for (const report::Frame::Inlined &i : f.inlined)
+        for (const snapshot::Frame::Inlined &i : f.inlined)
             inlined += std::string(inlined.empty() ? "" : ", ") + "{" + json_key(in::function) +
                        json_string(i.function) + ", " + json_key(in::file) + json_string(i.file) + ", " +
                        json_key(in::line) + std::to_string(i.line) + "}";

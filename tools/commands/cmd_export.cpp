@@ -54,8 +54,8 @@ const char *const kExportHelp =
 bool export_to_memory(const std::string &path, const std::string &base_path, exporter::Format format,
                       const exporter::Options &options, std::string *data, std::vector<std::string> *notes) {
     std::string error;
-    report::Snapshot snapshot, base;
-    if (!read_snapshot_file(path, &snapshot, &error) || (!base_path.empty() && !read_snapshot_file(base_path, &base, &error))) {
+    snapshot::Snapshot snapshot, base;
+    if (!snapshot::read_snapshot_file(path, &snapshot, &error) || (!base_path.empty() && !snapshot::read_snapshot_file(base_path, &base, &error))) {
         log_error(error);
         return false;
     }
@@ -94,8 +94,8 @@ int take_page_option(OptionReader &opts, exporter::Options &options, std::string
         int device = 0;
         auto res = std::from_chars(value.data(), value.data() + value.size(), device);
         if (value.empty() || res.ec != std::errc() || res.ptr != value.data() + value.size() || device < -1 ||
-            device > report::kMaxDeviceOrdinal)
-            return opts.error("--device takes a device ordinal, 0 to " + std::to_string(report::kMaxDeviceOrdinal) +
+            device > snapshot::kMaxDeviceOrdinal)
+            return opts.error("--device takes a device ordinal, 0 to " + std::to_string(snapshot::kMaxDeviceOrdinal) +
                               " (or -1 for host memory), got '" + report::shown_value(value) + "'");
         options.device = device;
         return 0;
@@ -108,7 +108,7 @@ namespace {
 // Where an export of `snapshot` could go: its name with the format's extension instead of .json,
 // in the current directory ("run.html" for dir/run.json; "snapshot.html" for standard input).
 std::string suggested_output(const std::string &snapshot, exporter::Format format) {
-    std::string name = is_stdout_path(snapshot) ? std::string("snapshot") : std::string(report::path_basename(snapshot));
+    std::string name = is_stdout_path(snapshot) ? std::string("snapshot") : std::string(snapshot::path_basename(snapshot));
     if (name.size() > 5 && name.compare(name.size() - 5, 5, ".json") == 0) name.resize(name.size() - 5);
     const char *extension = format == exporter::Format::Html     ? ".html"
                             : format == exporter::Format::Pickle ? ".pickle"

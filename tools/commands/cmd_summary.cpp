@@ -10,6 +10,7 @@
 #include "input/snapshot_input.h"
 #include "input/summary_input.h"
 #include "report/summary_format.h"
+#include "report/text_format.h"
 
 namespace vramtrace::cli {
 
@@ -41,9 +42,9 @@ namespace {
 
 // Names each call site with its callers, "site <- caller <- ...", so that every table of the
 // summary groups by the first `frames` frames from the call site outwards.
-void name_with_callers(report::Snapshot &s, size_t frames) {
-    for (report::Stack &st : s.stacks) {
-        const report::Frame *site = s.call_site_frame(st);
+void name_with_callers(snapshot::Snapshot &s, size_t frames) {
+    for (snapshot::Stack &st : s.stacks) {
+        const snapshot::Frame *site = s.call_site_frame(st);
         if (!site) continue;
         std::string label = st.site_label.empty() ? report::describe_frame(s, *site) : st.site_label;
         for (size_t k = 1; k < frames && size_t(st.call_site) + k < st.frames.size(); ++k) {
@@ -107,7 +108,7 @@ int summary_command(int argc, char **argv) {
         imbalance.roles = input.head.imbalance;
         imbalance.outliers = input.head.imbalance_outliers;
         std::string section = format_imbalance_text(imbalance, options.top_n, [&](uint32_t id) {
-            const report::Stack *stack = input.head.find_stack(id);
+            const snapshot::Stack *stack = input.head.find_stack(id);
             return stack ? stack_key(input.head, *stack, SiteKeyOptions{}) : std::string(kNoStackKey);
         });
         // Each line begins as the summary's own lines do.

@@ -14,6 +14,7 @@
 #include "input/live_client.h"
 #include "live/protocol.h"
 #include "report/text_safety.h"
+#include "report/text_format.h"
 
 namespace vramtrace::cli {
 

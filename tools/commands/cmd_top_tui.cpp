@@ -24,6 +24,7 @@
 #include "input/live_client.h"
 #include "live/protocol.h"
 #include "report/text_safety.h"
+#include "report/text_format.h"
 
 namespace vramtrace::cli {
 namespace {
@@ -341,7 +342,7 @@ private:
         // Per-device bars: against the device's capacity when known, else its peak.
         for (const LiveDevice &d : view_.devices) {
             if (y >= LINES - 4) break;
-            const report::DeviceTotals &t = d.totals;
+            const snapshot::DeviceTotals &t = d.totals;
             uint64_t scale = t.total_memory_bytes.value_or(t.peak_bytes);
             std::string label = pad(report::device_label(t.device), 8);
             if (device_ == t.device) label = pad(">" + report::device_label(t.device), 8);
@@ -410,7 +411,7 @@ private:
             put(fy++, 0, "events (OOMs and marks, newest last):", A_BOLD);
             // OOMs and marks in the order they happened (both CLOCK_MONOTONIC of the process).
             std::vector<std::pair<uint64_t, std::string>> timed;
-            for (const report::OomEvent &o : view_.ooms)
+            for (const snapshot::OomEvent &o : view_.ooms)
                 timed.emplace_back(o.time_ns, "OOM " + report::device_label(o.device) + " " +
                                                   report::format_bytes(o.requested_bytes) + " (" + o.api + ")");
             for (const LiveMark &m : view_.marks) timed.emplace_back(m.time_ns, "mark \"" + report::one_line(m.label) + "\"");

@@ -4,7 +4,8 @@
 #include <algorithm>
 
 #include "report/text_safety.h"
-#include "snapshot/report_model.h"
+#include "snapshot/snapshot_model.h"
+#include "report/text_format.h"
 
 namespace vramtrace::cli {
 

@@ -12,6 +12,8 @@
 #include "report/text_safety.h"
 #include "symbolize/call_site.h"
 #include "symbolize/symbolizer.h"
+#include "report/text_format.h"
+#include "report/call_site_groups.h"
 
 namespace vramtrace::cli {
 namespace {
@@ -39,7 +41,7 @@ std::optional<uint64_t> opt_u64(const json &o, const char *name) {
 } // namespace
 
 struct LiveNamer::State {
-    std::vector<report::Module> modules; // the set the symbolizer was made for
+    std::vector<snapshot::Module> modules; // the set the symbolizer was made for
     UsableModules usable;
     std::unique_ptr<symbolize::Symbolizer> symbolizer;
 };
@@ -47,15 +49,15 @@ struct LiveNamer::State {
 LiveNamer::LiveNamer() : state_(std::make_unique<State>()) {}
 LiveNamer::~LiveNamer() = default;
 
-void LiveNamer::name(report::Snapshot &snapshot) {
+void LiveNamer::name(snapshot::Snapshot &snapshot) {
     State &st = *state_;
     // A reading lists only the modules its frames fall in, so the set grows as new stacks come;
     // a symbolizer is made again only when a module appears that the current one does not know.
     bool known = st.symbolizer != nullptr;
-    for (const report::Module &m : snapshot.modules)
+    for (const snapshot::Module &m : snapshot.modules)
         if (known && std::find(st.modules.begin(), st.modules.end(), m) == st.modules.end()) known = false;
     if (!known) {
-        for (const report::Module &m : snapshot.modules)
+        for (const snapshot::Module &m : snapshot.modules)
             if (std::find(st.modules.begin(), st.modules.end(), m) == st.modules.end()) st.modules.push_back(m);
         st.usable = check_modules_on_disk(st.modules);
         std::vector<symbolize::LoadedModule> loaded;
@@ -70,7 +72,7 @@ void LiveNamer::name(report::Snapshot &snapshot) {
         symbolize::SymbolizerOptions options;
         st.symbolizer = std::make_unique<symbolize::Symbolizer>(std::move(loaded), std::move(options));
     }
-    for (report::Frame &f : snapshot.frames) {
+    for (snapshot::Frame &f : snapshot.frames) {
         if (f.python || f.module < 0 || size_t(f.module) >= snapshot.modules.size()) continue;
         auto it = std::find(st.modules.begin(), st.modules.end(), snapshot.modules[size_t(f.module)]);
         size_t all = size_t(it - st.modules.begin());
@@ -168,7 +170,7 @@ bool parse_live_reading(const std::string &text, LiveNamer &namer, int device, L
         v.live_snapshots = get_or<uint64_t>(p, "live_snapshots", 0);
         for (const json &d : doc.at("devices")) {
             LiveDevice ld;
-            report::DeviceTotals &t = ld.totals;
+            snapshot::DeviceTotals &t = ld.totals;
             t.device = d.at("device").get<int>();
             t.current_bytes = d.at("current_bytes").get<uint64_t>();
             t.peak_bytes = d.at("peak_bytes").get<uint64_t>();
@@ -190,7 +192,7 @@ bool parse_live_reading(const std::string &text, LiveNamer &namer, int device, L
         v.left_out_count = get_or<uint64_t>(left, "count", 0);
 
         // The stacks as a snapshot model, named and attributed as a snapshot file's would be.
-        report::Snapshot s;
+        snapshot::Snapshot s;
         if (with_sites) {
             const json &sites_in = bounded_array(doc, "sites", live::kReadingSites, "sites");
             const json &frames_in = bounded_array(doc, "frames", live::kReadingFrames, "frames");
@@ -203,7 +205,7 @@ bool parse_live_reading(const std::string &text, LiveNamer &namer, int device, L
                                      get_or<std::string>(m, "build_id", "")});
             s.frames.reserve(frames_in.size());
             for (const json &f : frames_in) {
-                report::Frame frame;
+                snapshot::Frame frame;
                 frame.address = hex_or_number(f.at("address"));
                 frame.python = get_or<bool>(f, "python", false);
                 if (frame.python) {
@@ -218,7 +220,7 @@ bool parse_live_reading(const std::string &text, LiveNamer &namer, int device, L
                 s.frames.push_back(std::move(frame));
             }
             for (const json &st : stacks_in) {
-                report::Stack stack;
+                snapshot::Stack stack;
                 stack.id = st.at("id").get<uint32_t>();
                 for (const json &i : st.at("frames")) {
                     uint32_t k = i.get<uint32_t>();
@@ -226,7 +228,7 @@ bool parse_live_reading(const std::string &text, LiveNamer &namer, int device, L
                 }
                 s.stacks.push_back(std::move(stack));
             }
-            std::sort(s.stacks.begin(), s.stacks.end(), [](const report::Stack &a, const report::Stack &b) { return a.id < b.id; });
+            std::sort(s.stacks.begin(), s.stacks.end(), [](const snapshot::Stack &a, const snapshot::Stack &b) { return a.id < b.id; });
             namer.name(s);
             assign_call_sites(s);
 
@@ -248,12 +250,12 @@ bool parse_live_reading(const std::string &text, LiveNamer &namer, int device, L
             // devices and the stack to expand).
             std::vector<size_t> group_of;
             std::vector<report::CallSiteGroup> groups = report::group_by_call_site(s, all, &group_of);
-            std::unordered_map<uint32_t, const report::Stack *> stack_by_id;
-            for (const report::Stack &st : s.stacks) stack_by_id.try_emplace(st.id, &st);
+            std::unordered_map<uint32_t, const snapshot::Stack *> stack_by_id;
+            for (const snapshot::Stack &st : s.stacks) stack_by_id.try_emplace(st.id, &st);
             // Each frame a kept stack uses, described once.
             v.frames.assign(s.frames.size(), std::string());
             std::vector<bool> described(s.frames.size(), false);
-            auto frame_indices = [&](const report::Stack *stack) {
+            auto frame_indices = [&](const snapshot::Stack *stack) {
                 std::vector<uint32_t> out;
                 if (stack == nullptr) return out;
                 for (uint32_t f : stack->frames) {
@@ -273,7 +275,7 @@ bool parse_live_reading(const std::string &text, LiveNamer &namer, int device, L
                 size_t g = group_of[k];
                 devices[g].insert(w.device);
                 auto found = stack_by_id.find(w.weight.stack);
-                const report::Stack *stack = found == stack_by_id.end() ? nullptr : found->second;
+                const snapshot::Stack *stack = found == stack_by_id.end() ? nullptr : found->second;
                 sites[g].stacks.push_back({w.weight.bytes, w.weight.count, w.device, frame_indices(stack)});
                 if (w.weight.bytes <= heaviest[g] && !sites[g].stack.empty()) continue;
                 heaviest[g] = w.weight.bytes;
@@ -289,7 +291,7 @@ bool parse_live_reading(const std::string &text, LiveNamer &namer, int device, L
                 site.count = groups[i].live_count;
                 site.devices.assign(devices[i].begin(), devices[i].end());
                 if (groups[i].kind == report::CallSiteGroup::Kind::Frame && groups[i].frame >= 0) {
-                    const report::Frame &f = s.frames[size_t(groups[i].frame)];
+                    const snapshot::Frame &f = s.frames[size_t(groups[i].frame)];
                     site.function = shown(f.function);
                     site.file = shown(f.file);
                     site.line = f.line;
@@ -299,7 +301,7 @@ bool parse_live_reading(const std::string &text, LiveNamer &namer, int device, L
         }
 
         for (const json &pool : doc.at("pools")) {
-            report::Pool pl;
+            snapshot::Pool pl;
             pl.handle = hex_or_number(pool.at("handle"));
             pl.device = pool.at("device").get<int>();
             pl.is_default = get_or<bool>(pool, "is_default", false);
@@ -309,7 +311,7 @@ bool parse_live_reading(const std::string &text, LiveNamer &namer, int device, L
         }
         v.oom_count = get_or<uint64_t>(doc, "oom_count", 0);
         for (const json &o : bounded_array(doc, "ooms", live::kReadingOoms, "out-of-memory failures")) {
-            report::OomEvent e;
+            snapshot::OomEvent e;
             e.time_ns = get_or<uint64_t>(o, "time_ns", 0);
             e.device = get_or<int>(o, "device", -2);
             e.requested_bytes = get_or<uint64_t>(o, "requested_bytes", 0);
@@ -416,13 +418,13 @@ std::string live_view_json(const LiveView &v, size_t top) {
     for (size_t i = top; i < v.sites.size(); ++i) more_bytes += v.sites[i].bytes, more_count += v.sites[i].count;
     out["other_sites"] = {{"bytes", more_bytes}, {"count", more_count}};
     json pools = json::array();
-    for (const report::Pool &p : v.pools)
+    for (const snapshot::Pool &p : v.pools)
         pools.push_back({{"device", p.device}, {"is_default", p.is_default}, {"reserved_bytes", p.reserved_bytes},
                          {"used_bytes", p.used_bytes}});
     out["pools"] = std::move(pools);
     out["oom_count"] = v.oom_count;
     json ooms = json::array();
-    for (const report::OomEvent &o : v.ooms)
+    for (const snapshot::OomEvent &o : v.ooms)
         ooms.push_back({{"time_ns", o.time_ns}, {"device", o.device}, {"requested_bytes", o.requested_bytes}, {"api", o.api}});
     out["ooms"] = std::move(ooms);
     if (v.has_history) {

@@ -12,12 +12,12 @@
 #include <string>
 #include <vector>
 
-#include "snapshot/report_model.h"
+#include "snapshot/snapshot_model.h"
 
 namespace vramtrace::cli {
 
 struct LiveDevice {
-    report::DeviceTotals totals;                 // counters, identity, NVML's figure when known
+    snapshot::DeviceTotals totals;                 // counters, identity, NVML's figure when known
     std::vector<int64_t> history;                // bytes at the end of each recent second, oldest
                                                  // first; -1: not known (empty without history)
 };
@@ -61,8 +61,8 @@ struct LiveView {
     std::vector<std::string> frames;  // describe_frame of the reading's frames that sites use
                                       // (the others stay empty)
     uint64_t left_out_sites = 0, left_out_bytes = 0, left_out_count = 0;
-    std::vector<report::Pool> pools;
-    std::vector<report::OomEvent> ooms;
+    std::vector<snapshot::Pool> pools;
+    std::vector<snapshot::OomEvent> ooms;
     uint64_t oom_count = 0;
     bool has_history = false;
     std::vector<LiveMark> marks;
@@ -78,7 +78,7 @@ public:
     LiveNamer(const LiveNamer &) = delete;
     LiveNamer &operator=(const LiveNamer &) = delete;
     // Names the non-Python frames of `snapshot` (frames hold module and offset) from its modules.
-    void name(report::Snapshot &snapshot);
+    void name(snapshot::Snapshot &snapshot);
 
 private:
     struct State;

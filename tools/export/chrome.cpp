@@ -6,6 +6,7 @@
 
 #include "export/export.h"
 #include "export/export_common.h"
+#include "report/text_format.h"
 
 namespace vramtrace::exporter {
 
@@ -20,7 +21,7 @@ struct Writer {
     }
 };
 
-std::string process_title(const report::Snapshot &snapshot) {
+std::string process_title(const snapshot::Snapshot &snapshot) {
     std::string title = "vramtrace:";
     for (const std::string &arg : snapshot.process.command_line) title += " " + arg;
     if (snapshot.process.command_line.empty()) title += " pid " + to_dec_signed(snapshot.process.pid);
@@ -29,14 +30,14 @@ std::string process_title(const report::Snapshot &snapshot) {
 
 } // namespace
 
-std::string export_chrome(const report::Snapshot &snapshot, const Options &options, std::vector<std::string> *notes) {
+std::string export_chrome(const snapshot::Snapshot &snapshot, const Options &options, std::vector<std::string> *notes) {
     const std::string pid = to_dec_signed(snapshot.process.pid);
     const uint64_t origin = time_origin_ns(snapshot);
     auto ts = [&](uint64_t t) { return micros_text(t > origin ? t - origin : 0); };
     Writer w;
     w.out = "{\"traceEvents\": [";
 
-    std::vector<const report::Event *> events = wanted_events(snapshot, options);
+    std::vector<const snapshot::Event *> events = wanted_events(snapshot, options);
     bool has_history = !snapshot.events.events.empty();
     if (!has_history && notes)
         notes->push_back("the snapshot has no event history (" + no_history_reason(snapshot) +
@@ -49,14 +50,14 @@ std::string export_chrome(const report::Snapshot &snapshot, const Options &optio
     w.out += "}}";
     std::set<uint32_t> threads;
     if (has_history) {
-        for (const report::Event *e : events) threads.insert(e->thread_id);
+        for (const snapshot::Event *e : events) threads.insert(e->thread_id);
     } else {
-        for (const report::Allocation &a : snapshot.allocations)
+        for (const snapshot::Allocation &a : snapshot.allocations)
             if (device_wanted(options, a.device)) threads.insert(a.thread_id);
-        for (const report::OomEvent &o : snapshot.ooms)
+        for (const snapshot::OomEvent &o : snapshot.ooms)
             if (device_wanted(options, o.device)) threads.insert(o.thread_id);
     }
-    for (const report::NvtxInterval &v : snapshot.nvtx_intervals) threads.insert(v.start_thread);
+    for (const snapshot::NvtxInterval &v : snapshot.nvtx_intervals) threads.insert(v.start_thread);
     for (uint32_t tid : threads) {
         w.begin_event();
         w.out += "{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": " + pid + ", \"tid\": " + to_dec(tid) +
@@ -76,7 +77,7 @@ std::string export_chrome(const report::Snapshot &snapshot, const Options &optio
 
     // NVTX start/end ranges: one complete slice each on the track of the thread that started it,
     // by start time; one still open at the dump runs to the dump.
-    for (const report::NvtxInterval &v : snapshot.nvtx_intervals) {
+    for (const snapshot::NvtxInterval &v : snapshot.nvtx_intervals) {
         bool open = v.end_ns == 0;
         uint64_t end = open ? std::max(v.start_ns, snapshot.process.dump_monotonic_ns) : std::max(v.start_ns, v.end_ns);
         w.begin_event();
@@ -139,7 +140,7 @@ std::string export_chrome(const report::Snapshot &snapshot, const Options &optio
     };
 
     if (has_history) {
-        for (const report::Event *e : events) {
+        for (const snapshot::Event *e : events) {
             if (e->type == "alloc" || e->type == "free") {
                 memory_event(e->type.c_str(), e->time_ns, e->thread_id, e->device, e->address, e->size, e->kind,
                              e->api, e->stack, e->range);
@@ -154,19 +155,19 @@ std::string export_chrome(const report::Snapshot &snapshot, const Options &optio
             }
         }
     } else {
-        std::vector<const report::Allocation *> live;
-        for (const report::Allocation &a : snapshot.allocations)
+        std::vector<const snapshot::Allocation *> live;
+        for (const snapshot::Allocation &a : snapshot.allocations)
             if (device_wanted(options, a.device)) live.push_back(&a);
         std::stable_sort(live.begin(), live.end(), [](auto *a, auto *b) { return a->time_ns < b->time_ns; });
-        for (const report::Allocation *a : live)
+        for (const snapshot::Allocation *a : live)
             memory_event("alloc", a->time_ns, a->thread_id, a->device, a->address, a->size, a->kind, a->api, a->stack,
                          a->range);
-        for (const report::OomEvent &o : snapshot.ooms)
+        for (const snapshot::OomEvent &o : snapshot.ooms)
             if (device_wanted(options, o.device))
                 oom_event(o.time_ns, o.thread_id, o.device, o.requested_bytes, o.api, o.stack);
     }
     // Each device's peak, where the snapshot knows when it was.
-    for (const report::DevicePeak &p : snapshot.peaks) {
+    for (const snapshot::DevicePeak &p : snapshot.peaks) {
         if (!device_wanted(options, p.device) || p.time_ns == 0) continue;
         w.begin_event();
         w.out += "{\"name\": \"peak " + report::device_label(p.device) + " " + report::format_bytes(p.peak_bytes) +

@@ -1,5 +1,6 @@
 // Format names and the option checks shared by every format. See export.h.
 #include "export/export.h"
+#include "report/text_format.h"
 
 #include <algorithm>
 
@@ -22,14 +23,14 @@ const char *format_names() { return "chrome, folded, pprof, pickle, html"; }
 
 bool is_binary(Format format) { return format == Format::Pprof || format == Format::Pickle; }
 
-bool export_snapshot(const report::Snapshot &snapshot, Format format, const Options &options, std::string *out,
+bool export_snapshot(const snapshot::Snapshot &snapshot, Format format, const Options &options, std::string *out,
                      std::vector<std::string> *notes, std::string *error) {
     if (options.device) {
         int d = *options.device;
         bool known = std::any_of(snapshot.devices.begin(), snapshot.devices.end(),
-                                 [d](const report::DeviceTotals &t) { return t.device == d; }) ||
+                                 [d](const snapshot::DeviceTotals &t) { return t.device == d; }) ||
                      std::any_of(snapshot.allocations.begin(), snapshot.allocations.end(),
-                                 [d](const report::Allocation &a) { return a.device == d; });
+                                 [d](const snapshot::Allocation &a) { return a.device == d; });
         if (!known) {
             *error = "the snapshot has no device " + report::device_label(d);
             return false;

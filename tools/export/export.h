@@ -1,4 +1,4 @@
-// `vramtrace export`: a snapshot (report model) written in formats that other tools open.
+// `vramtrace export`: a snapshot (snapshot model) written in formats that other tools open.
 //
 //   chrome  Chrome Trace Event JSON (chrome://tracing, ui.perfetto.dev): tracked bytes per device
 //           over time as counter tracks, allocations/frees/OOMs/marks as instant events
@@ -8,7 +8,7 @@
 //   html    one self-contained interactive page: the active memory timeline per device, the
 //           composition at any time (icicle graph, top call sites), pools; or a compare of two
 //
-// Each exporter takes a whole report::Snapshot and returns the file's bytes; notes that the user
+// Each exporter takes a whole snapshot::Snapshot and returns the file's bytes; notes that the user
 // should see (history missing, records left out) go to `notes`, one line each, without prefix.
 // Formats and field mappings: docs/exports.md. Nothing here throws but std::bad_alloc.
 #pragma once
@@ -18,7 +18,7 @@
 #include <string_view>
 #include <vector>
 
-#include "snapshot/report_model.h"
+#include "snapshot/snapshot_model.h"
 
 namespace vramtrace::exporter {
 
@@ -43,21 +43,21 @@ struct Options {
 
 // Returns false with *error (one line) when the snapshot lacks what the options ask for (e.g.
 // --at peak on a snapshot without peak composition, a --device that the snapshot does not have).
-bool export_snapshot(const report::Snapshot &snapshot, Format format, const Options &options,
+bool export_snapshot(const snapshot::Snapshot &snapshot, Format format, const Options &options,
                      std::string *out, std::vector<std::string> *notes, std::string *error);
 
 // The exporters themselves (export_snapshot checks the options, then calls one).
-std::string export_chrome(const report::Snapshot &snapshot, const Options &options, std::vector<std::string> *notes);
-std::string export_folded(const report::Snapshot &snapshot, const Options &options, std::vector<std::string> *notes);
+std::string export_chrome(const snapshot::Snapshot &snapshot, const Options &options, std::vector<std::string> *notes);
+std::string export_folded(const snapshot::Snapshot &snapshot, const Options &options, std::vector<std::string> *notes);
 // The protobuf before compression (tests compare it byte for byte) and the gzip'd file.
-std::string export_pprof_uncompressed(const report::Snapshot &snapshot, const Options &options,
+std::string export_pprof_uncompressed(const snapshot::Snapshot &snapshot, const Options &options,
                                       std::vector<std::string> *notes);
-std::string export_pprof(const report::Snapshot &snapshot, const Options &options, std::vector<std::string> *notes);
-std::string export_pickle(const report::Snapshot &snapshot, const Options &options, std::vector<std::string> *notes);
-std::string export_html(const report::Snapshot &snapshot, const Options &options, std::vector<std::string> *notes);
+std::string export_pprof(const snapshot::Snapshot &snapshot, const Options &options, std::vector<std::string> *notes);
+std::string export_pickle(const snapshot::Snapshot &snapshot, const Options &options, std::vector<std::string> *notes);
+std::string export_html(const snapshot::Snapshot &snapshot, const Options &options, std::vector<std::string> *notes);
 // The compare page (`export --format html --base OLD NEW`): the difference by call site and both
 // timelines aligned; notes are prefixed "base: " / "new: ".
-std::string export_html_compare(const report::Snapshot &base, const report::Snapshot &snapshot, const Options &options,
+std::string export_html_compare(const snapshot::Snapshot &base, const snapshot::Snapshot &snapshot, const Options &options,
                                 std::vector<std::string> *notes);
 
 } // namespace vramtrace::exporter

@@ -1,5 +1,6 @@
 // Shared exporter helpers. See export_common.h.
 #include "export/export_common.h"
+#include "report/text_format.h"
 
 #include <algorithm>
 #include <charconv>
@@ -7,9 +8,9 @@
 
 namespace vramtrace::exporter {
 
-using report::Frame;
-using report::Snapshot;
-using report::Stack;
+using snapshot::Frame;
+using snapshot::Snapshot;
+using snapshot::Stack;
 
 std::string to_dec_signed(int64_t value) {
     char buf[24];
@@ -24,8 +25,8 @@ std::string micros_text(uint64_t ns) {
 
 std::string frame_name(const Snapshot &snapshot, const Frame &frame) {
     if (!frame.function.empty()) return frame.function;
-    if (const report::Module *module = snapshot.find_module(frame))
-        return std::string(report::path_basename(module->path)) + "+" + report::hex_u64(frame.module_offset);
+    if (const snapshot::Module *module = snapshot.find_module(frame))
+        return std::string(snapshot::path_basename(module->path)) + "+" + report::hex_u64(frame.module_offset);
     return report::hex_u64(frame.address);
 }
 
@@ -66,14 +67,14 @@ bool has_categories(const Snapshot &snapshot) {
 }
 
 bool held_kind(std::string_view kind) {
-    report::Allocation a;
+    snapshot::Allocation a;
     a.kind = std::string(kind);
-    return report::counts_as_held(a);
+    return snapshot::counts_as_held(a);
 }
 
 bool device_wanted(const Options &options, int device) { return !options.device || *options.device == device; }
 
-std::string no_history_reason(const report::Snapshot &snapshot) {
+std::string no_history_reason(const snapshot::Snapshot &snapshot) {
     return snapshot.process.reason == "merge" ? "a merged snapshot: merge leaves out the processes' histories"
                                               : "VRAMTRACE_EVENTS=0, or an older vramtrace";
 }
@@ -106,11 +107,11 @@ void append_json_string(std::string &out, std::string_view text) {
 
 uint64_t time_origin_ns(const Snapshot &snapshot) {
     uint64_t earliest = UINT64_MAX;
-    for (const report::Event &e : snapshot.events.events) earliest = std::min(earliest, e.time_ns);
-    for (const report::Allocation &a : snapshot.allocations) earliest = std::min(earliest, a.time_ns);
-    for (const report::DevicePeak &p : snapshot.peaks) earliest = std::min(earliest, p.time_ns);
-    for (const report::NvtxInterval &v : snapshot.nvtx_intervals) earliest = std::min(earliest, v.start_ns);
-    const report::ProcessInfo &p = snapshot.process;
+    for (const snapshot::Event &e : snapshot.events.events) earliest = std::min(earliest, e.time_ns);
+    for (const snapshot::Allocation &a : snapshot.allocations) earliest = std::min(earliest, a.time_ns);
+    for (const snapshot::DevicePeak &p : snapshot.peaks) earliest = std::min(earliest, p.time_ns);
+    for (const snapshot::NvtxInterval &v : snapshot.nvtx_intervals) earliest = std::min(earliest, v.start_ns);
+    const snapshot::ProcessInfo &p = snapshot.process;
     if (p.dump_monotonic_ns != 0 && p.dump_time_ns >= p.start_time_ns &&
         p.dump_monotonic_ns >= p.dump_time_ns - p.start_time_ns) {
         uint64_t start = p.dump_monotonic_ns - (p.dump_time_ns - p.start_time_ns);
@@ -119,9 +120,9 @@ uint64_t time_origin_ns(const Snapshot &snapshot) {
     return earliest == UINT64_MAX ? 0 : earliest;
 }
 
-std::vector<const report::Event *> wanted_events(const Snapshot &snapshot, const Options &options) {
-    std::vector<const report::Event *> out;
-    for (const report::Event &e : snapshot.events.events) {
+std::vector<const snapshot::Event *> wanted_events(const Snapshot &snapshot, const Options &options) {
+    std::vector<const snapshot::Event *> out;
+    for (const snapshot::Event &e : snapshot.events.events) {
         if (e.type == "mark" || device_wanted(options, e.device)) out.push_back(&e);
     }
     return out;
@@ -132,12 +133,12 @@ Timeline build_timeline(const Snapshot &snapshot, const Options &options) {
     std::map<int, DeviceSeries> series;
     const auto &events = snapshot.events.events;
     bool any_memory_event = std::any_of(events.begin(), events.end(),
-                                        [](const report::Event &e) { return e.type == "alloc" || e.type == "free"; });
+                                        [](const snapshot::Event &e) { return e.type == "alloc" || e.type == "free"; });
     if (any_memory_event) {
         timeline.from_events = true;
         // Net change per device over the history, to find what was live before its first event.
         std::map<int, int64_t> net;
-        for (const report::Event &e : events) {
+        for (const snapshot::Event &e : events) {
             if (!device_wanted(options, e.device) || !held_kind(e.kind)) continue;
             if (e.type == "alloc") net[e.device] += int64_t(e.size);
             else if (e.type == "free") net[e.device] -= int64_t(e.size);
@@ -145,7 +146,7 @@ Timeline build_timeline(const Snapshot &snapshot, const Options &options) {
         std::map<int, int64_t> level;
         for (auto &[device, change] : net) {
             int64_t current = 0;
-            for (const report::DeviceTotals &d : snapshot.devices)
+            for (const snapshot::DeviceTotals &d : snapshot.devices)
                 if (d.device == device) current = int64_t(d.current_bytes);
             level[device] = std::max<int64_t>(0, current - change);
             DeviceSeries &s = series[device];
@@ -153,7 +154,7 @@ Timeline build_timeline(const Snapshot &snapshot, const Options &options) {
             s.points.push_back({events.front().time_ns, uint64_t(level[device])});
             s.max_bytes = uint64_t(level[device]);
         }
-        for (const report::Event &e : events) {
+        for (const snapshot::Event &e : events) {
             if (!device_wanted(options, e.device) || !held_kind(e.kind)) continue;
             if (e.type != "alloc" && e.type != "free") continue;
             int64_t &v = level[e.device];
@@ -163,13 +164,13 @@ Timeline build_timeline(const Snapshot &snapshot, const Options &options) {
             s.max_bytes = std::max(s.max_bytes, uint64_t(v));
         }
     } else {
-        std::vector<const report::Allocation *> live;
-        for (const report::Allocation &a : snapshot.allocations)
-            if (report::counts_as_held(a) && device_wanted(options, a.device)) live.push_back(&a);
+        std::vector<const snapshot::Allocation *> live;
+        for (const snapshot::Allocation &a : snapshot.allocations)
+            if (snapshot::counts_as_held(a) && device_wanted(options, a.device)) live.push_back(&a);
         std::stable_sort(live.begin(), live.end(), [](auto *a, auto *b) {
             return a->time_ns != b->time_ns ? a->time_ns < b->time_ns : a->address < b->address;
         });
-        for (const report::Allocation *a : live) {
+        for (const snapshot::Allocation *a : live) {
             DeviceSeries &s = series[a->device];
             if (s.points.empty()) {
                 s.device = a->device;
@@ -187,9 +188,9 @@ Timeline build_timeline(const Snapshot &snapshot, const Options &options) {
 std::vector<WeightedStack> weighted_stacks(const Snapshot &snapshot, const Options &options, At at) {
     std::map<std::pair<int, uint32_t>, WeightedStack> by_key;
     if (at == At::Peak) {
-        for (const report::DevicePeak &peak : snapshot.peaks) {
+        for (const snapshot::DevicePeak &peak : snapshot.peaks) {
             if (!device_wanted(options, peak.device)) continue;
-            for (const report::PeakSite &site : peak.sites) {
+            for (const snapshot::PeakSite &site : peak.sites) {
                 WeightedStack &w = by_key[{peak.device, site.stack}];
                 w.device = peak.device;
                 w.stack = site.stack;
@@ -198,8 +199,8 @@ std::vector<WeightedStack> weighted_stacks(const Snapshot &snapshot, const Optio
             }
         }
     } else {
-        for (const report::Allocation &a : snapshot.allocations) {
-            if (!report::counts_as_held(a) || !device_wanted(options, a.device)) continue;
+        for (const snapshot::Allocation &a : snapshot.allocations) {
+            if (!snapshot::counts_as_held(a) || !device_wanted(options, a.device)) continue;
             uint32_t stack = snapshot.find_stack(a.stack) ? a.stack : 0;
             WeightedStack &w = by_key[{a.device, stack}];
             w.device = a.device;

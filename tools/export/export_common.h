@@ -8,7 +8,8 @@
 #include <vector>
 
 #include "export/export.h"
-#include "snapshot/report_model.h"
+#include "snapshot/snapshot_model.h"
+#include "report/text_format.h"
 
 namespace vramtrace::exporter {
 
@@ -23,21 +24,21 @@ struct NamedFrame {
 };
 
 // The name of a frame without file:line: its function, else "libfoo.so+0x3000", else "0x7f...".
-std::string frame_name(const report::Snapshot &snapshot, const report::Frame &frame);
+std::string frame_name(const snapshot::Snapshot &snapshot, const snapshot::Frame &frame);
 // The frames of a stack, leaf first, inlined frames expanded. Empty for a null stack.
-std::vector<NamedFrame> expand_stack(const report::Snapshot &snapshot, const report::Stack *stack);
+std::vector<NamedFrame> expand_stack(const snapshot::Snapshot &snapshot, const snapshot::Stack *stack);
 // The call site of a stack as one line, as the summary names it (Stack::site_label for a frame
 // that names the call site of a stack without the program's frames, else report::describe_frame),
 // or the summary's notes "(no stack captured)" / "(no call site: ...)".
-std::string call_site_text(const report::Snapshot &snapshot, uint32_t stack_id);
+std::string call_site_text(const snapshot::Snapshot &snapshot, uint32_t stack_id);
 inline constexpr std::string_view kNoStackName = "(no stack captured)";
 // The attribution of the frame rules (docs/attribution.md): a stack's memory category ("other" for
 // a stack without one and for no stack) and its via label ("" when none).
-std::string_view category_text(const report::Snapshot &snapshot, uint32_t stack_id);
-std::string_view via_text(const report::Snapshot &snapshot, uint32_t stack_id);
+std::string_view category_text(const snapshot::Snapshot &snapshot, uint32_t stack_id);
+std::string_view via_text(const snapshot::Snapshot &snapshot, uint32_t stack_id);
 // Whether some stack of the snapshot has a category other than "other": formats that show the
 // categories as colours show them only then (a program no rule knows would be all one colour).
-bool has_categories(const report::Snapshot &snapshot);
+bool has_categories(const snapshot::Snapshot &snapshot);
 // The categories in the order reports list them (the summary's).
 inline constexpr std::string_view kCategories[] = {"parameter",         "optimizer_state", "activation", "backward",
                                                    "library_workspace", "communication",   "other"};
@@ -45,9 +46,9 @@ inline constexpr std::string_view kCategories[] = {"parameter",         "optimiz
 // Why a snapshot has no event history, for the exporters' notes: a merged snapshot (process.reason
 // "merge") leaves it out on purpose, since its processes' clocks differ (docs/cli.md); any other was
 // written with VRAMTRACE_EVENTS=0 or by a vramtrace that kept none.
-std::string no_history_reason(const report::Snapshot &snapshot);
+std::string no_history_reason(const snapshot::Snapshot &snapshot);
 
-// Whether memory of this kind counts as held (report::counts_as_held for a kind name).
+// Whether memory of this kind counts as held (snapshot::counts_as_held for a kind name).
 bool held_kind(std::string_view kind);
 bool device_wanted(const Options &options, int device);
 
@@ -61,7 +62,7 @@ std::string to_dec_signed(int64_t value);
 // The time origin of exported timelines (CLOCK_MONOTONIC ns): the process start when the snapshot
 // can place it on the monotonic clock (ProcessInfo::dump_monotonic_ns), else the earliest event or
 // live allocation; never later than any of them.
-uint64_t time_origin_ns(const report::Snapshot &snapshot);
+uint64_t time_origin_ns(const snapshot::Snapshot &snapshot);
 
 // Tracked bytes over time per device. From the event history when there is one: a first point at
 // the first event holding what was live before it (devices[].current_bytes minus the history's net
@@ -81,7 +82,7 @@ struct Timeline {
     bool from_events = false;
     std::vector<DeviceSeries> devices; // ascending ordinal, only wanted devices
 };
-Timeline build_timeline(const report::Snapshot &snapshot, const Options &options);
+Timeline build_timeline(const snapshot::Snapshot &snapshot, const Options &options);
 
 // Bytes and allocations per (device, stack): what was live at the dump (held kinds only) or at each
 // device's peak (Snapshot::peaks). Sorted by device, then stack id.
@@ -91,9 +92,9 @@ struct WeightedStack {
     uint64_t bytes = 0;
     uint64_t count = 0;
 };
-std::vector<WeightedStack> weighted_stacks(const report::Snapshot &snapshot, const Options &options, At at);
+std::vector<WeightedStack> weighted_stacks(const snapshot::Snapshot &snapshot, const Options &options, At at);
 
 // The events of the history that the options keep (device filter; marks always), oldest first.
-std::vector<const report::Event *> wanted_events(const report::Snapshot &snapshot, const Options &options);
+std::vector<const snapshot::Event *> wanted_events(const snapshot::Snapshot &snapshot, const Options &options);
 
 } // namespace vramtrace::exporter

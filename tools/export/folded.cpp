@@ -13,6 +13,7 @@
 #include "export/export.h"
 #include "export/export_common.h"
 #include "report/text_safety.h"
+#include "report/text_format.h"
 
 namespace vramtrace::exporter {
 
@@ -30,14 +31,14 @@ std::string clean(std::string name) {
 
 } // namespace
 
-std::string export_folded(const report::Snapshot &snapshot, const Options &options, std::vector<std::string> *) {
+std::string export_folded(const snapshot::Snapshot &snapshot, const Options &options, std::vector<std::string> *) {
     const At at = options.at.value_or(At::Exit);
     std::vector<WeightedStack> stacks;
     std::vector<uint32_t> ranges; // beside stacks: the range stack of each entry (at exit with ranges)
     if (at == At::Exit && !snapshot.range_stacks.empty()) {
         std::map<std::tuple<int, uint32_t, uint32_t>, WeightedStack> by_key;
-        for (const report::Allocation &a : snapshot.allocations) {
-            if (!report::counts_as_held(a) || !device_wanted(options, a.device)) continue;
+        for (const snapshot::Allocation &a : snapshot.allocations) {
+            if (!snapshot::counts_as_held(a) || !device_wanted(options, a.device)) continue;
             uint32_t stack = snapshot.find_stack(a.stack) ? a.stack : 0;
             WeightedStack &w = by_key[{a.device, stack, a.range}];
             w.device = a.device, w.stack = stack, w.bytes += a.size, w.count += 1;
@@ -60,7 +61,7 @@ std::string export_folded(const report::Snapshot &snapshot, const Options &optio
             line += clean(name);
         };
         if (k < ranges.size()) {
-            const report::RangeStack *r = snapshot.find_range(ranges[k]);
+            const snapshot::RangeStack *r = snapshot.find_range(ranges[k]);
             if (r == nullptr) add(report::range_stack_label(snapshot, ranges[k]));
             else
                 for (size_t i = 0; i < r->names.size(); ++i)
@@ -69,9 +70,9 @@ std::string export_folded(const report::Snapshot &snapshot, const Options &optio
         }
         if (frames.empty()) add(std::string(kNoStackName));
         for (auto it = frames.rbegin(); it != frames.rend(); ++it) {
-            const report::Frame *f = it->frame >= 0 ? &snapshot.frames[size_t(it->frame)] : nullptr;
+            const snapshot::Frame *f = it->frame >= 0 ? &snapshot.frames[size_t(it->frame)] : nullptr;
             if (f != nullptr && f->python) // py-spy's form: one Python function is many lines
-                add(it->name + " (" + std::string(report::path_basename(f->file)) + ":" + to_dec(f->line) + ")");
+                add(it->name + " (" + std::string(snapshot::path_basename(f->file)) + ":" + to_dec(f->line) + ")");
             else
                 add(it->inlined ? it->name + "_[i]" : it->name);
         }

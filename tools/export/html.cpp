@@ -15,6 +15,7 @@
 #include "export/html/page.h"
 #include "export/html/page_data.h"
 #include "report/text_safety.h"
+#include "report/text_format.h"
 
 namespace vramtrace::exporter {
 
@@ -56,15 +57,15 @@ std::string shown(const std::string &text) {
     return text.substr(0, cut) + "\u2026 (" + to_dec(text.size() - cut) + " more bytes)";
 }
 
-std::string command_text(const report::Snapshot &snapshot) {
+std::string command_text(const snapshot::Snapshot &snapshot) {
     std::string cmd;
     for (const std::string &a : snapshot.process.command_line) cmd += (cmd.empty() ? "" : " ") + a;
     return cmd;
 }
 
 // The process line under the page's heading.
-std::string process_html(const report::Snapshot &snapshot, std::string_view name) {
-    const report::ProcessInfo &proc = snapshot.process;
+std::string process_html(const snapshot::Snapshot &snapshot, std::string_view name) {
+    const snapshot::ProcessInfo &proc = snapshot.process;
     std::string cmd = command_text(snapshot);
     return "<p>" + (name.empty() ? std::string() : "<b>" + escape(name) + ":</b> ") +
            escape(cmd.empty() ? "(no command line)" : cmd) + "<br>pid " + to_dec_signed(proc.pid) + " on " +
@@ -73,7 +74,7 @@ std::string process_html(const report::Snapshot &snapshot, std::string_view name
 }
 
 // The static tables: the chosen weights (peak, else the dump) by category and by call site.
-std::string tables_html(const report::Snapshot &snapshot, const Options &options, std::vector<std::string> *notes) {
+std::string tables_html(const snapshot::Snapshot &snapshot, const Options &options, std::vector<std::string> *notes) {
     std::string out = "<section class=\"vt-static\">\n";
     // What the tables weigh: the peak (else the dump).
     At at = options.at.value_or(At::Peak);
@@ -143,7 +144,7 @@ std::string tables_html(const report::Snapshot &snapshot, const Options &options
 }
 
 // The head: heading and process line(s).
-std::string header_html(const std::vector<std::pair<std::string, const report::Snapshot *>> &runs) {
+std::string header_html(const std::vector<std::pair<std::string, const snapshot::Snapshot *>> &runs) {
     std::string out = runs.size() > 1 ? "<h1>vramtrace compare</h1>\n" : "<h1>vramtrace report</h1>\n";
     for (const auto &[name, snapshot] : runs) out += process_html(*snapshot, name);
     return out;
@@ -151,12 +152,12 @@ std::string header_html(const std::vector<std::pair<std::string, const report::S
 
 } // namespace
 
-std::string export_html(const report::Snapshot &snapshot, const Options &options, std::vector<std::string> *notes) {
+std::string export_html(const snapshot::Snapshot &snapshot, const Options &options, std::vector<std::string> *notes) {
     std::vector<html::PageRun> runs{{"", html::page_data_json(snapshot, options, notes)}};
     return html::page(command_text(snapshot), header_html({{"", &snapshot}}), runs, tables_html(snapshot, options, notes));
 }
 
-std::string export_html_compare(const report::Snapshot &base, const report::Snapshot &snapshot, const Options &options,
+std::string export_html_compare(const snapshot::Snapshot &base, const snapshot::Snapshot &snapshot, const Options &options,
                                 std::vector<std::string> *notes) {
     std::vector<std::string> base_notes, new_notes;
     std::vector<html::PageRun> runs{{"base", html::page_data_json(base, options, &base_notes)},

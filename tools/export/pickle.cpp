@@ -11,6 +11,7 @@
 #include "export/export_common.h"
 #include "export/pickle_writer.h"
 #include "snapshot/device_range.h"
+#include "report/text_format.h"
 
 namespace vramtrace::exporter {
 
@@ -18,7 +19,7 @@ namespace {
 
 class FrameCache {
 public:
-    explicit FrameCache(const report::Snapshot &snapshot) : snapshot_(snapshot) {}
+    explicit FrameCache(const snapshot::Snapshot &snapshot) : snapshot_(snapshot) {}
     // Writes the list of frames ({"filename", "line", "name"}, leaf first) of a stack: in full the
     // first time (then memoized), as a memo reference after that.
     void write(PickleWriter &out, uint32_t stack_id) {
@@ -38,7 +39,7 @@ private:
             w.key("filename");
             std::string file = f.file;
             if (file.empty() && f.frame >= 0) {
-                const report::Module *m = snapshot_.find_module(snapshot_.frames[size_t(f.frame)]);
+                const snapshot::Module *m = snapshot_.find_module(snapshot_.frames[size_t(f.frame)]);
                 file = m ? m->path : "??";
             }
             w.str(file.empty() ? "??" : file);
@@ -52,15 +53,15 @@ private:
         return w.fragment();
     }
 
-    const report::Snapshot &snapshot_;
+    const snapshot::Snapshot &snapshot_;
     std::unordered_map<uint32_t, uint32_t> memo_; // stack id -> memo index
 };
 
 } // namespace
 
-std::string export_pickle(const report::Snapshot &snapshot, const Options &options, std::vector<std::string> *notes) {
+std::string export_pickle(const snapshot::Snapshot &snapshot, const Options &options, std::vector<std::string> *notes) {
     FrameCache frames(snapshot);
-    const report::ProcessInfo &proc = snapshot.process;
+    const snapshot::ProcessInfo &proc = snapshot.process;
     // PyTorch's time_us is wall-clock microseconds; without the dump's monotonic time, monotonic.
     auto time_us = [&](uint64_t monotonic_ns) {
         if (proc.dump_monotonic_ns != 0 && proc.dump_time_ns != 0 && monotonic_ns <= proc.dump_monotonic_ns &&
@@ -70,14 +71,14 @@ std::string export_pickle(const report::Snapshot &snapshot, const Options &optio
     };
     // device_traces has one list per ordinal up to the highest shown: only ordinals the snapshot
     // format allows (the reader refuses others; a snapshot built in memory may still carry them).
-    auto cuda_device = [](int device) { return device >= 0 && device <= report::kMaxDeviceOrdinal; };
+    auto cuda_device = [](int device) { return device >= 0 && device <= snapshot::kMaxDeviceOrdinal; };
     auto shown = [&](int device, const std::string &kind, uint64_t size) {
         return cuda_device(device) && device_wanted(options, device) && held_kind(kind) && size != 0;
     };
 
-    std::vector<const report::Allocation *> live;
+    std::vector<const snapshot::Allocation *> live;
     uint64_t left_out = 0;
-    for (const report::Allocation &a : snapshot.allocations) {
+    for (const snapshot::Allocation &a : snapshot.allocations) {
         if (shown(a.device, a.kind, a.size)) live.push_back(&a);
         else if (device_wanted(options, a.device)) ++left_out;
     }
@@ -88,9 +89,9 @@ std::string export_pickle(const report::Snapshot &snapshot, const Options &optio
         return a->device != b->device ? a->device < b->device : a->address < b->address;
     });
     int max_device = -1;
-    for (const report::Allocation *a : live) max_device = std::max(max_device, a->device);
-    std::vector<const report::Event *> history;
-    for (const report::Event &e : snapshot.events.events) {
+    for (const snapshot::Allocation *a : live) max_device = std::max(max_device, a->device);
+    std::vector<const snapshot::Event *> history;
+    for (const snapshot::Event &e : snapshot.events.events) {
         if (e.type == "oom" ? (cuda_device(e.device) && device_wanted(options, e.device))
                             : ((e.type == "alloc" || e.type == "free") && shown(e.device, e.kind, e.size))) {
             history.push_back(&e);
@@ -100,10 +101,10 @@ std::string export_pickle(const report::Snapshot &snapshot, const Options &optio
     if (options.device && cuda_device(*options.device)) max_device = std::max(max_device, *options.device);
     // Each device's events (oldest first) and the free bytes recorded with each OOM, looked up once:
     // the work stays linear in the snapshot.
-    std::vector<std::vector<const report::Event *>> by_device(size_t(max_device + 1));
-    for (const report::Event *e : history) by_device[size_t(e->device)].push_back(e);
+    std::vector<std::vector<const snapshot::Event *>> by_device(size_t(max_device + 1));
+    for (const snapshot::Event *e : history) by_device[size_t(e->device)].push_back(e);
     std::map<std::pair<uint64_t, int>, uint64_t> oom_free; // (time_ns, device) -> device_free_bytes
-    for (const report::OomEvent &o : snapshot.ooms)
+    for (const snapshot::OomEvent &o : snapshot.ooms)
         if (o.device_free_bytes) oom_free[std::make_pair(o.time_ns, o.device)] = *o.device_free_bytes; // the last one
     if (snapshot.events.events.empty() && notes)
         notes->push_back("the snapshot has no event history (" + no_history_reason(snapshot) +
@@ -113,7 +114,7 @@ std::string export_pickle(const report::Snapshot &snapshot, const Options &optio
     w.begin_dict();
     w.key("segments");
     w.begin_list();
-    for (const report::Allocation *a : live) {
+    for (const snapshot::Allocation *a : live) {
         w.item();
         w.begin_dict();
         w.key("device");
@@ -169,13 +170,13 @@ std::string export_pickle(const report::Snapshot &snapshot, const Options &optio
         if (std::optional<uint32_t> index = w.memoize()) category_memo.emplace(name, *index);
     };
     uint64_t dump_ns = proc.dump_monotonic_ns;
-    for (const report::Event *e : history) dump_ns = std::max(dump_ns, e->time_ns);
+    for (const snapshot::Event *e : history) dump_ns = std::max(dump_ns, e->time_ns);
     w.key("device_traces");
     w.begin_list();
-    for (const std::vector<const report::Event *> &events : by_device) {
+    for (const std::vector<const snapshot::Event *> &events : by_device) {
         w.item();
         w.begin_list();
-        for (const report::Event *e : events) {
+        for (const snapshot::Event *e : events) {
             auto entry = [&](const char *action) {
                 w.item();
                 w.begin_dict();

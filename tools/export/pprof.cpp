@@ -12,6 +12,7 @@
 #include "export/export.h"
 #include "export/export_common.h"
 #include "export/protobuf_writer.h"
+#include "report/text_format.h"
 
 namespace vramtrace::exporter {
 
@@ -73,7 +74,7 @@ std::string gzip(const std::string &data) {
 
 } // namespace
 
-std::string export_pprof_uncompressed(const report::Snapshot &snapshot, const Options &options,
+std::string export_pprof_uncompressed(const snapshot::Snapshot &snapshot, const Options &options,
                                       std::vector<std::string> *) {
     const At at = options.at.value_or(At::Exit);
     StringTable strings;
@@ -83,8 +84,8 @@ std::string export_pprof_uncompressed(const report::Snapshot &snapshot, const Op
 
     std::map<SampleKey, SampleValue> samples;
     if (at == At::Exit) {
-        for (const report::Allocation &a : snapshot.allocations) {
-            if (!report::counts_as_held(a) || !device_wanted(options, a.device)) continue;
+        for (const snapshot::Allocation &a : snapshot.allocations) {
+            if (!snapshot::counts_as_held(a) || !device_wanted(options, a.device)) continue;
             uint32_t stack = snapshot.find_stack(a.stack) ? a.stack : 0;
             SampleValue &v = samples[{a.device, stack, a.kind, a.api, a.range}];
             v.count += 1;
@@ -103,7 +104,7 @@ std::string export_pprof_uncompressed(const report::Snapshot &snapshot, const Op
     std::set<uint64_t> used_locations;
     for (const auto &[key, value] : samples) {
         std::vector<uint64_t> ids;
-        if (const report::Stack *stack = snapshot.find_stack(key.stack)) {
+        if (const snapshot::Stack *stack = snapshot.find_stack(key.stack)) {
             for (uint32_t index : stack->frames)
                 if (index < snapshot.frames.size()) ids.push_back(uint64_t(index) + 1);
         }
@@ -162,8 +163,8 @@ std::string export_pprof_uncompressed(const report::Snapshot &snapshot, const Op
         if (id == no_stack_location) {
             line(function_id(std::string(kNoStackName), ""), 0);
         } else {
-            const report::Frame &frame = snapshot.frames[id - 1];
-            if (const report::Module *module = snapshot.find_module(frame)) {
+            const snapshot::Frame &frame = snapshot.frames[id - 1];
+            if (const snapshot::Module *module = snapshot.find_module(frame)) {
                 ModuleUse &use = modules[frame.module];
                 use.limit = std::max(use.limit, module->base + frame.module_offset + 1);
                 use.functions |= !frame.function.empty();
@@ -174,14 +175,14 @@ std::string export_pprof_uncompressed(const report::Snapshot &snapshot, const Op
             }
             loc.varint_field(3, frame.address);
             // Inlined functions first, the real function last (profile.proto's order).
-            for (const report::Frame::Inlined &in : frame.inlined)
+            for (const snapshot::Frame::Inlined &in : frame.inlined)
                 line(function_id(in.function.empty() ? "??" : in.function, in.file), in.line);
             line(function_id(frame_name(snapshot, frame), frame.file), frame.line);
         }
         locations.push_back(std::move(loc));
     }
     for (const auto &[index, use] : modules) {
-        const report::Module &module = snapshot.modules[size_t(index)];
+        const snapshot::Module &module = snapshot.modules[size_t(index)];
         ProtoWriter m;
         m.varint_field(1, uint64_t(index) + 1);
         m.varint_field(2, module.base);
@@ -213,7 +214,7 @@ std::string export_pprof_uncompressed(const report::Snapshot &snapshot, const Op
     return profile.bytes();
 }
 
-std::string export_pprof(const report::Snapshot &snapshot, const Options &options, std::vector<std::string> *notes) {
+std::string export_pprof(const snapshot::Snapshot &snapshot, const Options &options, std::vector<std::string> *notes) {
     return gzip(export_pprof_uncompressed(snapshot, options, notes));
 }
 

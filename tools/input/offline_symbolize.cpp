@@ -27,7 +27,7 @@ void notice_libdw(void *context, const char *message) {
     warn_once(*static_cast<const std::string *>(context), message);
 }
 
-std::unique_ptr<symbolize::Symbolizer> make_symbolizer(const std::vector<report::Module> &modules,
+std::unique_ptr<symbolize::Symbolizer> make_symbolizer(const std::vector<snapshot::Module> &modules,
                                                        const UsableModules &usable, const std::string *name) {
     std::vector<symbolize::LoadedModule> loaded;
     for (size_t i = 0; i < modules.size(); ++i) {
@@ -45,7 +45,7 @@ std::unique_ptr<symbolize::Symbolizer> make_symbolizer(const std::vector<report:
 }
 
 // Names one frame, when its module is usable. The frame keeps its module index and offset.
-void name_frame(symbolize::Symbolizer &symbolizer, const UsableModules &usable, report::Frame &frame) {
+void name_frame(symbolize::Symbolizer &symbolizer, const UsableModules &usable, snapshot::Frame &frame) {
     if (frame.module < 0 || size_t(frame.module) >= usable.index.size() || usable.index[size_t(frame.module)] < 0)
         return;
     symbolize::SymbolizedAddress r = symbolizer.lookup(frame.address);
@@ -58,10 +58,10 @@ void name_frame(symbolize::Symbolizer &symbolizer, const UsableModules &usable, 
 
 } // namespace
 
-UsableModules check_modules_on_disk(const std::vector<report::Module> &modules) {
+UsableModules check_modules_on_disk(const std::vector<snapshot::Module> &modules) {
     UsableModules out;
     int next = 0;
-    for (const report::Module &m : modules) {
+    for (const snapshot::Module &m : modules) {
         struct stat st {};
         std::string problem;
         if (m.path.empty() || m.path[0] != '/' || ::stat(m.path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
@@ -82,12 +82,12 @@ UsableModules check_modules_on_disk(const std::vector<report::Module> &modules) 
     return out;
 }
 
-void symbolize_offline(report::Snapshot &snapshot, const std::string &name) {
+void symbolize_offline(snapshot::Snapshot &snapshot, const std::string &name) {
     if (!snapshot.process.symbolized) {
         UsableModules usable = check_modules_on_disk(snapshot.modules);
         for (const std::string &w : usable.warnings) warn_once(name, w);
         auto symbolizer = make_symbolizer(snapshot.modules, usable, &name);
-        for (report::Frame &f : snapshot.frames) name_frame(*symbolizer, usable, f);
+        for (snapshot::Frame &f : snapshot.frames) name_frame(*symbolizer, usable, f);
         snapshot.process.symbolized = true;
     }
     assign_call_sites(snapshot);
@@ -97,29 +97,29 @@ void symbolize_offline(report::Snapshot &snapshot, const std::string &name) {
 
 struct SymbolizingSink::State {
     bool active = false;              // the snapshot is not symbolized
-    report::Snapshot known;           // modules, and the frames met so far (for the frame rules)
+    snapshot::Snapshot known;           // modules, and the frames met so far (for the frame rules)
     UsableModules usable;
     std::unique_ptr<symbolize::Symbolizer> symbolizer;
     std::unique_ptr<Attributor> attributor; // over `known`, made at the first stack
 };
 
-SymbolizingSink::SymbolizingSink(SnapshotSink &inner, std::string name)
-    : ForwardingSink(inner), name_(std::move(name)), state_(std::make_unique<State>()) {}
+SymbolizingSink::SymbolizingSink(snapshot::SnapshotSink &inner, std::string name)
+    : snapshot::ForwardingSink(inner), name_(std::move(name)), state_(std::make_unique<State>()) {}
 
 SymbolizingSink::~SymbolizingSink() = default;
 
-void SymbolizingSink::on_process(report::ProcessInfo &&process) {
+void SymbolizingSink::on_process(snapshot::ProcessInfo &&process) {
     state_->active = !process.symbolized;
     if (state_->active) process.symbolized = true; // what the inner sink receives is named
-    ForwardingSink::on_process(std::move(process));
+    snapshot::ForwardingSink::on_process(std::move(process));
 }
 
-void SymbolizingSink::on_module(report::Module &&module) {
+void SymbolizingSink::on_module(snapshot::Module &&module) {
     state_->known.modules.push_back(module);
-    ForwardingSink::on_module(std::move(module));
+    snapshot::ForwardingSink::on_module(std::move(module));
 }
 
-void SymbolizingSink::on_frame(report::Frame &&frame) {
+void SymbolizingSink::on_frame(snapshot::Frame &&frame) {
     State &s = *state_;
     if (s.active) {
         if (!s.symbolizer) {
@@ -130,27 +130,27 @@ void SymbolizingSink::on_frame(report::Frame &&frame) {
         name_frame(*s.symbolizer, s.usable, frame);
     }
     // Only what the frame rules look at: module, function name, file, whether it is Python code.
-    report::Frame kept;
+    snapshot::Frame kept;
     kept.module = frame.module;
     kept.function = frame.function;
     kept.file = frame.file;
     kept.python = frame.python;
     s.known.frames.push_back(std::move(kept));
-    ForwardingSink::on_frame(std::move(frame));
+    snapshot::ForwardingSink::on_frame(std::move(frame));
 }
 
-void SymbolizingSink::on_stack(report::Stack &&stack) {
+void SymbolizingSink::on_stack(snapshot::Stack &&stack) {
     State &s = *state_;
     // A stack read before the frames it names (legal JSON, never what the library writes) keeps
     // the attribution its file gives it: the rules would take its unknown frames for the call site.
     // So does a stack whose call_site is not an index into its frames, for the reader's check.
     for (uint32_t f : stack.frames)
-        if (f >= s.known.frames.size()) return ForwardingSink::on_stack(std::move(stack));
+        if (f >= s.known.frames.size()) return snapshot::ForwardingSink::on_stack(std::move(stack));
     if (stack.call_site < -1 || (stack.call_site >= 0 && size_t(stack.call_site) >= stack.frames.size()))
-        return ForwardingSink::on_stack(std::move(stack));
+        return snapshot::ForwardingSink::on_stack(std::move(stack));
     if (!s.attributor) s.attributor = std::make_unique<Attributor>(s.known);
     apply_attribution(s.known, stack, s.attributor->attribute(stack));
-    ForwardingSink::on_stack(std::move(stack));
+    snapshot::ForwardingSink::on_stack(std::move(stack));
 }
 
 } // namespace vramtrace::cli

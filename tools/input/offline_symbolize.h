@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "snapshot/report_model.h"
+#include "snapshot/snapshot_model.h"
 #include "snapshot/reader/snapshot_reader.h"
 
 namespace vramtrace::cli {
@@ -26,7 +26,7 @@ namespace vramtrace::cli {
 // Symbolizes `snapshot` in place when snapshot.process.symbolized is false, then applies the frame
 // rules to its stacks.
 // `name` (the file) starts the warning lines. Never throws except std::bad_alloc.
-void symbolize_offline(report::Snapshot &snapshot, const std::string &name);
+void symbolize_offline(snapshot::Snapshot &snapshot, const std::string &name);
 
 // The modules of `modules` that can be used, as the symbolizer wants them, and for each input
 // module its index among them (-1: not usable). Appends one warning text per unusable module.
@@ -34,7 +34,7 @@ struct UsableModules {
     std::vector<int> index;              // per input module
     std::vector<std::string> warnings;   // "module PATH: ...; its frames are not named"
 };
-UsableModules check_modules_on_disk(const std::vector<report::Module> &modules);
+UsableModules check_modules_on_disk(const std::vector<snapshot::Module> &modules);
 
 // A sink that names frames on their way to `inner` when the snapshot says it is not symbolized
 // (process, then modules, arrive before frames in every file the library writes), and applies the
@@ -43,15 +43,15 @@ UsableModules check_modules_on_disk(const std::vector<report::Module> &modules);
 // its file gives it). Warnings go to stderr as above. Every other callback (devices, allocations, peaks, OOMs, pools, events, merge records,
 // ...) reaches `inner` unchanged through ForwardingSink, including callbacks added to SnapshotSink
 // later.
-class SymbolizingSink final : public ForwardingSink {
+class SymbolizingSink final : public snapshot::ForwardingSink {
 public:
-    SymbolizingSink(SnapshotSink &inner, std::string name);
+    SymbolizingSink(snapshot::SnapshotSink &inner, std::string name);
     ~SymbolizingSink() override;
 
-    void on_process(report::ProcessInfo &&process) override;
-    void on_module(report::Module &&module) override;
-    void on_frame(report::Frame &&frame) override;
-    void on_stack(report::Stack &&stack) override;
+    void on_process(snapshot::ProcessInfo &&process) override;
+    void on_module(snapshot::Module &&module) override;
+    void on_frame(snapshot::Frame &&frame) override;
+    void on_stack(snapshot::Stack &&stack) override;
 
 private:
     struct State;

@@ -18,7 +18,7 @@ namespace vramtrace::cli {
 
 namespace {
 
-namespace ev = report::member::events;
+namespace ev = snapshot::member::events;
 
 constexpr size_t kBufferBytes = 1 + SimdSnapshotSource::kWindowBytes;
 
@@ -85,7 +85,7 @@ bool check_event(simdjson::dom::object object, uint32_t *stack) {
             *stack = uint32_t(u);
             break;
         case Device:
-            if (v.get_int64().get(i) || !report::device_ordinal_valid(i)) return false;
+            if (v.get_int64().get(i) || !snapshot::device_ordinal_valid(i)) return false;
             break;
         case Address:
             if (v.get_string().get(text) || !is_hex(text)) return false;
@@ -176,7 +176,7 @@ size_t SimdSnapshotSource::scan(size_t from) {
                 next_ = Array::None;
                 if (depth_ == 1 && key_length_ < sizeof key_) {
                     std::string_view key(key_, key_length_);
-                    namespace top = report::member::top;
+                    namespace top = snapshot::member::top;
                     if (key == top::events) next_ = Array::Events;
                     else if (records_ && (key == top::modules || key == top::frames || key == top::stacks ||
                                           key == top::allocations))

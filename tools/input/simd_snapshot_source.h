@@ -39,13 +39,13 @@ class Progress;
 
 // What the check found in one file's events.
 struct EventCheck {
-    StackReferences stacks; // stack id (not 0) -> index of the first event that names it
+    snapshot::StackReferences stacks; // stack id (not 0) -> index of the first event that names it
     size_t count = 0;       // records checked
     bool used = false;      // the file was read with the check (a regular file)
     bool declined = false;  // the check gave up: read the file again without it
 };
 
-class SimdSnapshotSource final : public RecordSource {
+class SimdSnapshotSource final : public snapshot::RecordSource {
 public:
     // Reads `fd` (not owned) through a window of kWindowBytes; `progress` may be null. With
     // `records`, the records of modules, frames, stacks and allocations are parsed here too and
@@ -55,7 +55,7 @@ public:
     SimdSnapshotSource(const SimdSnapshotSource &) = delete;
     SimdSnapshotSource &operator=(const SimdSnapshotSource &) = delete;
 
-    void attach(SaxEvents *reader) override { sax_ = reader; }
+    void attach(snapshot::SaxEvents *reader) override { sax_ = reader; }
     bool saw_nul() const override { return saw_nul_; }
     int error_number() const { return errno_; }
 
@@ -88,7 +88,7 @@ private:
     Progress *progress_;
     EventCheck *check_;
     bool records_;
-    SaxEvents *sax_ = nullptr;
+    snapshot::SaxEvents *sax_ = nullptr;
     std::unique_ptr<Parser> parser_;
     char *buf_ = nullptr;      // parser_'s window
     size_t pos_ = 1, end_ = 1; // unread bytes; buf_[0] stays free for a window's opening bracket

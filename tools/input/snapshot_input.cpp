@@ -15,7 +15,8 @@
 
 #include "input/simd_snapshot_source.h"
 #include "input/offline_symbolize.h"
-#include "snapshot/report_model.h"
+#include "snapshot/snapshot_model.h"
+#include "report/text_format.h"
 
 namespace vramtrace::cli {
 
@@ -113,7 +114,7 @@ void Progress::done() {
     drawn_ = false;
 }
 
-bool stream_snapshot_file(const std::string &path, SnapshotSink &sink, Progress *progress, std::string *error,
+bool stream_snapshot_file(const std::string &path, snapshot::SnapshotSink &sink, Progress *progress, std::string *error,
                           bool name_frames, EventCheck *events) {
     auto fail = [&](const std::string &what) {
         if (error) *error = path + ": " + what;
@@ -121,7 +122,7 @@ bool stream_snapshot_file(const std::string &path, SnapshotSink &sink, Progress 
     };
     try {
         int fd = -1;
-        if (!open_snapshot_input(path, &fd, error)) return false;
+        if (!snapshot::open_snapshot_input(path, &fd, error)) return false;
         FdCloser closer{fd};
         struct stat st {};
         if (::fstat(fd, &st) != 0) return fail(std::string("cannot read: ") + std::strerror(errno));
@@ -129,19 +130,19 @@ bool stream_snapshot_file(const std::string &path, SnapshotSink &sink, Progress 
         if (progress) progress->start_file(path, S_ISREG(st.st_mode) ? uint64_t(st.st_size) : 0);
         // A crash snapshot (process.symbolized false) gets its frames named on the way.
         SymbolizingSink symbolizing(sink, path);
-        SnapshotSink &target = name_frames ? static_cast<SnapshotSink &>(symbolizing) : sink;
+        snapshot::SnapshotSink &target = name_frames ? static_cast<snapshot::SnapshotSink &>(symbolizing) : sink;
         if (events && S_ISREG(st.st_mode)) {
             *events = EventCheck{};
             events->used = true;
             SimdSnapshotSource source(fd, progress, events, /*records=*/true);
-            bool ok = read_snapshot_source(source, path, target, error);
+            bool ok = snapshot::read_snapshot_source(source, path, target, error);
             if (source.error_number() != 0) return fail(std::string("read error: ") + std::strerror(source.error_number()));
             return ok;
         }
         FdInputBuf buf(fd, progress);
         auto read_errno = [&] { return buf.error_number(); };
         std::istream in(&buf);
-        if (!read_snapshot_stream(in, path, target, error)) {
+        if (!snapshot::read_snapshot_stream(in, path, target, error)) {
             if (read_errno() != 0) return fail(std::string("read error: ") + std::strerror(read_errno()));
             return false;
         }

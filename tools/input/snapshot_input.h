@@ -61,7 +61,7 @@ private:
 // file again without `events` for the reader's own result. A FIFO, read once, always reaches the
 // sink whole (events->used stays false).
 struct EventCheck;
-bool stream_snapshot_file(const std::string &path, SnapshotSink &sink, Progress *progress, std::string *error,
+bool stream_snapshot_file(const std::string &path, snapshot::SnapshotSink &sink, Progress *progress, std::string *error,
                           bool name_frames = true, EventCheck *events = nullptr);
 
 } // namespace vramtrace::cli

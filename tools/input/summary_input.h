@@ -17,13 +17,13 @@
 #include <string>
 
 #include "input/snapshot_input.h"
-#include "snapshot/report_model.h"
+#include "snapshot/snapshot_model.h"
 #include "report/summary_format.h"
 
 namespace vramtrace::cli {
 
 struct SummaryInput {
-    report::Snapshot head;    // everything but allocations and events.events
+    snapshot::Snapshot head;    // everything but allocations and events.events
     report::SummaryBody body; // those two, folded
 };
 

@@ -1,5 +1,5 @@
 // Whole snapshot files: opening an input (regular files, a FIFO read once, "-" for standard input;
-// other special files refused) and reading one into a report::Snapshot with its references checked.
+// other special files refused) and reading one into a snapshot::Snapshot with its references checked.
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -12,7 +12,7 @@
 
 #include "snapshot/reader/snapshot_schema.h"
 
-namespace vramtrace::cli {
+namespace vramtrace::snapshot {
 namespace {
 
 using namespace schema;
@@ -110,21 +110,21 @@ private:
 
 } // namespace
 
-bool read_snapshot_file(const std::string &path, report::Snapshot *out, std::string *error) {
+bool read_snapshot_file(const std::string &path, Snapshot *out, std::string *error) {
     try {
-        *out = report::Snapshot{};
+        *out = Snapshot{};
         int fd = -1;
         if (!open_snapshot_input(path, &fd, error)) return false;
         FdReadBuf buf(fd);
         std::istream in(&buf);
-        report::Snapshot snapshot;
+        Snapshot snapshot;
         SnapshotFiller sink(snapshot);
         if (!read_snapshot_stream(in, path, sink, error)) return false;
         if (std::string problem = check_snapshot_references(snapshot); !problem.empty()) {
             if (error) *error = path + ": " + problem;
             return false;
         }
-        report::adopt_graph_memory_pools(snapshot);
+        adopt_graph_memory_pools(snapshot);
         *out = std::move(snapshot);
         return true;
     } catch (const std::bad_alloc &) {
@@ -132,8 +132,8 @@ bool read_snapshot_file(const std::string &path, report::Snapshot *out, std::str
     } catch (const std::exception &e) {
         if (error) *error = path + ": cannot read: " + printable(e.what(), 200);
     }
-    *out = report::Snapshot{};
+    *out = Snapshot{};
     return false;
 }
 
-} // namespace vramtrace::cli
+} // namespace vramtrace::snapshot

@@ -17,7 +17,7 @@
 #include "snapshot/reader/snapshot_sax_handler.h"
 #include "snapshot/reader/snapshot_schema.h"
 
-namespace vramtrace::cli {
+namespace vramtrace::snapshot {
 namespace {
 
 // Passes a stream's bytes to the JSON parser and notes any NUL byte: the parser takes a NUL for the
@@ -124,4 +124,4 @@ bool read_snapshot_stream(std::istream &in, const std::string &name, SnapshotSin
     return false;
 }
 
-} // namespace vramtrace::cli
+} // namespace vramtrace::snapshot

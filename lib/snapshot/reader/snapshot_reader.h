@@ -1,9 +1,9 @@
-// Reading snapshot files (docs/snapshot-format.md) into the report model.
+// Reading snapshot files (docs/snapshot-format.md) into the snapshot model.
 //
 // The reader is a streaming (SAX) parser over nlohmann::json: it never builds a DOM. Each record of
 // the long arrays (frames, stacks, allocations, ...) is decoded on its own and handed to a
 // SnapshotSink, so memory is bounded by what the sink keeps plus one record and the longest JSON
-// token. read_snapshot_file() keeps everything (a report::Snapshot, roughly 100 bytes per
+// token. read_snapshot_file() keeps everything (a snapshot::Snapshot, roughly 100 bytes per
 // allocation plus its strings); commands that can work record by record (summary, diff, merge) can
 // pass their own sink to read_snapshot_stream() and stay within a constant bound.
 //
@@ -22,49 +22,45 @@
 #include <utility>
 #include <vector>
 
-#include "snapshot/report_model.h"
+#include "snapshot/snapshot_model.h"
 
-namespace vramtrace::cli {
-
-// The records of merged_processes and merged_devices (written by `vramtrace merge`): the model's.
-using report::MergedDevice;
-using report::MergedProcess;
+namespace vramtrace::snapshot {
 
 // Every callback of SnapshotSink, as X(name, (parameters), (arguments)). SnapshotSink and
 // ForwardingSink are both generated from this one list, so a callback added here reaches every sink
 // that wraps another (offline symbolization, ...) without anyone having to remember it.
 #define VRAMTRACE_SNAPSHOT_SINK_CALLBACKS(X)                                                             \
-    X(on_schema_version, (int version), (version))                                                      \
-    X(on_process, (report::ProcessInfo && process), (std::move(process)))                              \
-    X(on_device, (report::DeviceTotals && device), (std::move(device)))                                 \
-    X(on_dropped, (uint64_t allocations, uint64_t stacks), (allocations, stacks))                       \
-    X(on_module, (report::Module && module), (std::move(module)))                                       \
-    X(on_frame, (report::Frame && frame), (std::move(frame)))                                           \
-    X(on_stack, (report::Stack && stack), (std::move(stack)))                                           \
-    X(on_allocation, (report::Allocation && allocation), (std::move(allocation)))                       \
-    /* Optional within schema 1 (not called for older files). */                                        \
-    X(on_dropped_peak_sites, (uint64_t count), (count))                                                 \
-    X(on_oom_count, (uint64_t count), (count))                                                          \
-    X(on_peak, (report::DevicePeak && peak), (std::move(peak)))                                         \
-    X(on_oom, (report::OomEvent && oom), (std::move(oom)))                                              \
-    X(on_pool, (report::Pool && pool), (std::move(pool)))                                               \
-    /* the header of the event history: its `events` is empty (they come one by one to on_event) */     \
-    X(on_event_history, (report::EventHistory && history), (std::move(history)))                        \
-    X(on_event, (report::Event && event), (std::move(event)))                                           \
-    X(on_teardown_count, (uint64_t count), (count))                                                     \
-    X(on_teardown, (report::Teardown && teardown), (std::move(teardown)))                               \
-    X(on_range_stack, (report::RangeStack && range), (std::move(range)))                                \
+    X(on_schema_version, (int version), (version))                                                       \
+    X(on_process, (ProcessInfo && process), (std::move(process)))                                        \
+    X(on_device, (DeviceTotals && device), (std::move(device)))                                          \
+    X(on_dropped, (uint64_t allocations, uint64_t stacks), (allocations, stacks))                        \
+    X(on_module, (Module && module), (std::move(module)))                                                \
+    X(on_frame, (Frame && frame), (std::move(frame)))                                                    \
+    X(on_stack, (Stack && stack), (std::move(stack)))                                                    \
+    X(on_allocation, (Allocation && allocation), (std::move(allocation)))                                \
+    /* Optional within schema 1 (not called for older files). */                                         \
+    X(on_dropped_peak_sites, (uint64_t count), (count))                                                  \
+    X(on_oom_count, (uint64_t count), (count))                                                           \
+    X(on_peak, (DevicePeak && peak), (std::move(peak)))                                                  \
+    X(on_oom, (OomEvent && oom), (std::move(oom)))                                                       \
+    X(on_pool, (Pool && pool), (std::move(pool)))                                                        \
+    /* the header of the event history: its `events` is empty (they come one by one to on_event) */      \
+    X(on_event_history, (EventHistory && history), (std::move(history)))                                 \
+    X(on_event, (Event && event), (std::move(event)))                                                    \
+    X(on_teardown_count, (uint64_t count), (count))                                                      \
+    X(on_teardown, (Teardown && teardown), (std::move(teardown)))                                        \
+    X(on_range_stack, (RangeStack && range), (std::move(range)))                                         \
     X(on_dropped_nvtx, (uint64_t range_stacks, uint64_t range_names), (range_stacks, range_names))       \
-    X(on_nvtx_region, (report::NvtxRegion && region), (std::move(region)))                              \
-    X(on_dropped_nvtx_regions, (uint64_t dropped, uint64_t outside, uint64_t unknown),                 \
-      (dropped, outside, unknown))                                                                      \
-    X(on_nvtx_interval, (report::NvtxInterval && interval), (std::move(interval)))                      \
-    X(on_dropped_nvtx_intervals, (uint64_t count), (count))                                             \
+    X(on_nvtx_region, (NvtxRegion && region), (std::move(region)))                                       \
+    X(on_dropped_nvtx_regions, (uint64_t dropped, uint64_t outside, uint64_t unknown),                   \
+      (dropped, outside, unknown))                                                                       \
+    X(on_nvtx_interval, (NvtxInterval && interval), (std::move(interval)))                               \
+    X(on_dropped_nvtx_intervals, (uint64_t count), (count))                                              \
     /* written by `vramtrace merge` */                                                                   \
-    X(on_merged_process, (MergedProcess && process), (std::move(process)))                              \
-    X(on_merged_device, (MergedDevice && device), (std::move(device)))                                 \
-    X(on_imbalance, (report::ImbalanceRole && role), (std::move(role)))                                 \
-    X(on_imbalance_outlier, (report::ImbalanceOutlier && outlier), (std::move(outlier)))
+    X(on_merged_process, (MergedProcess && process), (std::move(process)))                               \
+    X(on_merged_device, (MergedDevice && device), (std::move(device)))                                   \
+    X(on_imbalance, (ImbalanceRole && role), (std::move(role)))                                          \
+    X(on_imbalance_outlier, (ImbalanceOutlier && outlier), (std::move(outlier)))
 
 // Receives a snapshot's parts in document order; every callback does nothing unless overridden.
 // Members a reader does not know are skipped; every field of schema v1 is required (the merged_*
@@ -78,48 +74,48 @@ public:
 #undef VRAMTRACE_SINK_IGNORE
 };
 
-// A sink that stores every part into a report::Snapshot as the reader hands it over (a whole-file
+// A sink that stores every part into a snapshot::Snapshot as the reader hands it over (a whole-file
 // read); a sink that folds some parts instead (the summary's) derives and overrides those.
 class SnapshotFiller : public SnapshotSink {
 public:
-    explicit SnapshotFiller(report::Snapshot &s) : s_(s) {}
+    explicit SnapshotFiller(Snapshot &s) : s_(s) {}
     void on_schema_version(int v) override { s_.schema_version = v; }
-    void on_process(report::ProcessInfo &&p) override { s_.process = std::move(p); }
-    void on_device(report::DeviceTotals &&d) override { s_.devices.push_back(std::move(d)); }
+    void on_process(ProcessInfo &&p) override { s_.process = std::move(p); }
+    void on_device(DeviceTotals &&d) override { s_.devices.push_back(std::move(d)); }
     void on_dropped(uint64_t a, uint64_t st) override { s_.dropped_allocations = a, s_.dropped_stacks = st; }
-    void on_module(report::Module &&m) override { s_.modules.push_back(std::move(m)); }
-    void on_frame(report::Frame &&f) override { s_.frames.push_back(std::move(f)); }
-    void on_stack(report::Stack &&st) override { s_.stacks.push_back(std::move(st)); }
-    void on_allocation(report::Allocation &&a) override { s_.allocations.push_back(std::move(a)); }
+    void on_module(Module &&m) override { s_.modules.push_back(std::move(m)); }
+    void on_frame(Frame &&f) override { s_.frames.push_back(std::move(f)); }
+    void on_stack(Stack &&st) override { s_.stacks.push_back(std::move(st)); }
+    void on_allocation(Allocation &&a) override { s_.allocations.push_back(std::move(a)); }
     void on_dropped_peak_sites(uint64_t n) override { s_.dropped_peak_sites = n; }
     void on_oom_count(uint64_t n) override { s_.oom_count = n; }
-    void on_peak(report::DevicePeak &&p) override { s_.peaks.push_back(std::move(p)); }
-    void on_oom(report::OomEvent &&o) override { s_.ooms.push_back(std::move(o)); }
-    void on_pool(report::Pool &&p) override { s_.pools.push_back(std::move(p)); }
-    void on_event_history(report::EventHistory &&h) override {
+    void on_peak(DevicePeak &&p) override { s_.peaks.push_back(std::move(p)); }
+    void on_oom(OomEvent &&o) override { s_.ooms.push_back(std::move(o)); }
+    void on_pool(Pool &&p) override { s_.pools.push_back(std::move(p)); }
+    void on_event_history(EventHistory &&h) override {
         auto events = std::move(s_.events.events); // `events` may come before `event_history`
         s_.events = std::move(h);
         s_.events.events = std::move(events);
     }
-    void on_event(report::Event &&e) override { s_.events.events.push_back(std::move(e)); }
+    void on_event(Event &&e) override { s_.events.events.push_back(std::move(e)); }
     void on_teardown_count(uint64_t n) override { s_.teardown_count = n; }
-    void on_teardown(report::Teardown &&td) override { s_.teardowns.push_back(std::move(td)); }
-    void on_imbalance(report::ImbalanceRole &&r) override { s_.imbalance.push_back(std::move(r)); }
-    void on_imbalance_outlier(report::ImbalanceOutlier &&o) override { s_.imbalance_outliers.push_back(std::move(o)); }
-    void on_range_stack(report::RangeStack &&r) override { s_.range_stacks.push_back(std::move(r)); }
+    void on_teardown(Teardown &&td) override { s_.teardowns.push_back(std::move(td)); }
+    void on_imbalance(ImbalanceRole &&r) override { s_.imbalance.push_back(std::move(r)); }
+    void on_imbalance_outlier(ImbalanceOutlier &&o) override { s_.imbalance_outliers.push_back(std::move(o)); }
+    void on_range_stack(RangeStack &&r) override { s_.range_stacks.push_back(std::move(r)); }
     void on_dropped_nvtx(uint64_t stacks, uint64_t names) override {
         s_.dropped_range_stacks = stacks, s_.dropped_range_names = names;
     }
-    void on_nvtx_region(report::NvtxRegion &&r) override { s_.nvtx_regions.push_back(std::move(r)); }
+    void on_nvtx_region(NvtxRegion &&r) override { s_.nvtx_regions.push_back(std::move(r)); }
     void on_dropped_nvtx_regions(uint64_t dropped, uint64_t outside, uint64_t unknown) override {
         s_.dropped_nvtx_regions = dropped, s_.nvtx_regions_outside = outside, s_.nvtx_unregisters_unknown = unknown;
     }
-    void on_nvtx_interval(report::NvtxInterval &&v) override { s_.nvtx_intervals.push_back(std::move(v)); }
+    void on_nvtx_interval(NvtxInterval &&v) override { s_.nvtx_intervals.push_back(std::move(v)); }
     void on_dropped_nvtx_intervals(uint64_t count) override { s_.dropped_nvtx_intervals = count; }
 
 
 protected:
-    report::Snapshot &s_;
+    Snapshot &s_;
 };
 
 // A sink that hands everything to another sink; derive from it and override only the callbacks
@@ -186,7 +182,7 @@ bool read_snapshot_source(RecordSource &source, const std::string &name, Snapsho
 // non-zero. `stacks` is left in ascending id order
 // (sorted if the file had another order) so that Snapshot::find_stack is a binary search.
 // On failure *out is left empty (a default Snapshot) and *error reads "PATH: what is wrong".
-bool read_snapshot_file(const std::string &path, report::Snapshot *out, std::string *error);
+bool read_snapshot_file(const std::string &path, Snapshot *out, std::string *error);
 
 // Opens a snapshot file for reading: *fd on success. A regular file, or a FIFO (read once, as it
 // comes: when nothing can be read yet, a note on stderr says that it waits for a writer); a
@@ -203,7 +199,7 @@ using StackReferences = std::unordered_map<uint32_t, size_t>;
 // name ("allocations[3].stack: 33 is not the id of an entry in stacks"). Sorts `stacks` by id. The
 // stacks named by allocations and events that were not kept in `snapshot` are checked through
 // `allocation_stacks` / `event_stacks` (either may be null), with the same messages.
-std::string check_snapshot_references(report::Snapshot &snapshot, const StackReferences *allocation_stacks = nullptr,
+std::string check_snapshot_references(Snapshot &snapshot, const StackReferences *allocation_stacks = nullptr,
                                       const StackReferences *event_stacks = nullptr);
 
 // Each cross reference as one rule with one message, for check_snapshot_references and for the
@@ -213,10 +209,10 @@ std::string record(std::string_view array, size_t i); // "allocations[3]"
 std::string frame_module(size_t frame, int module, size_t modules);
 std::string stack_id(size_t stack, uint32_t id); // 0 is reserved for "no stack"
 std::string stack_frame(size_t stack, size_t k, uint32_t frame, size_t frames);
-std::string stack_indices(size_t stack, const report::Stack &s); // call_site and via within its frames
+std::string stack_indices(size_t stack, const Stack &s); // call_site and via within its frames
 std::string duplicate_stack(uint32_t id);
 // A record (`where`: "peaks[0].sites[1]") names stack `id`, which is not in stacks.
 std::string missing_stack(std::string_view where, uint32_t id);
 } // namespace references
 
-} // namespace vramtrace::cli
+} // namespace vramtrace::snapshot

@@ -5,10 +5,9 @@
 #include "snapshot/snapshot_fields.h"
 #include "snapshot/reader/snapshot_reader.h"
 
-namespace vramtrace::cli {
+namespace vramtrace::snapshot {
 
-using report::Stack;
-namespace top = report::member::top;
+namespace top = member::top;
 
 namespace references {
 
@@ -30,9 +29,9 @@ std::string stack_frame(size_t stack, size_t k, uint32_t frame, size_t frames) {
            " is not an index into frames (" + std::to_string(frames) + " entries)";
 }
 
-std::string stack_indices(size_t stack, const report::Stack &s) {
-    for (auto [name, value] : {std::pair<std::string_view, int>{report::member::stacks::call_site, s.call_site},
-                               std::pair<std::string_view, int>{report::member::stacks::via, s.via}})
+std::string stack_indices(size_t stack, const Stack &s) {
+    for (auto [name, value] : {std::pair<std::string_view, int>{member::stacks::call_site, s.call_site},
+                               std::pair<std::string_view, int>{member::stacks::via, s.via}})
         if (value < -1 || (value >= 0 && size_t(value) >= s.frames.size()))
             return record(top::stacks, stack) + "." + std::string(name) + ": " + std::to_string(value) +
                    " is not an index into this stack's frames (" + std::to_string(s.frames.size()) + " entries)";
@@ -50,7 +49,7 @@ std::string missing_stack(std::string_view where, uint32_t id) {
 using namespace references;
 
 // Cross references of a complete snapshot; "" when all hold. Sorts stacks by id.
-std::string check_snapshot_references(report::Snapshot &s, const StackReferences *allocation_stacks,
+std::string check_snapshot_references(Snapshot &s, const StackReferences *allocation_stacks,
                                       const StackReferences *event_stacks) {
     for (size_t i = 0; i < s.frames.size(); ++i)
         if (std::string p = frame_module(i, s.frames[i].module, s.modules.size()); !p.empty()) return p;
@@ -93,4 +92,4 @@ std::string check_snapshot_references(report::Snapshot &s, const StackReferences
     return first_dangling(event_stacks, top::events);
 }
 
-} // namespace vramtrace::cli
+} // namespace vramtrace::snapshot

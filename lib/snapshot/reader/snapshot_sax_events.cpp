@@ -5,7 +5,7 @@
 
 #include "snapshot/device_range.h"
 
-namespace vramtrace::cli::schema {
+namespace vramtrace::snapshot::schema {
 
 bool SnapshotSaxHandler::boolean(bool v) {
     Scalar s{Scalar::Bool};
@@ -242,10 +242,10 @@ bool SnapshotSaxHandler::end_record() {
     });
     field_ = -1;
     if (!ok) return fail(record_path() + ": missing field \"" + missing + "\"");
-    if (const int *device = record_device(); device && !report::device_ordinal_valid(*device))
+    if (const int *device = record_device(); device && !device_ordinal_valid(*device))
         return fail(record_path() + ".device: " + std::to_string(*device) + " is not a device ordinal (" +
-                    std::to_string(report::kMinDeviceOrdinal) + " to " +
-                    std::to_string(report::kMaxDeviceOrdinal) + ")");
+                    std::to_string(kMinDeviceOrdinal) + " to " +
+                    std::to_string(kMaxDeviceOrdinal) + ")");
     if (top_ == Top::Events && event_.type != "alloc" && event_.type != "free" && event_.type != "mark" &&
         event_.type != "oom")
         return fail(record_path() + ".type: \"" + printable(event_.type) +
@@ -334,4 +334,4 @@ void SnapshotSaxHandler::clear_list() {
     });
 }
 
-} // namespace vramtrace::cli::schema
+} // namespace vramtrace::snapshot::schema

@@ -18,7 +18,7 @@
 #include "snapshot/reader/snapshot_reader.h"
 #include "snapshot/reader/snapshot_schema.h"
 
-namespace vramtrace::cli::schema {
+namespace vramtrace::snapshot::schema {
 
 class SnapshotSaxHandler final : public nlohmann::json_sax<nlohmann::json> {
 public:
@@ -77,8 +77,8 @@ private:
         case Top::EventHistory: fn(self->history_, Schema<EventHistory>::fields); break;
         case Top::Events: fn(self->event_, Schema<Event>::fields); break;
         case Top::Teardowns: fn(self->teardown_, Schema<Teardown>::fields); break;
-        case Top::Imbalance: fn(self->imbalance_, Schema<report::ImbalanceRole>::fields); break;
-        case Top::ImbalanceOutliers: fn(self->imbalance_outlier_, Schema<report::ImbalanceOutlier>::fields); break;
+        case Top::Imbalance: fn(self->imbalance_, Schema<ImbalanceRole>::fields); break;
+        case Top::ImbalanceOutliers: fn(self->imbalance_outlier_, Schema<ImbalanceOutlier>::fields); break;
         case Top::NvtxRanges: fn(self->range_stack_, Schema<RangeStack>::fields); break;
         case Top::NvtxRegions: fn(self->nvtx_region_, Schema<NvtxRegion>::fields); break;
         case Top::NvtxIntervals: fn(self->nvtx_interval_, Schema<NvtxInterval>::fields); break;
@@ -170,11 +170,11 @@ private:
     EventHistory history_;
     Event event_;
     Teardown teardown_;
-    report::ImbalanceRole imbalance_;
-    report::ImbalanceOutlier imbalance_outlier_;
+    ImbalanceRole imbalance_;
+    ImbalanceOutlier imbalance_outlier_;
     RangeStack range_stack_;
     NvtxRegion nvtx_region_;
     NvtxInterval nvtx_interval_;
 };
 
-} // namespace vramtrace::cli::schema
+} // namespace vramtrace::snapshot::schema

@@ -3,7 +3,7 @@
 // message naming where it stood; and, at the end, whether the document was complete.
 #include "snapshot/reader/snapshot_sax_handler.h"
 
-namespace vramtrace::cli::schema {
+namespace vramtrace::snapshot::schema {
 
 bool SnapshotSaxHandler::finish(bool parsed, std::string *error) {
     if (parsed && error_.empty()) check_complete();
@@ -63,9 +63,9 @@ bool SnapshotSaxHandler::top_scalar(const Scalar &v) {
                      kind_name(v.kind) + ")";
             return false;
         }
-        if (*v.s != report::kFormatName) {
+        if (*v.s != kFormatName) {
             error_ = "not a vramtrace snapshot (\"" + std::string(member::top::format) + "\" is \"" +
-                     printable(*v.s) + "\", expected \"" + report::kFormatName + "\")";
+                     printable(*v.s) + "\", expected \"" + kFormatName + "\")";
             return false;
         }
         format_ok_ = true;
@@ -81,9 +81,9 @@ bool SnapshotSaxHandler::top_scalar(const Scalar &v) {
         int version = 0;
         std::string why;
         if (!convert(v, version, &why)) return fail(std::string(top_name()) + ": " + why);
-        if (version > report::kSchemaVersion)
+        if (version > kSchemaVersion)
             return fail("schema_version " + std::to_string(version) + " is newer than this vramtrace reads (" +
-                        std::to_string(report::kSchemaVersion) + "); use a newer vramtrace");
+                        std::to_string(kSchemaVersion) + "); use a newer vramtrace");
         if (version < 1) return fail("schema_version " + std::to_string(version) + " is not valid");
         mark_top();
         if (!ignoring_) sink_.on_schema_version(version);
@@ -146,7 +146,7 @@ bool SnapshotSaxHandler::list_scalar(const Scalar &v) {
 void SnapshotSaxHandler::check_complete() {
     if (!format_ok_) {
         error_ = "not a vramtrace snapshot (no \"" + std::string(member::top::format) + "\": \"" +
-                 std::string(report::kFormatName) + "\" member)";
+                 std::string(kFormatName) + "\" member)";
         return;
     }
     if (!root_closed_) {
@@ -160,4 +160,4 @@ void SnapshotSaxHandler::check_complete() {
         }
 }
 
-} // namespace vramtrace::cli::schema
+} // namespace vramtrace::snapshot::schema

@@ -21,26 +21,8 @@
 #include "snapshot/snapshot_fields.h"
 #include "snapshot/reader/snapshot_reader.h"
 
-namespace vramtrace::cli::schema {
+namespace vramtrace::snapshot::schema {
 
-using report::Allocation;
-using report::DevicePeak;
-using report::DeviceTotals;
-using report::Event;
-using report::EventHistory;
-using report::OomEvent;
-using report::PeakSite;
-using report::RangePeak;
-using report::RangeStack;
-using report::NvtxRegion;
-using report::NvtxInterval;
-using report::Pool;
-using report::Teardown;
-using report::Frame;
-using report::Module;
-using report::ProcessInfo;
-using report::Stack;
-namespace member = report::member;
 
 // Text from the input, made printable on one line and bounded in length.
 inline std::string printable(std::string_view text, size_t limit = 60) {
@@ -158,8 +140,8 @@ template <class R> struct Field {
                                 std::vector<std::string> R::*, std::vector<uint32_t> R::*, bool R::*,
                                 std::optional<uint64_t> R::*, std::vector<Frame::Inlined> R::*,
                                 std::vector<PeakSite> R::*, std::vector<RangePeak> R::*>;
-    Field(const report::member::Field &field, Member m)
-        : name(field.name), member(m), hex(field.type == report::member::Json::hex), optional(field.optional) {}
+    Field(const member::Field &field, Member m)
+        : name(field.name), member(m), hex(field.type == member::Json::hex), optional(field.optional) {}
     std::string_view name;
     Member member;
     bool hex = false;
@@ -459,8 +441,8 @@ template <> struct Schema<MergedDevice> {
     }};
 };
 
-template <> struct Schema<report::ImbalanceRole> {
-    using R = report::ImbalanceRole;
+template <> struct Schema<ImbalanceRole> {
+    using R = ImbalanceRole;
     static constexpr std::string_view where = member::top::imbalance.name;
     static inline const std::array<Field<R>, 20> fields{{
         {member::imbalance::role, &R::role},
@@ -485,8 +467,8 @@ template <> struct Schema<report::ImbalanceRole> {
         {member::imbalance::outliers, &R::outliers},
     }};
 };
-template <> struct Schema<report::ImbalanceOutlier> {
-    using R = report::ImbalanceOutlier;
+template <> struct Schema<ImbalanceOutlier> {
+    using R = ImbalanceOutlier;
     static constexpr std::string_view where = member::top::imbalance_outliers.name;
     static inline const std::array<Field<R>, 8> fields{{
         {member::imbalance_outliers::imbalance, &R::imbalance},
@@ -508,7 +490,7 @@ template <class R> constexpr bool is_sub_list<std::vector<PeakSite> R::*> = true
 template <class R> constexpr bool is_sub_list<std::vector<RangePeak> R::*> = true;
 
 // Top-level members: the kRequiredTop required ones in the order the library's writer emits them,
-// then the optional ones that `vramtrace merge` adds (report_model.h: MergedProcess), then the
+// then the optional ones that `vramtrace merge` adds (snapshot_model.h: MergedProcess), then the
 // ones added within schema 1 (optional: older files lack them).
 enum class Top { Format, SchemaVersion, Process, Devices, Dropped, Modules, Frames, Stacks, Allocations,
                  MergedProcesses, MergedDevices, OomCount, Peaks, Ooms, Pools, EventHistory, Events, TeardownCount,
@@ -523,4 +505,4 @@ constexpr std::array<std::string_view, 24> kTopNames = {
 constexpr size_t kRequiredTop = 9;
 
 
-} // namespace vramtrace::cli::schema
+} // namespace vramtrace::snapshot::schema

@@ -13,15 +13,15 @@
 #include "analysis/merge_core.h"
 #include "snapshot/reader/snapshot_reader.h"
 
-inline vramtrace::report::Snapshot written_and_read(vramtrace::cli::Merger &merger, const std::string &path,
+inline vramtrace::snapshot::Snapshot written_and_read(vramtrace::cli::Merger &merger, const std::string &path,
                                                     const std::vector<std::string> &command_line) {
     std::string error;
     int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
     REQUIRE(fd >= 0);
     REQUIRE(merger.write_snapshot(fd, command_line, "9.9.9", &error));
     ::close(fd);
-    vramtrace::report::Snapshot s;
+    vramtrace::snapshot::Snapshot s;
     INFO(error);
-    REQUIRE(vramtrace::cli::read_snapshot_file(path, &s, &error));
+    REQUIRE(vramtrace::snapshot::read_snapshot_file(path, &s, &error));
     return s;
 }

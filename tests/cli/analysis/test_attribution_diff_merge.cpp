@@ -24,6 +24,7 @@
 #include "symbolize/call_site.h"
 
 using namespace vramtrace::report;
+using namespace vramtrace::snapshot;
 using namespace vramtrace::cli;
 
 namespace {

@@ -20,8 +20,10 @@
 #include "report/summary_format.h"
 #include "snapshot/reader/snapshot_reader.h"
 #include "symbolize/call_site.h"
+#include "report/call_site_groups.h"
 
 using namespace vramtrace::report;
+using namespace vramtrace::snapshot;
 using namespace vramtrace::cli;
 
 namespace {

@@ -76,14 +76,14 @@ TEST_CASE("host gpus: NVML's processes split into traced and untraced, each GPU'
     g1.processes = {{20, "train", 5}};
     TracedProcess traced;
     traced.pid = 10;
-    vramtrace::report::DeviceTotals d;
+    vramtrace::snapshot::DeviceTotals d;
     d.uuid = "GPU-0";
     d.current_bytes = 123;
     d.process_used_bytes = 400;
     traced.devices = {d};
     TracedProcess untracked_nvml; // traced, its reading without NVML's figure
     untracked_nvml.pid = 40;
-    vramtrace::report::DeviceTotals e;
+    vramtrace::snapshot::DeviceTotals e;
     e.uuid = "GPU-1";
     e.current_bytes = 77;
     untracked_nvml.devices = {e};

@@ -3,12 +3,12 @@
 // history with a free, a mark (with characters every format must escape) and an OOM, and peaks.
 #pragma once
 
-#include "snapshot/report_model.h"
+#include "snapshot/snapshot_model.h"
 
 namespace vt_export_test {
 
-inline vramtrace::report::Snapshot fixture_snapshot() {
-    using namespace vramtrace::report;
+inline vramtrace::snapshot::Snapshot fixture_snapshot() {
+    using namespace vramtrace::snapshot;
     constexpr uint64_t kS = 1000000000;
     Snapshot s;
     s.process.pid = 4242;

@@ -21,11 +21,11 @@ using namespace vramtrace;
 
 namespace {
 
-report::Snapshot recorded() {
-    report::Snapshot s;
+snapshot::Snapshot recorded() {
+    snapshot::Snapshot s;
     std::string error;
     INFO(error);
-    REQUIRE(cli::read_snapshot_file(VT_TORCH_SNAPSHOT, &s, &error));
+    REQUIRE(snapshot::read_snapshot_file(VT_TORCH_SNAPSHOT, &s, &error));
     cli::symbolize_offline(s, VT_TORCH_SNAPSHOT); // named already: applies the frame rules
     return s;
 }
@@ -204,7 +204,7 @@ TEST_CASE("export attribution: the HTML report lists categories with a colour, a
                     "via torch.optim.adam.Adam.step</td></tr>\n") != std::string::npos);
 
     // Names from a snapshot are text, never markup; a category outside the list is grey.
-    report::Snapshot s = vt_export_test::fixture_snapshot();
+    snapshot::Snapshot s = vt_export_test::fixture_snapshot();
     s.stacks[0].category = "<img src=x onerror=alert(1)>";
     s.stacks[0].via_label = "a<b>&\"c\"";
     std::string hostile = exporter::export_html(s, at_exit, nullptr);

@@ -21,14 +21,14 @@ size_t count_of(const std::string &text, const std::string &what) {
 
 // One allocation on device 0 whose stack is `depth` distinct frames deep, the innermost one with
 // `inlined` inlined functions.
-report::Snapshot deep_snapshot(size_t depth, size_t inlined) {
-    report::Snapshot s;
+snapshot::Snapshot deep_snapshot(size_t depth, size_t inlined) {
+    snapshot::Snapshot s;
     s.process.pid = 1;
     s.process.reason = "exit";
     s.devices = {{0, 4096, 4096, 1, 0, 4096, 0}};
-    report::Stack stack{1, {}, 0};
+    snapshot::Stack stack{1, {}, 0};
     for (size_t i = 0; i < depth; ++i) {
-        report::Frame f{0x1000 + i, -1, 0, "f" + std::to_string(i), "", 0, {}};
+        snapshot::Frame f{0x1000 + i, -1, 0, "f" + std::to_string(i), "", 0, {}};
         if (i == 0)
             for (size_t k = 0; k < inlined; ++k) f.inlined.push_back({"inl" + std::to_string(k), "/src/x.h", 1});
         s.frames.push_back(f);
@@ -46,7 +46,7 @@ TEST_CASE("hostile exports: the HTML page holds 512 frames of a 100 000-frame st
     at_exit.at = exporter::At::Exit;
     for (auto [depth, inlined] : {std::pair<size_t, size_t>{100000, 0}, {2, 200000}}) {
         INFO("depth " << depth << ", inlined " << inlined);
-        report::Snapshot s = deep_snapshot(depth, inlined);
+        snapshot::Snapshot s = deep_snapshot(depth, inlined);
         std::string html = exporter::export_html(s, at_exit, nullptr);
         // The 512 leaf-most frames, one marker for the rest (the page draws the root above them).
         std::string leaf = inlined ? "inl" : "f";
@@ -64,9 +64,9 @@ TEST_CASE("hostile exports: the HTML page holds 512 frames of a 100 000-frame st
 }
 
 TEST_CASE("hostile exports: labels are cut on character boundaries, control characters escaped", "[export]") {
-    report::Snapshot s = vt_export_test::fixture_snapshot();
+    snapshot::Snapshot s = vt_export_test::fixture_snapshot();
     // A mark label cut at 24 bytes with "é" at bytes 23-24; names with ESC, CR and a bad byte.
-    report::Event mark;
+    snapshot::Event mark;
     mark.type = "mark";
     mark.time_ns = 2500000000;
     mark.label = std::string(23, 'm') + "\xc3\xa9 and more";
@@ -88,7 +88,7 @@ TEST_CASE("hostile exports: labels are cut on character boundaries, control char
 }
 
 TEST_CASE("hostile exports: sizes that add up past 2^64 saturate in the HTML tables", "[export]") {
-    report::Snapshot s = deep_snapshot(3, 0);
+    snapshot::Snapshot s = deep_snapshot(3, 0);
     s.stacks.push_back({2, {0, 1}, 0}); // f1;f0 beside stack 1's f2;f1;f0: the same call site f0
     s.allocations.push_back({0x7f0000100000, uint64_t(1) << 63, "device", 0, "cudaMalloc", 0, 1, 100, 1});
     s.allocations.push_back({0x7f0000200000, uint64_t(1) << 63, "device", 0, "cudaMalloc", 0, 1, 100, 2});

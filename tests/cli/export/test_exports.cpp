@@ -77,7 +77,7 @@ TEST_CASE("chrome trace of the fixture matches the golden file", "[export]") {
 }
 
 TEST_CASE("chrome trace without event history uses the live allocations and says so", "[export]") {
-    report::Snapshot s = vt_export_test::fixture_snapshot();
+    snapshot::Snapshot s = vt_export_test::fixture_snapshot();
     s.events = {};
     std::vector<std::string> notes;
     Options device0;
@@ -95,7 +95,7 @@ TEST_CASE("chrome trace without event history uses the live allocations and says
 }
 
 TEST_CASE("folded stacks at exit and at the peak", "[export]") {
-    report::Snapshot s = vt_export_test::fixture_snapshot();
+    snapshot::Snapshot s = vt_export_test::fixture_snapshot();
     std::string exit_out = exporter::export_folded(s, {}, nullptr);
     CHECK(exit_out == "cuda:0;main;make_buffer(unsigned long);alloc_helper<float>(unsigned long)_[i];cudaMalloc 1048576\n"
                       "cuda:1;worker(int);cudaMalloc 2097152\n"
@@ -111,7 +111,7 @@ TEST_CASE("folded stacks at exit and at the peak", "[export]") {
 }
 
 TEST_CASE("pprof: golden protobuf, and the gzip'd file inflates to it", "[export]") {
-    report::Snapshot s = vt_export_test::fixture_snapshot();
+    snapshot::Snapshot s = vt_export_test::fixture_snapshot();
     std::string raw = exporter::export_pprof_uncompressed(s, {}, nullptr);
     check_golden("pprof_exit.pb", raw);
     std::string gz = exporter::export_pprof(s, {}, nullptr);
@@ -169,7 +169,7 @@ TEST_CASE("html report of the fixture matches the golden file", "[export]") {
 
 TEST_CASE("html compare page holds both snapshots", "[export]") {
     std::vector<std::string> notes;
-    report::Snapshot base = vt_export_test::fixture_snapshot();
+    snapshot::Snapshot base = vt_export_test::fixture_snapshot();
     base.process.pid = 1111;
     std::string out = exporter::export_html_compare(base, vt_export_test::fixture_snapshot(), {}, &notes);
     CHECK(notes.empty());
@@ -181,7 +181,7 @@ TEST_CASE("html compare page holds both snapshots", "[export]") {
 }
 
 TEST_CASE("export_snapshot refuses what the snapshot cannot give", "[export]") {
-    report::Snapshot s = vt_export_test::fixture_snapshot();
+    snapshot::Snapshot s = vt_export_test::fixture_snapshot();
     std::string out, error;
     std::vector<std::string> notes;
     Options bad_device;
@@ -250,7 +250,7 @@ TEST_CASE("protobuf writer: varints, packed fields, negative int64", "[export]")
 }
 
 TEST_CASE("chrome trace: NVTX start/end ranges as slices on their starting thread, alloc/free with their range stack", "[export]") {
-    report::Snapshot s = vt_export_test::fixture_snapshot();
+    snapshot::Snapshot s = vt_export_test::fixture_snapshot();
     s.range_stacks = {{1, {"", "ml"}, {"step", "forward"}}, {2, {""}, {"loader"}}};
     s.events.events[0].range = 1; // alloc 1 MiB
     s.events.events[1].range = 2; // alloc 3 MiB

@@ -135,13 +135,13 @@ TEST_CASE("pickle safety: no memo index beyond LONG_BINGET's 4 bytes", "[export]
 }
 
 TEST_CASE("pickle safety: device ordinals beyond the documented range are left out, output bounded", "[export]") {
-    report::Snapshot s = vt_export_test::fixture_snapshot();
+    snapshot::Snapshot s = vt_export_test::fixture_snapshot();
     std::string normal = exporter::export_pickle(s, {}, nullptr);
-    for (int device : {report::kMaxDeviceOrdinal + 1, 100000000, 2147483647}) {
+    for (int device : {snapshot::kMaxDeviceOrdinal + 1, 100000000, 2147483647}) {
         INFO("device " << device);
-        report::Snapshot hostile = s;
+        snapshot::Snapshot hostile = s;
         hostile.allocations[1].device = device;
-        for (report::Event &e : hostile.events.events)
+        for (snapshot::Event &e : hostile.events.events)
             if (e.device == 0) e.device = device;
         std::vector<std::string> notes;
         std::string out = exporter::export_pickle(hostile, {}, &notes);
@@ -149,16 +149,16 @@ TEST_CASE("pickle safety: device ordinals beyond the documented range are left o
         check_loads(out);
     }
     // The highest ordinal allowed: one (empty) trace list per ordinal, 2 bytes each.
-    report::Snapshot highest = s;
-    highest.allocations[2].device = report::kMaxDeviceOrdinal;
+    snapshot::Snapshot highest = s;
+    highest.allocations[2].device = snapshot::kMaxDeviceOrdinal;
     std::string out = exporter::export_pickle(highest, {}, nullptr);
-    CHECK(out.size() < normal.size() + 2 * size_t(report::kMaxDeviceOrdinal + 1) + 64);
+    CHECK(out.size() < normal.size() + 2 * size_t(snapshot::kMaxDeviceOrdinal + 1) + 64);
     check_loads(out);
 }
 
 TEST_CASE("pickle safety: the fixture's pickle and hostile names load with the restricted unpickler", "[export]") {
     check_loads(exporter::export_pickle(vt_export_test::fixture_snapshot(), {}, nullptr));
-    report::Snapshot s = vt_export_test::fixture_snapshot();
+    snapshot::Snapshot s = vt_export_test::fixture_snapshot();
     s.frames[1].function = std::string("\x00\x1b[2J\xff\xfe", 7) + "cos\nsystem\n(S'echo pwned'\ntR.";
     s.frames[1].file = std::string(300000, 'x');
     s.modules[0].path = "c__builtin__\neval\n";

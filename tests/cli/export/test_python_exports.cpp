@@ -11,14 +11,14 @@ using namespace vramtrace::exporter;
 
 namespace {
 
-report::Snapshot merged_snapshot() {
-    report::Snapshot s;
+snapshot::Snapshot merged_snapshot() {
+    snapshot::Snapshot s;
     s.process.pid = 7;
     s.process.python = "3.12.3";
     s.process.dump_monotonic_ns = 2000;
     s.modules = {{"/usr/bin/python3.12", 0x400000, ""}, {"/usr/lib/libcudart.so.13", 0x7f0000000000, ""}};
     auto native = [&](uint64_t address, int module, const char *function) {
-        report::Frame f;
+        snapshot::Frame f;
         f.address = address;
         f.module = module;
         f.module_offset = address - s.modules[size_t(module)].base;
@@ -26,7 +26,7 @@ report::Snapshot merged_snapshot() {
         s.frames.push_back(f);
     };
     auto python = [&](uint64_t id, const char *function, const char *file, uint32_t line) {
-        report::Frame f;
+        snapshot::Frame f;
         f.address = 0x5059000000000000ull | id;
         f.function = function;
         f.file = file;
@@ -40,12 +40,12 @@ report::Snapshot merged_snapshot() {
     python(2, "<module>", "/home/me/train.py", 5);
     native(0x402000, 0, "main");
     s.stacks = {{1, {0, 1, 2, 3, 4}, 2}};
-    report::DeviceTotals d;
+    snapshot::DeviceTotals d;
     d.device = 0;
     d.current_bytes = d.peak_bytes = d.total_allocated_bytes = 1 << 20;
     d.allocation_count = 1;
     s.devices = {d};
-    report::Allocation a;
+    snapshot::Allocation a;
     a.address = 0x7e0000000000;
     a.size = 1 << 20;
     a.kind = "device";
@@ -56,7 +56,7 @@ report::Snapshot merged_snapshot() {
     s.peaks = {{0, 1 << 20, 1000, {{1, 1 << 20, 1}}}};
     s.events.capacity = 16;
     s.events.recorded = 1;
-    report::Event e;
+    snapshot::Event e;
     e.type = "alloc";
     e.time_ns = 1000;
     e.device = 0;

@@ -10,11 +10,11 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include "snapshot/report_model.h"
+#include "snapshot/snapshot_model.h"
 
 namespace vt_test {
 
-using namespace vramtrace::report;
+using namespace vramtrace::snapshot;
 
 // The snapshot behind data/summary_input.json and data/summary_golden.txt. Its numbers are
 // consistent: each device's current_bytes is the sum of its live allocations, and

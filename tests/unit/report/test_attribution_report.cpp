@@ -9,13 +9,14 @@
 #include "report/summary_format.h"
 #include "snapshot/reader/snapshot_reader.h"
 
-using vramtrace::cli::read_snapshot_file;
+using vramtrace::snapshot::read_snapshot_file;
 namespace report = vramtrace::report;
+namespace snapshot = vramtrace::snapshot;
 
 namespace {
 
 std::string summary_of_recorded() {
-    report::Snapshot s;
+    snapshot::Snapshot s;
     std::string error;
     const std::string path = std::string(VT_TEST_DATA_DIR) + "/torch_default_checkpoint.json";
     REQUIRE(read_snapshot_file(path, &s, &error));

@@ -5,6 +5,7 @@
 #include "report/live_classes.h"
 
 using namespace vramtrace::report;
+using namespace vramtrace::snapshot;
 
 namespace {
 

@@ -1,4 +1,4 @@
-// Python frames in the report model (docs/python-frames.md): written and read back, described,
+// Python frames in the snapshot model (docs/python-frames.md): written and read back, described,
 // grouped by their line, stacks without a Python part marked; old files without the fields read.
 #include <catch2/catch.hpp>
 
@@ -7,7 +7,9 @@
 #include <string>
 #include <unistd.h>
 
-#include "snapshot/report_model.h"
+#include "snapshot/snapshot_model.h"
+#include "report/text_format.h"
+#include "report/call_site_groups.h"
 #include "snapshot/snapshot_writer.h"
 #include "report/summary_format.h"
 #include "snapshot/reader/snapshot_reader.h"
@@ -16,17 +18,17 @@ using namespace vramtrace;
 
 namespace {
 
-report::Snapshot python_snapshot() {
-    report::Snapshot s;
+snapshot::Snapshot python_snapshot() {
+    snapshot::Snapshot s;
     s.process.pid = 9;
     s.process.python = "3.11.2";
     s.modules = {{"/usr/lib/libfoo.so", 0x7f0000000000, ""}};
-    report::Frame native;
+    snapshot::Frame native;
     native.address = 0x7f0000001234;
     native.module = 0;
     native.module_offset = 0x1234;
     native.function = "worker";
-    report::Frame py;
+    snapshot::Frame py;
     py.address = 0x5059000000000001ull;
     py.function = "Net.forward";
     py.file = "/home/me/model.py";
@@ -34,16 +36,16 @@ report::Snapshot python_snapshot() {
     py.python = true;
     s.frames = {native, py};
     s.stacks = {{1, {0, 1}, 1}, {2, {0}, 0}};
-    report::DeviceTotals d;
+    snapshot::DeviceTotals d;
     d.current_bytes = 3 << 20;
     s.devices = {d};
-    report::Allocation a;
+    snapshot::Allocation a;
     a.size = 2 << 20;
     a.kind = "device";
     a.api = "cudaMalloc";
     a.stack = 1;
     a.address = 0x1000;
-    report::Allocation b = a;
+    snapshot::Allocation b = a;
     b.size = 1 << 20;
     b.stack = 2;
     b.address = 0x2000;
@@ -54,15 +56,15 @@ report::Snapshot python_snapshot() {
 } // namespace
 
 TEST_CASE("python report: frames and the interpreter version survive writing and reading") {
-    report::Snapshot s = python_snapshot();
+    snapshot::Snapshot s = python_snapshot();
     char path[] = "/tmp/vt-python-report-XXXXXX";
     int fd = mkstemp(path);
     REQUIRE(fd >= 0);
     std::string error;
-    REQUIRE(report::write_snapshot_json(s, fd, &error));
+    REQUIRE(snapshot::write_snapshot_json(s, fd, &error));
     close(fd);
-    report::Snapshot back;
-    bool ok = cli::read_snapshot_file(path, &back, &error);
+    snapshot::Snapshot back;
+    bool ok = snapshot::read_snapshot_file(path, &back, &error);
     unlink(path);
     INFO(error);
     REQUIRE(ok);
@@ -74,7 +76,7 @@ TEST_CASE("python report: frames and the interpreter version survive writing and
 }
 
 TEST_CASE("python report: call sites by Python line, stacks without a Python part marked") {
-    report::Snapshot s = python_snapshot();
+    snapshot::Snapshot s = python_snapshot();
     CHECK(report::describe_frame(s, s.frames[1]) == "Net.forward at /home/me/model.py:88 (python)");
     auto groups = report::group_live_by_call_site(s);
     REQUIRE(groups.size() == 2);

@@ -9,6 +9,7 @@
 #include "report/summary_format.h"
 
 using namespace vramtrace::report;
+using namespace vramtrace::snapshot;
 
 namespace {
 

@@ -10,6 +10,7 @@
 #include "report/summary_format.h"
 
 using namespace vramtrace::report;
+using namespace vramtrace::snapshot;
 
 namespace {
 

@@ -14,8 +14,8 @@
 #include "report_test_data.h"
 #include "snapshot/snapshot_writer.h"
 
-using namespace vramtrace::report;
-using vramtrace::cli::read_snapshot_file;
+using namespace vramtrace::snapshot;
+using vramtrace::snapshot::read_snapshot_file;
 
 namespace {
 

@@ -12,8 +12,8 @@
 #include "report_test_data.h"
 #include "snapshot/snapshot_writer.h"
 
-using namespace vramtrace::report;
-using vramtrace::cli::read_snapshot_file;
+using namespace vramtrace::snapshot;
+using vramtrace::snapshot::read_snapshot_file;
 
 namespace {
 
@@ -70,10 +70,10 @@ TEST_CASE("reader: truncated JSON", "[reader]") {
     std::string small = json_of(vt_test::doc_example_snapshot());
     for (size_t n = 1; n + 1 < small.size(); ++n) {
         std::istringstream in(small.substr(0, n));
-        vramtrace::cli::SnapshotSink ignore;
+        vramtrace::snapshot::SnapshotSink ignore;
         std::string e;
         INFO("prefix of " << n << " bytes");
-        CHECK_FALSE(vramtrace::cli::read_snapshot_stream(in, "cut.json", ignore, &e));
+        CHECK_FALSE(vramtrace::snapshot::read_snapshot_stream(in, "cut.json", ignore, &e));
         CHECK(e.rfind("cut.json: truncated JSON (", 0) == 0);
         CHECK(e.find('\n') == std::string::npos);
     }
@@ -222,7 +222,7 @@ TEST_CASE("reader: files that cannot be opened", "[reader]") {
 }
 
 namespace {
-struct CountingSink : vramtrace::cli::SnapshotSink {
+struct CountingSink : vramtrace::snapshot::SnapshotSink {
     int version = 0;
     uint64_t allocations = 0, bytes = 0, frames = 0, stacks = 0, devices = 0, modules = 0, dropped_stacks = 0;
     std::string reason;
@@ -241,7 +241,7 @@ TEST_CASE("reader: streaming into a custom sink", "[reader]") {
     std::istringstream in(json_of(vt_test::golden_snapshot()));
     CountingSink sink;
     std::string error;
-    REQUIRE(vramtrace::cli::read_snapshot_stream(in, "stream", sink, &error));
+    REQUIRE(vramtrace::snapshot::read_snapshot_stream(in, "stream", sink, &error));
     CHECK(sink.version == 1);
     CHECK(sink.reason == "exit");
     CHECK(sink.devices == 3);
@@ -253,7 +253,7 @@ TEST_CASE("reader: streaming into a custom sink", "[reader]") {
     CHECK(sink.dropped_stacks == 1);
 
     std::istringstream bad("{\"format\": \"vramtrace-snapshot\", \"schema_version\": 2}");
-    CHECK_FALSE(vramtrace::cli::read_snapshot_stream(bad, "<stdin>", sink, &error));
+    CHECK_FALSE(vramtrace::snapshot::read_snapshot_stream(bad, "<stdin>", sink, &error));
     CHECK(error == "<stdin>: schema_version 2 is newer than this vramtrace reads (1); use a newer vramtrace");
 }
 

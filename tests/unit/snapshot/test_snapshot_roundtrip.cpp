@@ -10,8 +10,10 @@
 #include "snapshot/reader/snapshot_reader.h"
 #include "report_test_data.h"
 #include "snapshot/snapshot_writer.h"
+#include "report/text_format.h"
 
 using namespace vramtrace::report;
+using namespace vramtrace::snapshot;
 
 namespace {
 
@@ -104,7 +106,7 @@ TEST_CASE("round trip: the golden snapshot", "[roundtrip]") {
     write_file(s, dir.file("golden.json"));
     Snapshot back;
     std::string error;
-    REQUIRE(vramtrace::cli::read_snapshot_file(dir.file("golden.json"), &back, &error));
+    REQUIRE(vramtrace::snapshot::read_snapshot_file(dir.file("golden.json"), &back, &error));
     CHECK(error.empty());
     compare(s, back);
 }
@@ -136,7 +138,7 @@ TEST_CASE("round trip: extreme values and awkward strings", "[roundtrip]") {
     write_file(s, dir.file("extreme.json"));
     Snapshot back;
     std::string error;
-    REQUIRE(vramtrace::cli::read_snapshot_file(dir.file("extreme.json"), &back, &error));
+    REQUIRE(vramtrace::snapshot::read_snapshot_file(dir.file("extreme.json"), &back, &error));
     compare(s, back);
 }
 
@@ -147,7 +149,7 @@ TEST_CASE("round trip: invalid UTF-8 comes back as U+FFFD", "[roundtrip]") {
     write_file(s, dir.file("utf8.json"));
     Snapshot back;
     std::string error;
-    REQUIRE(vramtrace::cli::read_snapshot_file(dir.file("utf8.json"), &back, &error));
+    REQUIRE(vramtrace::snapshot::read_snapshot_file(dir.file("utf8.json"), &back, &error));
     CHECK(back.frames[1].function == "bad\xEF\xBF\xBDname");
     back.frames[1].function = s.frames[1].function;
     CHECK(back == s);
@@ -158,7 +160,7 @@ TEST_CASE("round trip: an empty snapshot", "[roundtrip]") {
     write_file(Snapshot{}, dir.file("empty.json"));
     Snapshot back = vt_test::golden_snapshot();
     std::string error;
-    REQUIRE(vramtrace::cli::read_snapshot_file(dir.file("empty.json"), &back, &error));
+    REQUIRE(vramtrace::snapshot::read_snapshot_file(dir.file("empty.json"), &back, &error));
     compare(Snapshot{}, back);
 }
 
@@ -174,7 +176,7 @@ TEST_CASE("round trip: 100k allocations", "[roundtrip]") {
     write_file(s, dir.file("big.json"));
     Snapshot back;
     std::string error;
-    REQUIRE(vramtrace::cli::read_snapshot_file(dir.file("big.json"), &back, &error));
+    REQUIRE(vramtrace::snapshot::read_snapshot_file(dir.file("big.json"), &back, &error));
     CHECK(back == s);
 }
 
@@ -185,7 +187,7 @@ TEST_CASE("the reader sorts stacks by id and the writer writes them back in that
     write_file(s, dir.file("reversed.json"));
     Snapshot back;
     std::string error;
-    REQUIRE(vramtrace::cli::read_snapshot_file(dir.file("reversed.json"), &back, &error));
+    REQUIRE(vramtrace::snapshot::read_snapshot_file(dir.file("reversed.json"), &back, &error));
     CHECK(back == vt_test::golden_snapshot());
 }
 
@@ -195,7 +197,7 @@ TEST_CASE("data/summary_input.json (an older schema 1 file) still reads as the g
     std::string path = std::string(VT_TEST_DATA_DIR) + "/summary_input.json";
     Snapshot back;
     std::string error;
-    REQUIRE(vramtrace::cli::read_snapshot_file(path, &back, &error));
+    REQUIRE(vramtrace::snapshot::read_snapshot_file(path, &back, &error));
     compare(vt_test::golden_snapshot(), back);
 
     vt_test::TempDir dir;
@@ -204,7 +206,7 @@ TEST_CASE("data/summary_input.json (an older schema 1 file) still reads as the g
     std::string before = vt_test::read_file(path);
     CHECK(now.size() > before.size());
     Snapshot again;
-    REQUIRE(vramtrace::cli::read_snapshot_file(dir.file("again.json"), &again, &error));
+    REQUIRE(vramtrace::snapshot::read_snapshot_file(dir.file("again.json"), &again, &error));
     CHECK(again == back);
 }
 
@@ -247,7 +249,7 @@ TEST_CASE("round trip: every field added within schema 1", "[roundtrip]") {
     write_file(s, dir.file("new.json"));
     Snapshot back;
     std::string error;
-    REQUIRE(vramtrace::cli::read_snapshot_file(dir.file("new.json"), &back, &error));
+    REQUIRE(vramtrace::snapshot::read_snapshot_file(dir.file("new.json"), &back, &error));
     compare(s, back);
     CHECK(back.process.symbolized == false);
     CHECK(back.process.rank == "17");
@@ -310,7 +312,7 @@ TEST_CASE("round trip: an older file's graph memory pool becomes its device's gr
     }
     Snapshot back;
     std::string error;
-    REQUIRE(vramtrace::cli::read_snapshot_file(dir.file("old.json"), &back, &error));
+    REQUIRE(vramtrace::snapshot::read_snapshot_file(dir.file("old.json"), &back, &error));
     CHECK(back.pools.size() == pools_before);
     CHECK(back.devices[0].graph_reserved_bytes == std::optional<uint64_t>(4096));
     CHECK(back.devices[0].graph_used_bytes == std::optional<uint64_t>(1024));
@@ -343,7 +345,7 @@ TEST_CASE("round trip: NVTX start/end intervals, closed and still open, and thei
 
     Snapshot back;
     std::string error;
-    REQUIRE(vramtrace::cli::read_snapshot_file(dir.file("intervals.json"), &back, &error));
+    REQUIRE(vramtrace::snapshot::read_snapshot_file(dir.file("intervals.json"), &back, &error));
     CHECK(back.nvtx_intervals == s.nvtx_intervals);
     CHECK(back.dropped_nvtx_intervals == 7);
     compare(s, back);
@@ -373,7 +375,7 @@ TEST_CASE("round trip: NVTX categories on range stacks and intervals, left out w
 
     Snapshot back;
     std::string error;
-    REQUIRE(vramtrace::cli::read_snapshot_file(dir.file("categories.json"), &back, &error));
+    REQUIRE(vramtrace::snapshot::read_snapshot_file(dir.file("categories.json"), &back, &error));
     CHECK(back.range_stacks == s.range_stacks);
     CHECK(back.nvtx_intervals == s.nvtx_intervals);
     CHECK(vramtrace::report::range_stack_label(back, 1) == "step > ml:forward [phase]");
@@ -397,7 +399,7 @@ TEST_CASE("round trip: the process rows of NVTX regions and intervals, left out 
 
     Snapshot back;
     std::string error;
-    REQUIRE(vramtrace::cli::read_snapshot_file(dir.file("inputs.json"), &back, &error));
+    REQUIRE(vramtrace::snapshot::read_snapshot_file(dir.file("inputs.json"), &back, &error));
     REQUIRE(back.nvtx_regions.size() == 2);
     CHECK(back.nvtx_regions[0].input == std::optional<uint64_t>(1));
     CHECK(back.nvtx_regions[1].input == std::nullopt);

@@ -16,7 +16,7 @@
 #include "report_test_data.h"
 #include "snapshot/snapshot_writer.h"
 
-using namespace vramtrace::report;
+using namespace vramtrace::snapshot;
 
 namespace {
 

@@ -6,13 +6,13 @@ using vramtrace::assign_call_sites;
 using vramtrace::classify_frame;
 using vramtrace::find_call_site;
 using vramtrace::FrameOwner;
-namespace report = vramtrace::report;
+namespace snapshot = vramtrace::snapshot;
 
 namespace {
 
 // A snapshot with the modules every case uses, and frames added per case.
 struct Builder {
-    report::Snapshot s;
+    snapshot::Snapshot s;
     enum : int { kExe = 0, kVramtrace, kCudart, kCuda, kLibc, kCudaLookalike, kCudartLookalike };
     Builder() {
         s.modules = {
@@ -26,15 +26,15 @@ struct Builder {
         };
     }
     uint32_t frame(int module, const char *function) {
-        report::Frame f;
+        snapshot::Frame f;
         f.address = 0x1000 + s.frames.size();
         f.module = module;
         f.function = function;
         s.frames.push_back(f);
         return static_cast<uint32_t>(s.frames.size() - 1);
     }
-    report::Stack stack(std::vector<uint32_t> frames) {
-        report::Stack st;
+    snapshot::Stack stack(std::vector<uint32_t> frames) {
+        snapshot::Stack st;
         st.id = static_cast<uint32_t>(s.stacks.size() + 1);
         st.frames = std::move(frames);
         return st;

@@ -11,7 +11,7 @@ using vramtrace::Category;
 using vramtrace::FrameRules;
 using vramtrace::glob_match;
 using vramtrace::RuleAction;
-namespace report = vramtrace::report;
+namespace snapshot = vramtrace::snapshot;
 
 namespace {
 
@@ -19,7 +19,7 @@ constexpr const char *kSite = "/venv/lib/python3.12/site-packages/";
 
 // A snapshot built frame by frame, with the modules of a PyTorch process.
 struct Stacks {
-    report::Snapshot s;
+    snapshot::Snapshot s;
     enum : int { kTrain = 0, kVramtrace, kCudart, kC10Cuda, kTorchCuda, kTorchCpu, kStdcxx, kLibc, kCublas, kNccl };
     Stacks() {
         s.modules = {
@@ -36,7 +36,7 @@ struct Stacks {
         };
     }
     uint32_t native(int module, const char *function) {
-        report::Frame f;
+        snapshot::Frame f;
         f.address = 0x1000 + s.frames.size();
         f.module = module;
         f.function = function;
@@ -53,8 +53,8 @@ struct Stacks {
     uint32_t torch_py(const char *function, const char *file, uint32_t line) {
         return py(function, std::string(kSite) + "torch/" + file, line);
     }
-    report::Stack stack(std::vector<uint32_t> frames) {
-        report::Stack st;
+    snapshot::Stack stack(std::vector<uint32_t> frames) {
+        snapshot::Stack st;
         st.id = static_cast<uint32_t>(s.stacks.size() + 1);
         st.frames = std::move(frames);
         return st;
@@ -67,12 +67,12 @@ struct Stacks {
                 native(kC10Cuda, "c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::malloc(signed char, unsigned long, CUstream_st*)"),
                 native(kTorchCuda, "at::native::empty_cuda(c10::ArrayRef<long>, std::optional<c10::ScalarType>, std::optional<c10::Layout>, std::optional<c10::Device>, std::optional<bool>, std::optional<c10::MemoryFormat>)")};
     }
-    report::Stack with_leaf(std::vector<uint32_t> rest) {
+    snapshot::Stack with_leaf(std::vector<uint32_t> rest) {
         std::vector<uint32_t> all = leaf();
         all.insert(all.end(), rest.begin(), rest.end());
         return stack(std::move(all));
     }
-    std::string label(const report::Stack &st, int index) {
+    std::string label(const snapshot::Stack &st, int index) {
         return vramtrace::framework_frame_label(s, s.frames[st.frames[static_cast<size_t>(index)]], FrameRules::builtin());
     }
 };
@@ -96,19 +96,19 @@ TEST_CASE("frame rules: globs match whole names with *, ? and [A-Z]", "[frame_ru
 }
 
 TEST_CASE("frame rules: a frame's group comes from the first rule that names one, a mark rule too", "[frame_rules]") {
-    report::Frame eval;
+    snapshot::Frame eval;
     eval.function = "_PyEval_EvalFrameDefault";
     FrameRules::Verdict v = FrameRules::builtin().judge(eval, "/usr/bin/python3.12");
     CHECK(v.placement == nullptr); // the interpreter's C code is marked, never skipped
     CHECK(v.group == "cpython");
     CHECK(FrameRules::builtin().judge(eval, "/usr/lib/x86_64-linux-gnu/libpython3.12.so.1.0").group == "cpython");
-    report::Frame start;
+    snapshot::Frame start;
     start.function = "__libc_start_call_main";
     v = FrameRules::builtin().judge(start, "/usr/lib/x86_64-linux-gnu/libc.so.6");
     REQUIRE(v.placement != nullptr);
     CHECK(v.placement->action == RuleAction::Skip);
     CHECK(v.group == "system");
-    report::Frame line;
+    snapshot::Frame line;
     line.python = true;
     line.function = "train";
     line.file = "/home/me/train.py";
@@ -152,7 +152,7 @@ TEST_CASE("attribution: a forward pass on the main thread", "[frame_rules]") {
     uint32_t model = b.py("Net.forward", "/home/me/model.py", 25);
     uint32_t call2 = b.torch_py("Module._call_impl", "nn/modules/module.py", 1784);
     uint32_t train = b.py("<module>", "/home/me/train.py", 42);
-    report::Stack st = b.with_leaf({linear, call, model, call2, train, b.native(Stacks::kLibc, "__libc_start_main")});
+    snapshot::Stack st = b.with_leaf({linear, call, model, call2, train, b.native(Stacks::kLibc, "__libc_start_main")});
     Attributor a(b.s, FrameRules::builtin());
     vramtrace::StackAttribution r = a.attribute(st);
     CHECK(r.call_site == 7);
@@ -168,7 +168,7 @@ TEST_CASE("attribution: the optimizer's state and its step", "[frame_rules]") {
     uint32_t step = b.torch_py("AdamW.step", "optim/adamw.py", 220);
     uint32_t wrapper = b.torch_py("Optimizer.profile_hook_step.<locals>.wrapper", "optim/optimizer.py", 485);
     uint32_t train = b.py("train_step", "/home/me/train.py", 50);
-    report::Stack st = b.with_leaf({inner, adam, step, wrapper, train});
+    snapshot::Stack st = b.with_leaf({inner, adam, step, wrapper, train});
     vramtrace::StackAttribution r = Attributor(b.s, FrameRules::builtin()).attribute(st);
     CHECK(r.call_site == 9);
     CHECK(r.category == Category::OptimizerState);
@@ -183,7 +183,7 @@ TEST_CASE("attribution: parameters moved with .cuda() and .to()", "[frame_rules]
     uint32_t apply2 = b.torch_py("Module._apply", "nn/modules/module.py", 903);
     uint32_t cuda = b.torch_py("Module.cuda", "nn/modules/module.py", 1050);
     uint32_t train = b.py("main", "/home/me/train.py", 30);
-    report::Stack st = b.with_leaf({lambda, apply1, apply2, cuda, train});
+    snapshot::Stack st = b.with_leaf({lambda, apply1, apply2, cuda, train});
     vramtrace::StackAttribution r = Attributor(b.s, FrameRules::builtin()).attribute(st);
     CHECK(r.call_site == 9);
     CHECK(r.category == Category::Parameter);
@@ -192,7 +192,7 @@ TEST_CASE("attribution: parameters moved with .cuda() and .to()", "[frame_rules]
 
     uint32_t convert = b.torch_py("Module.to.<locals>.convert", "nn/modules/module.py", 1340);
     uint32_t to = b.torch_py("Module.to", "nn/modules/module.py", 1355);
-    report::Stack st2 = b.with_leaf({convert, apply1, to, train});
+    snapshot::Stack st2 = b.with_leaf({convert, apply1, to, train});
     r = Attributor(b.s, FrameRules::builtin()).attribute(st2);
     CHECK(r.call_site == 8);
     CHECK(r.category == Category::Parameter);
@@ -201,7 +201,7 @@ TEST_CASE("attribution: parameters moved with .cuda() and .to()", "[frame_rules]
 
 TEST_CASE("attribution: the autograd engine's thread is named by the node it runs", "[frame_rules]") {
     Stacks b;
-    report::Stack st = b.with_leaf({
+    snapshot::Stack st = b.with_leaf({
         b.native(Stacks::kTorchCuda, "at::native::(anonymous namespace)::addmm_out_cuda_impl(at::Tensor&, at::Tensor const&, at::Tensor const&, at::Tensor const&, c10::Scalar const&, c10::Scalar const&, bool)"),
         b.native(Stacks::kTorchCpu, "at::_ops::mm::call(at::Tensor const&, at::Tensor const&)"),
         b.native(Stacks::kTorchCpu, "torch::autograd::generated::AddmmBackward0::apply(std::vector<at::Tensor, std::allocator<at::Tensor> >&&)"),
@@ -226,7 +226,7 @@ TEST_CASE("attribution: a cuBLAS workspace names the handle call and the line th
     uint32_t linear = b.torch_py("Linear.forward", "nn/modules/linear.py", 125);
     uint32_t call = b.torch_py("Module._call_impl", "nn/modules/module.py", 1784);
     uint32_t model = b.py("Net.forward", "/home/me/model.py", 25);
-    report::Stack st = b.with_leaf({handle, gemm, linear, call, model});
+    snapshot::Stack st = b.with_leaf({handle, gemm, linear, call, model});
     vramtrace::StackAttribution r = Attributor(b.s, FrameRules::builtin()).attribute(st);
     CHECK(r.call_site == 9);
     CHECK(r.category == Category::LibraryWorkspace);
@@ -234,7 +234,7 @@ TEST_CASE("attribution: a cuBLAS workspace names the handle call and the line th
     CHECK(b.label(st, r.via) == "at::cuda::getCurrentCUDABlasHandle");
 
     // cuBLAS allocating on its own (no PyTorch allocator): the library's frames give the category.
-    report::Stack own = b.stack({b.native(Stacks::kVramtrace, "vramtrace::hooks::cudaMalloc(vramtrace::Reach, void**, unsigned long)"),
+    snapshot::Stack own = b.stack({b.native(Stacks::kVramtrace, "vramtrace::hooks::cudaMalloc(vramtrace::Reach, void**, unsigned long)"),
                                  b.native(Stacks::kCublas, ""), b.native(Stacks::kCublas, "cublasCreate_v2"),
                                  b.native(Stacks::kTrain, "make_handles()"), b.native(Stacks::kTrain, "main")});
     r = Attributor(b.s, FrameRules::builtin()).attribute(own);
@@ -245,7 +245,7 @@ TEST_CASE("attribution: a cuBLAS workspace names the handle call and the line th
 
 TEST_CASE("attribution: NCCL's allocations are communication", "[frame_rules]") {
     Stacks b;
-    report::Stack st = b.stack({b.native(Stacks::kVramtrace, "vramtrace::hooks::cuMemCreate(vramtrace::Reach)"),
+    snapshot::Stack st = b.stack({b.native(Stacks::kVramtrace, "vramtrace::hooks::cuMemCreate(vramtrace::Reach)"),
                                 b.native(Stacks::kNccl, ""), b.native(Stacks::kNccl, "ncclCommInitRank"),
                                 b.native(Stacks::kTrain, "setup(int)"), b.native(Stacks::kTrain, "main")});
     vramtrace::StackAttribution r = Attributor(b.s, FrameRules::builtin()).attribute(st);
@@ -256,7 +256,7 @@ TEST_CASE("attribution: NCCL's allocations are communication", "[frame_rules]") 
 
 TEST_CASE("attribution: a plain program keeps its call site and is other", "[frame_rules]") {
     Stacks b;
-    report::Stack st = b.stack({b.native(Stacks::kVramtrace, "hook"), b.native(Stacks::kCudart, "cudaMalloc"),
+    snapshot::Stack st = b.stack({b.native(Stacks::kVramtrace, "hook"), b.native(Stacks::kCudart, "cudaMalloc"),
                                 b.native(Stacks::kTrain, "load_batch(int)"), b.native(Stacks::kTrain, "main"),
                                 b.native(Stacks::kLibc, "__libc_start_main")});
     vramtrace::StackAttribution r = Attributor(b.s, FrameRules::builtin()).attribute(st);
@@ -272,7 +272,7 @@ TEST_CASE("attribution: a user's rules come first", "[frame_rules]") {
     REQUIRE(mine.add("skip function=load_batch* group=my_pool category=activation\n"
                      "entry function=main group=mine\n", "mine", &error));
     mine.add_shipped();
-    report::Stack st = b.stack({b.native(Stacks::kCudart, "cudaMalloc"), b.native(Stacks::kTrain, "load_batch(int)"),
+    snapshot::Stack st = b.stack({b.native(Stacks::kCudart, "cudaMalloc"), b.native(Stacks::kTrain, "load_batch(int)"),
                                 b.native(Stacks::kTrain, "main"), b.native(Stacks::kTrain, "_start")});
     vramtrace::StackAttribution r = Attributor(b.s, mine).attribute(st);
     CHECK(r.call_site == 3);
@@ -282,7 +282,7 @@ TEST_CASE("attribution: a user's rules come first", "[frame_rules]") {
 
 TEST_CASE("attribution: frames that arrive after the first stacks (a streaming reader)", "[frame_rules]") {
     Stacks b;
-    report::Stack first = b.stack({b.native(Stacks::kCudart, "cudaMalloc"), b.native(Stacks::kTrain, "early()")});
+    snapshot::Stack first = b.stack({b.native(Stacks::kCudart, "cudaMalloc"), b.native(Stacks::kTrain, "early()")});
     Attributor a(b.s, FrameRules::builtin());
     CHECK(a.attribute(first).call_site == 1);
     // Many frames later (the verdict cache grows while earlier frames are judged again).

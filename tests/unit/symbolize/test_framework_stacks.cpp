@@ -17,13 +17,13 @@
 using vramtrace::Attributor;
 using vramtrace::Category;
 using vramtrace::FrameRules;
-namespace report = vramtrace::report;
+namespace snapshot = vramtrace::snapshot;
 
 namespace {
 
 struct Recorded {
-    report::Snapshot s;
-    std::vector<report::Allocation> live;
+    snapshot::Snapshot s;
+    std::vector<snapshot::Allocation> live;
     std::map<uint64_t, std::string> truth; // device pointer -> parameters / optimizer_state / gradients / inputs
 };
 
@@ -34,7 +34,7 @@ Recorded load(const char *name) {
     Recorded r;
     for (const auto &m : j["modules"]) r.s.modules.push_back({m["path"].get<std::string>(), 0, ""});
     for (const auto &f : j["frames"]) {
-        report::Frame fr;
+        snapshot::Frame fr;
         fr.function = f.value("function", "");
         fr.file = f.value("file", "");
         fr.line = f.value("line", 0u);
@@ -43,13 +43,13 @@ Recorded load(const char *name) {
         r.s.frames.push_back(fr);
     }
     for (const auto &st : j["stacks"]) {
-        report::Stack stack;
+        snapshot::Stack stack;
         stack.id = st["id"];
         stack.frames = st["frames"].get<std::vector<uint32_t>>();
         r.s.stacks.push_back(stack);
     }
     for (const auto &a : j["allocations"]) {
-        report::Allocation al;
+        snapshot::Allocation al;
         al.address = std::stoull(a["address"].get<std::string>(), nullptr, 16);
         al.size = a["size"];
         al.device = a["device"];
@@ -72,11 +72,11 @@ struct Attributed {
 std::map<uint32_t, Attributed> attribute_all(const Recorded &r) {
     std::map<uint32_t, Attributed> out;
     Attributor at(r.s, FrameRules::builtin());
-    for (const report::Stack &st : r.s.stacks) {
+    for (const snapshot::Stack &st : r.s.stacks) {
         vramtrace::StackAttribution a = at.attribute(st);
         Attributed x{a.category, "", ""};
         if (a.call_site >= 0) {
-            const report::Frame &f = r.s.frames[st.frames[size_t(a.call_site)]];
+            const snapshot::Frame &f = r.s.frames[st.frames[size_t(a.call_site)]];
             x.site = f.python ? f.function + " " + f.file.substr(f.file.rfind('/') + 1) + ":" + std::to_string(f.line)
                               : vramtrace::framework_frame_label(r.s, f, FrameRules::builtin());
         }
@@ -89,7 +89,7 @@ std::map<uint32_t, Attributed> attribute_all(const Recorded &r) {
 // VT_PRINT_ATTRIBUTION=1 prints what the rules made of every live allocation.
 void print(const char *name, const Recorded &r, const std::map<uint32_t, Attributed> &by_stack) {
     if (getenv("VT_PRINT_ATTRIBUTION") == nullptr) return;
-    for (const report::Allocation &a : r.live) {
+    for (const snapshot::Allocation &a : r.live) {
         const Attributed &x = by_stack.at(a.stack);
         auto t = r.truth.find(a.address);
         std::printf("%s %-16s %-18s %9llu  %s%s%s\n", name, t == r.truth.end() ? "-" : t->second.c_str(),
@@ -113,7 +113,7 @@ TEST_CASE("recorded PyTorch stacks: every tensor the script knows has its catego
         auto by_stack = attribute_all(r);
         print(name, r, by_stack);
         std::map<std::string, uint64_t> known_bytes, matched_bytes;
-        for (const report::Allocation &a : r.live) {
+        for (const snapshot::Allocation &a : r.live) {
             auto t = r.truth.find(a.address);
             if (t == r.truth.end()) continue;
             known_bytes[t->second] += a.size;
@@ -135,7 +135,7 @@ TEST_CASE("recorded stacks: every call site is the script's line, an autograd no
         auto by_stack = attribute_all(r);
         print(name, r, by_stack);
         std::set<std::string> sites;
-        for (const report::Allocation &a : r.live) sites.insert(by_stack.at(a.stack).site);
+        for (const snapshot::Allocation &a : r.live) sites.insert(by_stack.at(a.stack).site);
         for (const std::string &site : sites) {
             INFO(name << ": " << site);
             bool script_line = site.find("torch_categories.py:") != std::string::npos ||
@@ -167,7 +167,7 @@ TEST_CASE("recorded stacks: live bytes by category", "[frame_rules][recorded]") 
         Recorded r = load(name.c_str());
         auto by_stack = attribute_all(r);
         std::map<std::string, uint64_t> got;
-        for (const report::Allocation &a : r.live) got[vramtrace::category_name(by_stack.at(a.stack).category)] += a.size;
+        for (const snapshot::Allocation &a : r.live) got[vramtrace::category_name(by_stack.at(a.stack).category)] += a.size;
         INFO(name);
         CHECK(got == categories);
     }

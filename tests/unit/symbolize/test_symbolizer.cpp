@@ -13,10 +13,12 @@
 
 #include "symbolize/symbolizer.h"
 #include "symbolize_test_util.h"
+#include "report/text_format.h"
 
 using namespace vramtrace::symbolize;
 using namespace vt_symbolize_test;
 namespace report = vramtrace::report;
+namespace snapshot = vramtrace::snapshot;
 
 // ---------------------------------------------------------------------------------------------
 // Code at known places in this executable. noipa keeps GCC from inlining, cloning (.constprop,
@@ -205,7 +207,7 @@ TEST_CASE("symbolizer: two levels of inlined calls in an -O2 library", "[symboli
     CHECK(lines[2] == 25);
 
     auto check = [&](const std::string &function, const std::string &file, uint32_t line,
-                     const std::vector<report::Frame::Inlined> &inlined) {
+                     const std::vector<snapshot::Frame::Inlined> &inlined) {
         CHECK(function == "vt_inline_outer");
         CHECK(base_name(file) == "inline_lib.cpp");
         CHECK(line == 25u);
@@ -223,13 +225,13 @@ TEST_CASE("symbolizer: two levels of inlined calls in an -O2 library", "[symboli
     check(r.function, r.file, r.line, r.inlined);
 
     // symbolize() fills Frame::inlined; describe_frame shows the chain, innermost first.
-    std::vector<report::Frame> frames(1);
+    std::vector<snapshot::Frame> frames(1);
     frames[0].address = reinterpret_cast<uint64_t>(ra);
-    report::Snapshot snap;
+    snapshot::Snapshot snap;
     sym.symbolize(frames, snap.modules);
     check(frames[0].function, frames[0].file, frames[0].line, frames[0].inlined);
     snap.frames = frames;
-    report::Frame shown = frames[0];
+    snapshot::Frame shown = frames[0];
     shown.file = "/src/inline_lib.cpp";
     for (auto &i : shown.inlined) i.file = "/src/inline_lib.cpp";
     CHECK(report::describe_frame(snap, shown) ==
@@ -414,7 +416,7 @@ TEST_CASE("symbolizer: fills report frames and modules", "[symbolizer]") {
     vt_symbolize_test::Captured s = static_target(2);
     void *libc_ra = libc_return_address();
 
-    std::vector<report::Frame> frames(5);
+    std::vector<snapshot::Frame> frames(5);
     frames[0].address = reinterpret_cast<uint64_t>(e.ra);
     frames[1].address = reinterpret_cast<uint64_t>(s.ra);
     frames[2].address = reinterpret_cast<uint64_t>(libc_ra);
@@ -424,7 +426,7 @@ TEST_CASE("symbolizer: fills report frames and modules", "[symbolizer]") {
 
     Symbolizer sym;
     // A module list that already holds the executable (as a second dump would).
-    std::vector<report::Module> modules{{"/some/other/lib.so", 0x1234, ""},
+    std::vector<snapshot::Module> modules{{"/some/other/lib.so", 0x1234, ""},
                                         {self_exe(), sym.modules().front().base, ""}};
     sym.symbolize(frames, modules);
 
@@ -449,7 +451,7 @@ TEST_CASE("symbolizer: fills report frames and modules", "[symbolizer]") {
     }
 
     // Whole snapshot, via the dump path's entry point.
-    report::Snapshot snap;
+    snapshot::Snapshot snap;
     snap.frames.resize(2);
     snap.frames[0].address = reinterpret_cast<uint64_t>(s.ra);
     snap.frames[1].address = reinterpret_cast<uint64_t>(libc_ra);
@@ -542,9 +544,9 @@ TEST_CASE("symbolizer: 100k distinct addresses", "[.perf]") {
     }
     std::printf("%zu distinct addresses (executable + libc)\n", addresses.size());
     for (bool with_libdw : {true, false}) {
-        std::vector<report::Frame> frames(addresses.size());
+        std::vector<snapshot::Frame> frames(addresses.size());
         for (size_t i = 0; i < addresses.size(); ++i) frames[i].address = addresses[i];
-        std::vector<report::Module> mods;
+        std::vector<snapshot::Module> mods;
         auto t0 = std::chrono::steady_clock::now();
         Symbolizer sym(with_libdw ? SymbolizerOptions{} : without_libdw());
         sym.symbolize(frames, mods);

@@ -6,9 +6,9 @@
 
 #include "triggers/crossing_live_set.h"
 
-using vramtrace::report::Allocation;
-using vramtrace::report::Event;
-using vramtrace::report::Snapshot;
+using vramtrace::snapshot::Allocation;
+using vramtrace::snapshot::Event;
+using vramtrace::snapshot::Snapshot;
 using vramtrace::triggers::Crossing;
 using vramtrace::triggers::live_set_at_crossing;
 

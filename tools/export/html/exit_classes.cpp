@@ -8,11 +8,11 @@
 
 namespace vramtrace::exporter::html {
 
-std::string exit_classes_json(const report::Snapshot &snapshot, const Options &options,
+std::string exit_classes_json(const snapshot::Snapshot &snapshot, const Options &options,
                               const std::function<int(std::string_view)> &string) {
     std::vector<report::LiveRecord> live;
-    for (const report::Allocation &a : snapshot.allocations)
-        if (report::counts_as_held(a) && device_wanted(options, a.device)) live.push_back({a.stack, a.device, a.size, a.time_ns, 1});
+    for (const snapshot::Allocation &a : snapshot.allocations)
+        if (snapshot::counts_as_held(a) && device_wanted(options, a.device)) live.push_back({a.stack, a.device, a.size, a.time_ns, 1});
     const report::LiveClasses classes = report::classify_live(snapshot, live, snapshot.events.events);
     // A site's location adds its via and, in a Python process, "[no Python frames]" to the call
     // site's text; the page colours a site by that text alone (its bands' and flame graph's key),

@@ -8,7 +8,7 @@
 #include <string_view>
 
 #include "export/export.h"
-#include "snapshot/report_model.h"
+#include "snapshot/snapshot_model.h"
 
 namespace vramtrace::exporter::html {
 
@@ -19,7 +19,7 @@ namespace vramtrace::exporter::html {
 // "none" (how the run was cut, live_classes.h); classes in the order held since start, grew, the
 // rest; sites as report::classify_live orders them within each class, their location an index
 // that `string` gives (the page's string table). Only the devices `options` keeps.
-std::string exit_classes_json(const report::Snapshot &snapshot, const Options &options,
+std::string exit_classes_json(const snapshot::Snapshot &snapshot, const Options &options,
                               const std::function<int(std::string_view)> &string);
 
 } // namespace vramtrace::exporter::html

@@ -5,13 +5,14 @@
 
 #include "export/export_common.h"
 #include "export/html/page.h"
+#include "report/text_format.h"
 
 namespace vramtrace::exporter::html {
 
 // A merged snapshot's ranks compared (docs/cli.md, "Imbalance"): per device role the minimum,
 // median and maximum of the current and peak bytes, then each outlier with the call sites that
 // make it heavier than the median rank.
-void append_imbalance(std::string &out, const report::Snapshot &snapshot) {
+void append_imbalance(std::string &out, const snapshot::Snapshot &snapshot) {
     if (snapshot.imbalance.empty()) return;
     auto who = [](int64_t rank, uint64_t input) {
         return rank >= 0 ? "rank " + to_dec(uint64_t(rank)) : "process #" + to_dec(input);
@@ -19,7 +20,7 @@ void append_imbalance(std::string &out, const report::Snapshot &snapshot) {
     auto bytes = [](uint64_t b) { return escape(report::format_bytes_exact(b)); };
     out += "<h2>Imbalance across ranks</h2>\n";
     for (size_t i = 0; i < snapshot.imbalance.size(); ++i) {
-        const report::ImbalanceRole &r = snapshot.imbalance[i];
+        const snapshot::ImbalanceRole &r = snapshot.imbalance[i];
         std::string role = r.role == "gpu" ? "GPU " + to_dec(r.role_index + 1) + " of each rank"
                            : r.role == "host" ? std::string("host-pinned memory") : std::string("unknown device");
         out += "<h3>" + escape(role) + ", " + to_dec(r.ranks) + " ranks</h3>\n<table><tr><th></th><th>min</th><th>median</th>"
@@ -35,10 +36,10 @@ void append_imbalance(std::string &out, const report::Snapshot &snapshot) {
         out += "<p>Outliers: " + to_dec(r.outliers) + " (peak with |0.6745 (peak - median) / scale| &gt; 3.5, scale " +
                bytes(r.scale_bytes) + " = max(median absolute deviation " + bytes(r.peak_mad_bytes) +
                ", 1% of the median, 1 MiB)).</p>\n";
-        for (const report::ImbalanceOutlier &o : snapshot.imbalance_outliers) {
+        for (const snapshot::ImbalanceOutlier &o : snapshot.imbalance_outliers) {
             if (o.imbalance != i) continue;
             char z[32];
-            std::snprintf(z, sizeof z, "%+.1f", report::imbalance_z(r, o.peak_bytes));
+            std::snprintf(z, sizeof z, "%+.1f", snapshot::imbalance_z(r, o.peak_bytes));
             out += "<h4>" + escape(who(o.rank, o.input)) + " (" + escape(o.host) + " " + escape(report::device_label(o.device)) +
                    "): peak " + bytes(o.peak_bytes) + ", z " + z + "</h4>\n";
             if (!o.sites_known) {
@@ -46,7 +47,7 @@ void append_imbalance(std::string &out, const report::Snapshot &snapshot) {
                 continue;
             }
             out += "<table><tr><th>above the median</th><th>allocations at peak</th><th>call site</th></tr>\n";
-            for (const report::PeakSite &site : o.sites)
+            for (const snapshot::PeakSite &site : o.sites)
                 out += "<tr><td class=\"n\">+" + bytes(site.bytes) + "</td><td class=\"n\">" + to_dec(site.count) +
                        "</td><td>" + escape(call_site_text(snapshot, site.stack)) + "</td></tr>\n";
             out += "</table>\n";

@@ -6,11 +6,11 @@
 
 #include <string>
 
-#include "snapshot/report_model.h"
+#include "snapshot/snapshot_model.h"
 
 namespace vramtrace::exporter::html {
 
 // Appends the section to `out`; nothing when the snapshot has no imbalance records.
-void append_imbalance(std::string &out, const report::Snapshot &snapshot);
+void append_imbalance(std::string &out, const snapshot::Snapshot &snapshot);
 
 } // namespace vramtrace::exporter::html

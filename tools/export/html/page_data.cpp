@@ -12,6 +12,7 @@
 #include "export/html/exit_classes.h"
 #include "report/text_safety.h"
 #include "symbolize/frame_rules.h"
+#include "report/text_format.h"
 
 namespace vramtrace::exporter::html {
 
@@ -29,9 +30,9 @@ constexpr unsigned kFrameInlined = 1, kFramePython = 2;
 constexpr unsigned kFrameRuntime = 4; // vramtrace, the CUDA runtime and driver, libc's start-up
 constexpr unsigned kFrameCpython = 8; // the interpreter's C code (hidden where Python frames are)
 
-unsigned frame_group_flags(const report::Snapshot &snapshot, int index) {
+unsigned frame_group_flags(const snapshot::Snapshot &snapshot, int index) {
     if (index < 0 || size_t(index) >= snapshot.frames.size()) return 0;
-    const report::Frame &frame = snapshot.frames[size_t(index)];
+    const snapshot::Frame &frame = snapshot.frames[size_t(index)];
     if (frame.python) return 0;
     std::string_view module;
     if (frame.module >= 0 && size_t(frame.module) < snapshot.modules.size()) module = snapshot.modules[size_t(frame.module)].path;
@@ -58,7 +59,7 @@ struct Band {
 // Strings, frames and stacks interned into the tables of the object.
 class Tables {
 public:
-    explicit Tables(const report::Snapshot &snapshot) : snapshot_(snapshot) {
+    explicit Tables(const snapshot::Snapshot &snapshot) : snapshot_(snapshot) {
         string("");
         // Index 0: allocations without a stack.
         stacks_json_ = "[[" + to_dec(string(kNoStackName)) + "," + to_dec(string("other")) + ",0,[]," +
@@ -77,7 +78,7 @@ public:
     // The index of a stack id in the stacks table (0 for none or an unknown id).
     int stack(uint32_t id) {
         if (auto it = stack_index_.find(id); it != stack_index_.end()) return it->second;
-        const report::Stack *stack = snapshot_.find_stack(id);
+        const snapshot::Stack *stack = snapshot_.find_stack(id);
         if (!stack) return stack_index_[id] = 0;
         int index = int(stack_index_.size());
         stack_index_[id] = index;
@@ -130,7 +131,7 @@ private:
         return frame(f);
     }
 
-    const report::Snapshot &snapshot_;
+    const snapshot::Snapshot &snapshot_;
     std::unordered_map<std::string, int> strings_, frames_;
     std::map<uint32_t, int> stack_index_;
     std::string strings_json_, frames_json_, stacks_json_;
@@ -147,22 +148,22 @@ std::string json_text(std::string_view raw) {
 // The bands of each wanted device, start ascending: allocations paired with their frees in the
 // event history, those freed without an allocation in it (made before the history began), those
 // still live at the dump; or, with no history, the live allocations alone.
-std::map<int, std::vector<Band>> make_bands(const report::Snapshot &snapshot, const Options &options, uint64_t origin,
+std::map<int, std::vector<Band>> make_bands(const snapshot::Snapshot &snapshot, const Options &options, uint64_t origin,
                                             uint64_t end, bool from_events) {
     std::map<int, std::vector<Band>> bands;
-    std::map<std::pair<int, uint64_t>, const report::Allocation *> live;
-    for (const report::Allocation &a : snapshot.allocations)
-        if (report::counts_as_held(a) && device_wanted(options, a.device)) live[{a.device, a.address}] = &a;
+    std::map<std::pair<int, uint64_t>, const snapshot::Allocation *> live;
+    for (const snapshot::Allocation &a : snapshot.allocations)
+        if (snapshot::counts_as_held(a) && device_wanted(options, a.device)) live[{a.device, a.address}] = &a;
     // Events carry no range: an alloc event takes the range of the live allocation with the same
     // device, address and time (the same record, seen twice); any other band has none.
     std::map<std::tuple<int, uint64_t, uint64_t>, uint32_t> range_of;
-    for (const report::Allocation &a : snapshot.allocations)
+    for (const snapshot::Allocation &a : snapshot.allocations)
         if (a.range) range_of[{a.device, a.address, a.time_ns}] = a.range;
     size_t order = 0;
     if (from_events) {
         uint64_t history_start = since(snapshot.events.complete_from_ns, origin);
         std::map<std::pair<int, uint64_t>, size_t> open; // (device, address) -> index in bands[device]
-        for (const report::Event &e : snapshot.events.events) {
+        for (const snapshot::Event &e : snapshot.events.events) {
             if ((e.type != "alloc" && e.type != "free") || !device_wanted(options, e.device) || !held_kind(e.kind))
                 continue;
             std::vector<Band> &list = bands[e.device];
@@ -238,7 +239,7 @@ std::map<int, std::vector<Band>> make_bands(const report::Snapshot &snapshot, co
 // bands and peaks name a range by its index here.
 class RangeIndex {
 public:
-    RangeIndex(const report::Snapshot &snapshot, Tables &tables) : snapshot_(snapshot), tables_(tables) { index(0); }
+    RangeIndex(const snapshot::Snapshot &snapshot, Tables &tables) : snapshot_(snapshot), tables_(tables) { index(0); }
     int index(uint32_t id) {
         auto [it, added] = index_.try_emplace(id, int(index_.size()));
         if (added) json_ += (json_.empty() ? "" : ",") + to_dec(tables_.string(report::range_stack_label(snapshot_, id)));
@@ -247,7 +248,7 @@ public:
     std::string json() const { return "[" + json_ + "]"; }
 
 private:
-    const report::Snapshot &snapshot_;
+    const snapshot::Snapshot &snapshot_;
     Tables &tables_;
     std::map<uint32_t, int> index_;
     std::string json_;
@@ -280,21 +281,21 @@ std::string bands_json(const std::vector<Band> &list, Tables &tables, RangeIndex
 
 } // namespace
 
-std::string page_data_json(const report::Snapshot &snapshot, const Options &options, std::vector<std::string> *notes) {
-    const std::vector<report::NvtxInterval> &intervals = snapshot.nvtx_intervals;
+std::string page_data_json(const snapshot::Snapshot &snapshot, const Options &options, std::vector<std::string> *notes) {
+    const std::vector<snapshot::NvtxInterval> &intervals = snapshot.nvtx_intervals;
     Tables tables(snapshot);
-    const report::ProcessInfo &proc = snapshot.process;
+    const snapshot::ProcessInfo &proc = snapshot.process;
     uint64_t origin = time_origin_ns(snapshot);
     uint64_t end = 0;
-    for (const report::Event &e : snapshot.events.events) end = std::max(end, since(e.time_ns, origin));
-    for (const report::Allocation &a : snapshot.allocations) end = std::max(end, since(a.time_ns, origin));
-    for (const report::OomEvent &o : snapshot.ooms) end = std::max(end, since(o.time_ns, origin));
+    for (const snapshot::Event &e : snapshot.events.events) end = std::max(end, since(e.time_ns, origin));
+    for (const snapshot::Allocation &a : snapshot.allocations) end = std::max(end, since(a.time_ns, origin));
+    for (const snapshot::OomEvent &o : snapshot.ooms) end = std::max(end, since(o.time_ns, origin));
     if (proc.dump_monotonic_ns) end = std::max(end, since(proc.dump_monotonic_ns, origin));
     if (end == 0) end = 1;
 
     const auto &events = snapshot.events.events;
     bool from_events = std::any_of(events.begin(), events.end(),
-                                   [](const report::Event &e) { return e.type == "alloc" || e.type == "free"; });
+                                   [](const snapshot::Event &e) { return e.type == "alloc" || e.type == "free"; });
     std::vector<std::string> page_notes;
     if (!from_events) {
         page_notes.push_back(snapshot.events.capacity == 0 && snapshot.events.recorded == 0
@@ -322,7 +323,7 @@ std::string page_data_json(const report::Snapshot &snapshot, const Options &opti
     if (!snapshot.range_stacks.empty()) ranges.emplace(snapshot, tables);
     std::map<int, bool> devices;
     for (auto &[device, list] : bands) devices[device] = true;
-    for (const report::DevicePeak &p : snapshot.peaks)
+    for (const snapshot::DevicePeak &p : snapshot.peaks)
         if (device_wanted(options, p.device) && p.peak_bytes) devices[p.device] = true;
 
     std::string out = "{\"title\":";
@@ -342,14 +343,14 @@ std::string page_data_json(const report::Snapshot &snapshot, const Options &opti
         out += first ? "{" : ",{";
         first = false;
         out += "\"device\":" + to_dec_signed(device) + ",\"label\":" + json_text(report::device_label(device));
-        for (const report::DeviceTotals &t : snapshot.devices) {
+        for (const snapshot::DeviceTotals &t : snapshot.devices) {
             if (t.device != device) continue;
             out += ",\"current\":" + to_dec(t.current_bytes) + ",\"peak\":" + to_dec(t.peak_bytes);
             if (t.total_memory_bytes) out += ",\"capacity\":" + to_dec(*t.total_memory_bytes);
             if (t.graph_reserved_bytes)
                 out += ",\"graph\":[" + to_dec(*t.graph_reserved_bytes) + "," + to_dec(t.graph_used_bytes.value_or(0)) + "]";
         }
-        for (const report::DevicePeak &p : snapshot.peaks) {
+        for (const snapshot::DevicePeak &p : snapshot.peaks) {
             if (p.device != device) continue;
             out += ",\"peak_time\":" + to_dec(since(p.time_ns, origin)) + ",\"peak_sites\":[";
             for (size_t i = 0; i < p.sites.size(); ++i)
@@ -366,7 +367,7 @@ std::string page_data_json(const report::Snapshot &snapshot, const Options &opti
         }
         // Virtual memory management on this device: mapped ranges, physical handles.
         uint64_t mapped = 0, physical = 0;
-        for (const report::Allocation &a : snapshot.allocations) {
+        for (const snapshot::Allocation &a : snapshot.allocations) {
             if (a.device != device) continue;
             if (a.kind == "vmm_mapping") mapped += a.size;
             else if (a.kind == "vmm_physical") physical += a.size;
@@ -378,18 +379,18 @@ std::string page_data_json(const report::Snapshot &snapshot, const Options &opti
     }
     // Reserved virtual address space (cuMemAddressReserve) belongs to no device.
     uint64_t va_reserved = 0;
-    for (const report::Allocation &a : snapshot.allocations)
+    for (const snapshot::Allocation &a : snapshot.allocations)
         if (a.kind == "va_reservation") va_reserved += a.size;
     out += "],\"va_reserved\":" + to_dec(va_reserved) + ",\"marks\":[";
     first = true;
-    for (const report::Event &e : events) {
+    for (const snapshot::Event &e : events) {
         if (e.type != "mark") continue;
         out += (first ? "[" : ",[") + to_dec(since(e.time_ns, origin)) + "," + to_dec(tables.string(e.label)) + "]";
         first = false;
     }
     out += "],\"ooms\":[";
     first = true;
-    for (const report::OomEvent &o : snapshot.ooms) {
+    for (const snapshot::OomEvent &o : snapshot.ooms) {
         if (!device_wanted(options, o.device)) continue;
         out += (first ? "[" : ",[") + to_dec(since(o.time_ns, origin)) + "," + to_dec_signed(o.device) + "," +
                to_dec(o.requested_bytes) + "," + to_dec(tables.stack(o.stack)) + "," + to_dec(tables.string(o.api)) +
@@ -398,7 +399,7 @@ std::string page_data_json(const report::Snapshot &snapshot, const Options &opti
     }
     out += "],\"pools\":[";
     first = true;
-    for (const report::Pool &p : snapshot.pools) {
+    for (const snapshot::Pool &p : snapshot.pools) {
         if (!device_wanted(options, p.device)) continue;
         out += (first ? "[" : ",[") + to_dec_signed(p.device) + "," + (p.is_default ? "1" : "0") + "," +
                to_dec(p.reserved_bytes) + "," + to_dec(p.used_bytes) + "," + to_dec(p.reserved_high_bytes) + "," +
@@ -412,7 +413,7 @@ std::string page_data_json(const report::Snapshot &snapshot, const Options &opti
     if (!intervals.empty()) {
         out += ",\"intervals\":[";
         for (size_t i = 0; i < intervals.size(); ++i) {
-            const report::NvtxInterval &n = intervals[i];
+            const snapshot::NvtxInterval &n = intervals[i];
             const bool open = n.end_ns == 0; // the model's "still open at the dump"
             uint64_t start = since(n.start_ns, origin), stop = open ? std::max(end, start) : since(n.end_ns, origin);
             out += (i ? ",[" : "[") + to_dec(start) + "," + to_dec(stop) + "," + to_dec(tables.string(n.name)) + "," +

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "export/export.h"
-#include "snapshot/report_model.h"
+#include "snapshot/snapshot_model.h"
 
 namespace vramtrace::exporter::html {
 
@@ -18,7 +18,7 @@ namespace vramtrace::exporter::html {
 // one, else from the live allocations), stacks with their frames, marks, OOMs, peaks, pools and
 // VMM totals, NVTX range stacks and `intervals` (the snapshot's NVTX start/end intervals, drawn on
 // the time axis). Notes for the user (history missing or wrapped) go to `notes` and into the object.
-std::string page_data_json(const report::Snapshot &snapshot, const Options &options, std::vector<std::string> *notes);
+std::string page_data_json(const snapshot::Snapshot &snapshot, const Options &options, std::vector<std::string> *notes);
 
 // The most frames of one stack that the data holds, from the leaf; a deeper stack ends in a marker
 // frame (its outermost) that says how many were left out, so the flame graph and the hover text

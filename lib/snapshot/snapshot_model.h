@@ -1,7 +1,8 @@
-// The report model: what a snapshot holds, independent of where it came from. The preload library
-// builds it from the live table at dump time; the CLI builds it by reading a snapshot file. The JSON
-// writer and the summary formatter take only this model, so both sides print the same thing.
-// Schema and units: docs/snapshot-format.md.
+// The snapshot model: what a snapshot holds, independent of where it came from. The preload
+// library builds it from the live table at dump time; the CLI builds it by reading a snapshot file.
+// The JSON writer and the summary formatter take only this model, so both sides print the same
+// thing. Schema and units: docs/snapshot-format.md. How reports write its figures as text:
+// report/text_format.h; its allocations grouped by call site: report/call_site_groups.h.
 #pragma once
 
 #include <cstddef>
@@ -12,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-namespace vramtrace::report {
+namespace vramtrace::snapshot {
 
 inline constexpr int kSchemaVersion = 1;
 inline constexpr const char *kFormatName = "vramtrace-snapshot";
@@ -452,15 +453,6 @@ struct Snapshot {
     bool operator==(const Snapshot &) const = default;
 };
 
-// How reports name a range stack: "step > ml:forward [phase]" (a range of a named domain as
-// DOMAIN:NAME, a range with a category followed by it in brackets, outermost first); "(no range)"
-// for 0; "(range N, not in the snapshot)" for an unknown id.
-std::string range_stack_label(const Snapshot &s, uint32_t id);
-// The same for one range stack that is known ("step > ml:forward [phase]").
-std::string range_stack_label(const RangeStack &r);
-// " [CATEGORY]" for frame i of r when it has a category, else "".
-std::string range_category_suffix(const RangeStack &r, size_t i);
-
 // The row of device `ordinal` in `devices`, whose rows are in ascending ordinal order: a zero row
 // is inserted where it belongs when the device has none.
 DeviceTotals &device_row(std::vector<DeviceTotals> &devices, int ordinal);
@@ -474,88 +466,12 @@ void add_graph_memory_to_device(Snapshot &snapshot, const Pool &graph_memory);
 // that the rest of the CLI sees one model.
 void adopt_graph_memory_pools(Snapshot &snapshot);
 
-// ---- Helpers shared by the summary formatter (library and CLI) and the CLI commands. ----
-// None of them throws anything but std::bad_alloc.
-
-// Decimal digits of value: "0", "4194304". Every report and export writes counts through this.
-std::string to_dec(uint64_t value);
-// Human-readable size in binary units, two decimals, rounded half up: "512 B", "1.50 KiB",
-// "3.00 MiB", "1.00 GiB", ... up to EiB.
-std::string format_bytes(uint64_t bytes);
-// The same followed by the exact count where it is not already exact: "3.00 MiB (3145728 B)";
-// below 1 KiB just "512 B".
-std::string format_bytes_exact(uint64_t bytes);
-// A duration: "850 ms", "5.25 s", "12 min 05 s", "3 h 07 min".
-std::string format_duration(uint64_t ns);
-// The device column: "cuda:N" for an ordinal, "host" for -1 (host-pinned), "unknown" for -2.
-std::string device_label(int device);
-// The order reports list devices in: GPUs by ordinal, then host-pinned (-1), then unknown (-2).
-inline int64_t device_order_rank(int device) { return device >= 0 ? int64_t(device) : int64_t(1) << 40 | int64_t(-device); }
-// Lowercase hexadecimal with a 0x prefix and no padding: "0x7f3a00000000", "0x0".
-std::string hex_u64(uint64_t value);
-// The last component of a path ("/usr/lib/libcudart.so.13" -> "libcudart.so.13").
-std::string_view path_basename(std::string_view path);
-// A frame as one line of text:
-//   "make_buffer(unsigned long) at /src/train.cpp:42 (train)"  with file:line,
-//   "worker() (train+0x3000)"                                  without file:line,
-//   "?? (0x7fffe0001000)"                                      without function and module,
-//   "Net.forward at /src/model.py:88 (python)"                 a Python frame.
-// A frame with inlined calls starts with the innermost one and names each function it was inlined
-// into in parentheses, the real function last, then the module as above:
-//   "g() at /src/a.cpp:3 (inlined into f() at /src/a.cpp:10) (train)".
-std::string describe_frame(const Snapshot &snapshot, const Frame &frame);
-
-// Live allocations grouped by the call-site frame of their stack. Frames with file:line group by
-// (module path, file, line, function, and the position of each inlined call), so two return addresses on one source line are one call
-// site; frames without file:line group by (module path, module offset), or by address when the
-// module is unknown. Allocations whose stack is 0 or missing, and those whose stack has no call
-// site (every frame inside vramtrace, the CUDA runtime or the driver), form one group each.
-struct CallSiteGroup {
-    enum class Kind { Frame, NoStack, NoCallSite };
-    Kind kind = Kind::Frame;
-    int frame = -1;               // index into Snapshot::frames of a representative frame (Frame)
-    std::string key;              // unique per group and stable across runs: the tie-break
-    std::string location;         // display text (describe_frame, or a parenthesised note)
-    uint64_t live_bytes = 0;
-    uint64_t live_count = 0;
-    std::vector<std::string> apis;                     // ascending, unique
-    std::vector<int> devices;                          // ascending, unique
-    std::vector<std::pair<uint64_t, uint64_t>> sizes;  // (size, allocations): the most bytes
-                                                       // (size x allocations) first, then larger size
-};
 // Whether an allocation's bytes are memory this process holds (false for ipc_imported and
 // vmm_mapping records, which are listed but not counted).
 bool counts_as_held(const Allocation &a);
 
-// Groups the allocations that count_as_held. Sorted by live bytes descending, then live count
-// descending, then key ascending.
-std::vector<CallSiteGroup> group_live_by_call_site(const Snapshot &snapshot);
+// The last component of a path ("/usr/lib/libcudart.so.13" -> "libcudart.so.13"). Here rather
+// than in report/text_format.h because symbolize/, a layer below report/, names modules with it.
+std::string_view path_basename(std::string_view path);
 
-// For the streaming `vramtrace summary`: live allocations folded by the caller,
-// `count` allocations of `size` bytes each made through `stack` on `device` by `api`, all of kinds
-// that count as held. `api` must outlive the call.
-struct FoldedLive {
-    uint32_t stack = 0;
-    int device = 0;
-    std::string_view api;
-    uint64_t size = 0;   // bytes of each
-    uint64_t count = 0;
-};
-// The same groups, keys, order, apis, devices and sizes as group_live_by_call_site gives for the
-// allocations that were folded. Takes `folded` by value and frees it early (it can be large).
-std::vector<CallSiteGroup> group_folded_by_call_site(const Snapshot &snapshot, std::vector<FoldedLive> folded);
-
-// Bytes and allocations attributed to a stack (e.g. DevicePeak::sites).
-struct StackWeight {
-    uint32_t stack = 0;  // Stack::id; 0 = no stack
-    uint64_t bytes = 0;
-    uint64_t count = 0;
-};
-// Groups weighted stacks by call site with the same keys, locations and order as
-// group_live_by_call_site (live_bytes/live_count are the summed weights); apis, devices and sizes
-// stay empty. With weight_groups: for each weight, the index of its group in the result (one pass,
-// for callers that need to know which stacks each group merged).
-std::vector<CallSiteGroup> group_by_call_site(const Snapshot &snapshot, const std::vector<StackWeight> &weights,
-                                              std::vector<size_t> *weight_groups = nullptr);
-
-} // namespace vramtrace::report
+} // namespace vramtrace::snapshot

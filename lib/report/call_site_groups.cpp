@@ -1,238 +1,28 @@
-// Report model helpers: lookups on a Snapshot, and the formatting and grouping shared by the summary
-// (in the library and the CLI) and the CLI's commands. No third-party dependencies: this file is
-// linked into the preload library.
-#include "snapshot/report_model.h"
+// Grouping by call site (report/call_site_groups.h): one pass over the items, groups keyed by
+// what the call-site frame is, then sorted. No third-party dependencies: this file is linked into
+// the preload library.
+#include "report/call_site_groups.h"
 
 #include <algorithm>
-#include <charconv>
 #include <functional>
 #include <map>
 #include <unordered_map>
 
+#include "report/text_format.h"
+
 namespace vramtrace::report {
 
-std::string to_dec(uint64_t value) {
-    char buf[24];
-    auto res = std::to_chars(buf, buf + sizeof buf, value);
-    return std::string(buf, res.ptr);
-}
+using snapshot::Allocation;
+using snapshot::Frame;
+using snapshot::Module;
+using snapshot::Snapshot;
+using snapshot::Stack;
+using snapshot::counts_as_held;
 
 namespace {
 
 __extension__ typedef unsigned __int128 u128; // exact products of two 64-bit values
 
-// value / 100 as "I.FF" (value in hundredths).
-std::string hundredths(uint64_t value) {
-    std::string out = to_dec(value / 100);
-    out += '.';
-    out += char('0' + (value % 100) / 10);
-    out += char('0' + value % 10);
-    return out;
-}
-
-std::string zero_padded(uint64_t value, int width, int base) {
-    char buf[24];
-    auto res = std::to_chars(buf, buf + sizeof buf, value, base);
-    std::string digits(buf, res.ptr);
-    if (int(digits.size()) < width) digits.insert(0, size_t(width) - digits.size(), '0');
-    return digits;
-}
-
-} // namespace
-
-const RangeStack *Snapshot::find_range(uint32_t id) const {
-    if (id == 0) return nullptr;
-    auto it = std::lower_bound(range_stacks.begin(), range_stacks.end(), id,
-                               [](const RangeStack &r, uint32_t v) { return r.id < v; });
-    if (it != range_stacks.end() && it->id == id) return &*it;
-    for (const RangeStack &r : range_stacks)
-        if (r.id == id) return &r;
-    return nullptr;
-}
-
-std::string range_stack_label(const Snapshot &s, uint32_t id) {
-    if (id == 0) return "(no range)";
-    const RangeStack *r = s.find_range(id);
-    if (r == nullptr) return "(range " + std::to_string(id) + ", not in the snapshot)";
-    return range_stack_label(*r);
-}
-
-std::string range_stack_label(const RangeStack &r) {
-    std::string out;
-    for (size_t i = 0; i < r.names.size(); ++i) {
-        if (i) out += " > ";
-        if (i < r.domains.size() && !r.domains[i].empty()) out += r.domains[i] + ":";
-        out += r.names[i].empty() ? "(unnamed)" : r.names[i];
-        out += range_category_suffix(r, i);
-    }
-    return out;
-}
-
-std::string range_category_suffix(const RangeStack &r, size_t i) {
-    if (i >= r.categories.size() || r.categories[i].empty()) return {};
-    return " [" + r.categories[i] + "]";
-}
-
-const Stack *Snapshot::find_stack(uint32_t id) const {
-    if (id == 0 || stacks.empty()) return nullptr;
-    // Binary search assuming ascending ids; well defined (if useless) on any order.
-    size_t lo = 0, hi = stacks.size();
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (stacks[mid].id < id) lo = mid + 1;
-        else hi = mid;
-    }
-    if (lo < stacks.size() && stacks[lo].id == id) return &stacks[lo];
-    for (const Stack &s : stacks)
-        if (s.id == id) return &s;
-    return nullptr;
-}
-
-const Frame *Snapshot::call_site_frame(const Stack &stack) const {
-    if (stack.call_site < 0 || size_t(stack.call_site) >= stack.frames.size()) return nullptr;
-    uint32_t index = stack.frames[size_t(stack.call_site)];
-    if (index >= frames.size()) return nullptr;
-    return &frames[index];
-}
-
-const Module *Snapshot::find_module(const Frame &frame) const {
-    if (frame.module < 0 || size_t(frame.module) >= modules.size()) return nullptr;
-    return &modules[size_t(frame.module)];
-}
-
-std::string format_bytes(uint64_t bytes) {
-    static constexpr const char *kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-    if (bytes < 1024) return to_dec(bytes) + " B";
-    int unit = 1;
-    u128 divisor = 1024;
-    for (;;) {
-        // Hundredths of the unit, rounded half up.
-        auto scaled = (static_cast<u128>(bytes) * 100 + divisor / 2) / divisor;
-        if (scaled < 1024 * 100 || unit == 6) return hundredths(uint64_t(scaled)) + " " + kUnits[unit];
-        ++unit;
-        divisor *= 1024;
-    }
-}
-
-std::string format_bytes_exact(uint64_t bytes) {
-    if (bytes < 1024) return format_bytes(bytes);
-    return format_bytes(bytes) + " (" + to_dec(bytes) + " B)";
-}
-
-std::string format_duration(uint64_t ns) {
-    constexpr uint64_t kMs = 1000000, kS = 1000 * kMs;
-    if (ns < kS) return to_dec((ns + kMs / 2) / kMs) + " ms";
-    if (ns < 60 * kS) {
-        uint64_t centi = (ns + kS / 200) / (kS / 100);
-        if (centi < 6000) return hundredths(centi) + " s";
-    }
-    uint64_t seconds = (ns + kS / 2) / kS;
-    if (seconds < 3600) return to_dec(seconds / 60) + " min " + zero_padded(seconds % 60, 2, 10) + " s";
-    uint64_t minutes = (seconds + 30) / 60;
-    return to_dec(minutes / 60) + " h " + zero_padded(minutes % 60, 2, 10) + " min";
-}
-
-std::string device_label(int device) {
-    if (device >= 0) return "cuda:" + std::to_string(device);
-    if (device == -1) return "host";
-    if (device == -2) return "unknown";
-    return "device " + std::to_string(device);
-}
-
-std::string hex_u64(uint64_t value) { return "0x" + zero_padded(value, 1, 16); }
-
-std::string_view path_basename(std::string_view path) {
-    size_t slash = path.rfind('/');
-    return slash == std::string_view::npos ? path : path.substr(slash + 1);
-}
-
-namespace {
-// "function at file:line", "function at file", "function", "??".
-void append_position(std::string &out, const std::string &function, const std::string &file,
-                     uint32_t line) {
-    out += function.empty() ? "??" : function;
-    if (file.empty()) return;
-    out += " at ";
-    out += file;
-    if (line != 0) out += ":" + std::to_string(line);
-}
-} // namespace
-
-std::string describe_frame(const Snapshot &snapshot, const Frame &frame) {
-    std::string out;
-    if (frame.inlined.empty()) {
-        append_position(out, frame.function, frame.file, frame.line);
-    } else {
-        // Innermost first, each caller it was inlined into in parentheses, the real function last.
-        append_position(out, frame.inlined[0].function, frame.inlined[0].file, frame.inlined[0].line);
-        for (size_t i = 1; i < frame.inlined.size(); ++i) {
-            out += " (inlined into ";
-            append_position(out, frame.inlined[i].function, frame.inlined[i].file, frame.inlined[i].line);
-            out += ')';
-        }
-        out += " (inlined into ";
-        append_position(out, frame.function, frame.file, frame.line);
-        out += ')';
-    }
-    const Module *module = snapshot.find_module(frame);
-    if (frame.python) {
-        out += " (python)";
-        return out;
-    }
-    if (!frame.file.empty()) {
-        if (module) {
-            out += " (";
-            out += path_basename(module->path);
-            out += ")";
-        }
-    } else if (module) {
-        out += " (";
-        out += path_basename(module->path);
-        out += "+" + hex_u64(frame.module_offset) + ")";
-    } else {
-        out += " (" + hex_u64(frame.address) + ")";
-    }
-    return out;
-}
-
-bool counts_as_held(const Allocation &a) {
-    // IPC imports belong to another process; a VMM mapping shows memory already counted as the
-    // physical allocation (vmm_physical) it maps; a graph memory node (graph_pool) is an address
-    // the graph's pool backs only while the graph runs (the device's graph memory says how much);
-    // an imported VMM handle is the exporter's memory; a reservation is address space, no memory.
-    return a.kind != "ipc_imported" && a.kind != "vmm_mapping" && a.kind != "graph_pool" &&
-           a.kind != "vmm_imported" && a.kind != "va_reservation";
-}
-
-DeviceTotals &device_row(std::vector<DeviceTotals> &devices, int ordinal) {
-    auto it = devices.begin();
-    while (it != devices.end() && it->device < ordinal) ++it;
-    if (it == devices.end() || it->device != ordinal) {
-        DeviceTotals row;
-        row.device = ordinal;
-        it = devices.insert(it, row);
-    }
-    return *it;
-}
-
-void add_graph_memory_to_device(Snapshot &s, const Pool &graph_memory) {
-    DeviceTotals &row = device_row(s.devices, graph_memory.device);
-    row.graph_reserved_bytes = graph_memory.reserved_bytes;
-    row.graph_used_bytes = graph_memory.used_bytes;
-    row.graph_reserved_high_bytes = graph_memory.reserved_high_bytes;
-    row.graph_used_high_bytes = graph_memory.used_high_bytes;
-}
-
-void adopt_graph_memory_pools(Snapshot &s) {
-    std::vector<Pool> kept;
-    for (Pool &p : s.pools) {
-        if (p.is_graph_memory) add_graph_memory_to_device(s, p);
-        else kept.push_back(std::move(p));
-    }
-    s.pools = std::move(kept);
-}
-
-namespace {
 // One thing to group: `bytes` in `count` allocations made through `stack`; with `detail`, they
 // were made by `api` on `device`, each of `size` bytes, which the group lists.
 struct GroupItem {
