@@ -196,15 +196,6 @@ Snapshot new_run() {
     return r.done();
 }
 
-std::string json_of(const Snapshot &s) {
-    vt_test::TempDir dir;
-    int fd = ::open(dir.file("s.json").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    REQUIRE(fd >= 0);
-    REQUIRE(write_snapshot_json(s, fd, nullptr));
-    ::close(fd);
-    return vt_test::read_file(dir.file("s.json"));
-}
-
 SnapshotSites sites_of(const std::string &json, const std::string &name, SiteKeyOptions options = {}) {
     std::istringstream in(json);
     SnapshotSites out;
@@ -236,7 +227,7 @@ const std::string kBackward = "torch::autograd::generated::AddmmBackward0::apply
 } // namespace
 
 TEST_CASE("diff: keys carry the via, a file of before the rules reads like a new one", "[diff][attribution]") {
-    SnapshotSites base = sites_of(json_of(base_run()), "base.json");
+    SnapshotSites base = sites_of(vt_test::snapshot_json(base_run()), "base.json");
     CHECK(rows(base) == Rows{{"(no stack captured)", 4, 1},
                              {kParameters, 4 * kMiB, 1},
                              {kForward, 2 * kMiB, 1},
@@ -245,14 +236,14 @@ TEST_CASE("diff: keys carry the via, a file of before the rules reads like a new
                                            {0, "optimizer_state", 8 * kMiB, 1},
                                            {0, "activation", 2 * kMiB, 1},
                                            {-1, "other", 4, 1}});
-    SnapshotSites now = sites_of(json_of(new_run()), "new.json");
+    SnapshotSites now = sites_of(vt_test::snapshot_json(new_run()), "new.json");
     CHECK(rows(now) == Rows{{"(no stack captured)", 4, 1},
                             {kParameters, 4 * kMiB, 1},
                             {kForward, 3 * kMiB, 2},
                             {kOptimizer, 16 * kMiB, 2},
                             {kBackward, 3 * kMiB, 1}});
     // With a caller: the via stays with the call site, the callers follow.
-    SnapshotSites two = sites_of(json_of(new_run()), "new.json", SiteKeyOptions{2, true});
+    SnapshotSites two = sites_of(vt_test::snapshot_json(new_run()), "new.json", SiteKeyOptions{2, true});
     CHECK(std::get<0>(rows(two)[1]) == kParameters); // main is the outermost frame
     CHECK(std::get<0>(rows(two)[4]) ==
           kBackward + " <- torch::autograd::Node::operator()(std::vector<at::Tensor, std::allocator<at::Tensor> >&&) "
@@ -263,8 +254,8 @@ TEST_CASE("diff: keys carry the via, a file of before the rules reads like a new
 }
 
 TEST_CASE("diff: live bytes by category, per device, in text and JSON", "[diff][attribution]") {
-    SnapshotSites base = sites_of(json_of(base_run()), "base.json");
-    SnapshotSites now = sites_of(json_of(new_run()), "new.json");
+    SnapshotSites base = sites_of(vt_test::snapshot_json(base_run()), "base.json");
+    SnapshotSites now = sites_of(vt_test::snapshot_json(new_run()), "new.json");
     DiffResult diff = compute_diff(base, now, {});
     REQUIRE(diff.categories.size() == 5);
     auto row = [&](size_t i) {
@@ -311,7 +302,7 @@ TEST_CASE("diff: live bytes by category, per device, in text and JSON", "[diff][
 }
 
 TEST_CASE("diff: no category table for a program no rule knows", "[diff][attribution]") {
-    SnapshotSites plain = sites_of(json_of(vt_test::golden_snapshot()), "g.json");
+    SnapshotSites plain = sites_of(vt_test::snapshot_json(vt_test::golden_snapshot()), "g.json");
     for (const CategoryTotals &c : plain.categories) CHECK(c.category == "other");
     DiffResult diff = compute_diff(plain, plain, {});
     CHECK(format_categories_text(diff).empty());
@@ -320,7 +311,7 @@ TEST_CASE("diff: no category table for a program no rule knows", "[diff][attribu
 }
 
 TEST_CASE("diff: a stack read before its frames keeps the call site and category of its file", "[diff][attribution]") {
-    std::string json = json_of(new_run());
+    std::string json = vt_test::snapshot_json(new_run());
     // The stacks moved before the modules and frames.
     size_t stacks_at = json.find("  \"stacks\""), allocations_at = json.find("  \"allocations\"");
     std::string stacks = json.substr(stacks_at, allocations_at - stacks_at);
@@ -346,7 +337,7 @@ TEST_CASE("merge: stacks keep via and category, the summary of the merge sums ca
     REQUIRE(spool);
     Merger merger(SiteKeyOptions{}, spool);
     std::string error;
-    std::istringstream in_a(json_of(base_run())), in_b(json_of(new_run()));
+    std::istringstream in_a(vt_test::snapshot_json(base_run())), in_b(vt_test::snapshot_json(new_run()));
     REQUIRE(merger.add_stream(in_a, "rank0.json", &error));
     REQUIRE(merger.add_stream(in_b, "rank1.json", &error));
     std::vector<std::tuple<std::string, uint64_t, uint64_t, size_t>> sites;

@@ -28,17 +28,8 @@ using namespace vramtrace::cli;
 
 namespace {
 
-std::string json_of(const Snapshot &s) {
-    vt_test::TempDir dir;
-    int fd = ::open(dir.file("s.json").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    REQUIRE(fd >= 0);
-    REQUIRE(write_snapshot_json(s, fd, nullptr));
-    ::close(fd);
-    return vt_test::read_file(dir.file("s.json"));
-}
-
 SnapshotSites sites_of(const Snapshot &s, SiteKeyOptions options = {}) {
-    std::istringstream in(json_of(s));
+    std::istringstream in(vt_test::snapshot_json(s));
     SnapshotSites out;
     std::string error;
     REQUIRE(collect_sites(in, "s.json", options, &out, &error));
@@ -118,7 +109,7 @@ public:
 
 // The document example with one merged-process and one merged-device row: every member there is.
 std::string json_with_everything(Snapshot s) {
-    std::string json = json_of(s);
+    std::string json = vt_test::snapshot_json(s);
     json.insert(json.find("  \"modules\""),
                 "  \"merged_processes\": [{\"input\": 0, \"file\": \"x.json\", \"pid\": 7, \"host\": \"h\", "
                 "\"command_line\": [\"a\"], \"reason\": \"exit\", \"rank\": 3, \"live_bytes\": 1, "
@@ -231,7 +222,7 @@ TEST_CASE("diff: a snapshot reduced per call site, streaming", "[diff]") {
 }
 
 TEST_CASE("diff: the per-site reader checks cross references in any member order", "[diff]") {
-    std::string json = json_of(vt_test::golden_snapshot());
+    std::string json = vt_test::snapshot_json(vt_test::golden_snapshot());
     auto error_of = [](const std::string &text) {
         std::istringstream in(text);
         SnapshotSites out;
@@ -384,7 +375,7 @@ TEST_CASE("merge: processes, devices and call sites of several snapshots", "[mer
     REQUIRE(spool);
     Merger merger(SiteKeyOptions{}, spool);
     std::string error;
-    std::istringstream in_a(json_of(a)), in_b(json_of(b));
+    std::istringstream in_a(vt_test::snapshot_json(a)), in_b(vt_test::snapshot_json(b));
     REQUIRE(merger.add_stream(in_a, "a.json", &error));
     REQUIRE(merger.add_stream(in_b, "b.json", &error));
     CHECK(merger.files() == 2);
@@ -451,7 +442,7 @@ TEST_CASE("merge: processes, devices and call sites of several snapshots", "[mer
     Merger outer(SiteKeyOptions{}, nullptr);
     std::ifstream merged_in(path);
     REQUIRE(outer.add_stream(merged_in, path, &error));
-    std::istringstream in_c(json_of(vt_test::doc_example_snapshot()));
+    std::istringstream in_c(vt_test::snapshot_json(vt_test::doc_example_snapshot()));
     REQUIRE(outer.add_stream(in_c, "c.json", &error));
     REQUIRE(outer.processes().size() == 3);
     CHECK(outer.processes()[0].file == "a.json");
@@ -469,7 +460,7 @@ TEST_CASE("merge: processes, devices and call sites of several snapshots", "[mer
 }
 
 TEST_CASE("merge: a stream whose allocations come first cannot be read twice", "[merge]") {
-    std::string json = json_of(vt_test::doc_example_snapshot());
+    std::string json = vt_test::snapshot_json(vt_test::doc_example_snapshot());
     size_t at = json.find("  \"allocations\"");
     std::string allocations = json.substr(at, json.rfind(']') + 1 - at);
     std::string rest = json.substr(0, at);
@@ -483,7 +474,7 @@ TEST_CASE("merge: a stream whose allocations come first cannot be read twice", "
 }
 
 TEST_CASE("reader: the merge members are optional and checked like the others", "[reader]") {
-    std::string json = json_of(vt_test::doc_example_snapshot());
+    std::string json = vt_test::snapshot_json(vt_test::doc_example_snapshot());
     MergedRows rows;
     std::istringstream plain(json);
     std::string error;
@@ -517,7 +508,7 @@ TEST_CASE("text tables: aligned columns, one line per row", "[diff]") {
 }
 
 TEST_CASE("diff and merge: every prefix of a snapshot is refused on one line", "[diff][merge]") {
-    std::string json = json_of(vt_test::golden_snapshot());
+    std::string json = vt_test::snapshot_json(vt_test::golden_snapshot());
     for (size_t n = 0; n + 1 < json.size(); ++n) {
         INFO("prefix of " << n << " bytes");
         std::string error;
@@ -639,7 +630,7 @@ TEST_CASE("diff: what each call site held at the peaks, and the OOM count", "[di
 
 TEST_CASE("diff and merge: stacks named by peaks, OOMs and events are checked", "[diff][merge]") {
     auto refused = [](Snapshot s, const std::string &expected) {
-        std::string json = json_of(s), error;
+        std::string json = vt_test::snapshot_json(s), error;
         std::istringstream a(json), b(json);
         SnapshotSites sites;
         CHECK_FALSE(collect_sites(a, "x.json", {}, &sites, &error));
@@ -681,7 +672,7 @@ TEST_CASE("merge: peaks, OOM records, pools, ranks and inlined frames are kept",
     REQUIRE(spool);
     Merger merger(SiteKeyOptions{}, spool);
     std::string error;
-    std::istringstream a(json_of(vt_test::doc_example_snapshot())), b(json_of(doc_example_later()));
+    std::istringstream a(vt_test::snapshot_json(vt_test::doc_example_snapshot())), b(vt_test::snapshot_json(doc_example_later()));
     REQUIRE(merger.add_stream(a, "a.json", &error));
     REQUIRE(merger.add_stream(b, "b.json", &error));
     REQUIRE(merger.processes().size() == 2);
@@ -737,7 +728,7 @@ TEST_CASE("merge: peaks, OOM records, pools, ranks and inlined frames are kept",
     std::string crash_path = dir.file("crash.json");
     {
         std::ofstream out(crash_path);
-        out << json_of(crash);
+        out << vt_test::snapshot_json(crash);
     }
     REQUIRE(outer.add_file(crash_path, nullptr, &error));
     REQUIRE(outer.processes().size() == 3);
@@ -748,7 +739,7 @@ TEST_CASE("merge: peaks, OOM records, pools, ranks and inlined frames are kept",
     CHECK(outer.has_peak_composition());
     // An input of before OOM counts makes the total unknown.
     Snapshot old = vt_test::golden_snapshot();
-    std::string old_json = json_of(old);
+    std::string old_json = vt_test::snapshot_json(old);
     old_json.erase(old_json.find("  \"oom_count\""), old_json.find("  \"peaks\"") - old_json.find("  \"oom_count\""));
     std::istringstream old_in(old_json);
     REQUIRE(outer.add_stream(old_in, "old.json", &error));
@@ -774,7 +765,7 @@ TEST_CASE("merge: a range stack is one per list of domains and names, however th
     REQUIRE(spool);
     Merger merger(SiteKeyOptions{}, spool);
     std::string error;
-    std::istringstream in_a(json_of(a)), in_b(json_of(b));
+    std::istringstream in_a(vt_test::snapshot_json(a)), in_b(vt_test::snapshot_json(b));
     REQUIRE(merger.add_stream(in_a, "a.json", &error));
     REQUIRE(merger.add_stream(in_b, "b.json", &error));
     CHECK(merger.range_stacks() == std::vector<RangeStack>{{1, {"", ""}, {"a", "bc"}}, {2, {"", ""}, {"ab", "c"}}});
@@ -804,7 +795,7 @@ TEST_CASE("merge: one GPU is one row by its UUID, whatever host name or ordinal 
     Merger merger(SiteKeyOptions{}, nullptr);
     std::string error;
     for (const Snapshot *s : {&r0, &r1, &r2}) {
-        std::istringstream in(json_of(*s));
+        std::istringstream in(vt_test::snapshot_json(*s));
         REQUIRE(merger.add_stream(in, "r.json", &error));
     }
     auto rows = merger.devices();
@@ -839,7 +830,7 @@ TEST_CASE("summary: a streamed snapshot prints what format_summary prints for it
     wrapped.events.recorded = 9;
     wrapped.events.capacity = 4;
     for (const Snapshot &s : {vt_test::golden_snapshot(), vt_test::doc_example_snapshot(), doc_example_later(), wrapped}) {
-        std::string json = json_of(s), error;
+        std::string json = vt_test::snapshot_json(s), error;
         std::istringstream in(json);
         SummaryInput input;
         REQUIRE(read_summary_input(in, "s.json", &input, &error));
@@ -866,7 +857,7 @@ TEST_CASE("summary: a streamed snapshot prints what format_summary prints for it
         if (i >= 5000) a.stack = 2, a.size = 1 << 20;
         many.allocations.push_back(a);
     }
-    std::istringstream in(json_of(many));
+    std::istringstream in(vt_test::snapshot_json(many));
     SummaryInput input;
     std::string error;
     REQUIRE(read_summary_input(in, "m.json", &input, &error));
@@ -885,7 +876,7 @@ TEST_CASE("merge: each process's graph memory adds up in its device's row", "[me
     b.devices[0].graph_used_bytes = 0;
     Merger merger(SiteKeyOptions{}, nullptr);
     std::string error;
-    std::istringstream sa(json_of(a)), sb(json_of(b));
+    std::istringstream sa(vt_test::snapshot_json(a)), sb(vt_test::snapshot_json(b));
     REQUIRE(merger.add_stream(sa, "a.json", &error));
     REQUIRE(merger.add_stream(sb, "b.json", &error));
     vt_test::TempDir dir;

@@ -19,15 +19,6 @@ namespace {
 
 constexpr uint64_t MiB = 1ull << 20;
 
-std::string json_of(const Snapshot &s) {
-    vt_test::TempDir dir;
-    int fd = ::open(dir.file("s.json").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    REQUIRE(fd >= 0);
-    REQUIRE(write_snapshot_json(s, fd, nullptr));
-    ::close(fd);
-    return vt_test::read_file(dir.file("s.json"));
-}
-
 // A rank whose GPU peaked at `peak` bytes: stack 2 held `at_2` of them, stack 1 the rest; it also
 // holds 64 KiB of pinned host memory. `rank` "" leaves process.rank unset.
 Snapshot rank_file(const std::string &rank, uint64_t current, uint64_t peak, uint64_t at_2) {
@@ -44,7 +35,7 @@ Snapshot rank_file(const std::string &rank, uint64_t current, uint64_t peak, uin
 }
 
 void add(Merger &m, const Snapshot &s, const std::string &name) {
-    std::istringstream in(json_of(s));
+    std::istringstream in(vt_test::snapshot_json(s));
     std::string error;
     REQUIRE(m.add_stream(in, name, &error));
 }

@@ -10,7 +10,10 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
+
 #include "snapshot/snapshot_model.h"
+#include "snapshot/snapshot_writer.h"
 
 namespace vt_test {
 
@@ -172,5 +175,15 @@ public:
 private:
     std::string path_;
 };
+
+// The JSON the snapshot writer makes of s, through a file as the library writes it.
+inline std::string snapshot_json(const vramtrace::snapshot::Snapshot &s) {
+    TempDir dir;
+    int fd = ::open(dir.file("s.json").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    REQUIRE(fd >= 0);
+    REQUIRE(vramtrace::snapshot::write_snapshot_json(s, fd, nullptr));
+    ::close(fd);
+    return read_file(dir.file("s.json"));
+}
 
 } // namespace vt_test

@@ -19,15 +19,6 @@ using vramtrace::snapshot::read_snapshot_file;
 
 namespace {
 
-std::string snapshot_json(const Snapshot &s) {
-    vt_test::TempDir dir;
-    int fd = ::open(dir.file("s.json").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    REQUIRE(fd >= 0);
-    REQUIRE(write_snapshot_json(s, fd, nullptr));
-    ::close(fd);
-    return vt_test::read_file(dir.file("s.json"));
-}
-
 // "" on success, else the one-line error.
 std::string read_error(const std::string &content) {
     vt_test::TempDir dir;
@@ -43,7 +34,7 @@ std::string read_error(const std::string &content) {
 } // namespace
 
 TEST_CASE("reader: bytes after a valid snapshot are an error, whitespace is not") {
-    std::string json = snapshot_json(vt_test::golden_snapshot());
+    std::string json = vt_test::snapshot_json(vt_test::golden_snapshot());
     const std::string kTrailing = "bytes after the end of the snapshot (a NUL byte or other data)";
     CHECK(read_error(json + std::string("\0garbage", 8)) == kTrailing);
     CHECK(read_error(json + std::string("\0", 1)) == kTrailing);
@@ -60,14 +51,14 @@ TEST_CASE("reader: device ordinals outside -2..1023 are refused where they are r
         Snapshot s = vt_test::golden_snapshot();
         REQUIRE(s.allocations.size() >= 1);
         s.allocations[0].device = device;
-        CHECK(read_error(snapshot_json(s)) == "allocations[0]" + why);
+        CHECK(read_error(vt_test::snapshot_json(s)) == "allocations[0]" + why);
         s = vt_test::golden_snapshot();
         s.devices[0].device = device;
-        CHECK(read_error(snapshot_json(s)) == "devices[0]" + why);
+        CHECK(read_error(vt_test::snapshot_json(s)) == "devices[0]" + why);
     }
     Snapshot s = vt_test::golden_snapshot();
     s.allocations[0].device = 1023;
-    CHECK(read_error(snapshot_json(s)) == "");
+    CHECK(read_error(vt_test::snapshot_json(s)) == "");
 }
 
 TEST_CASE("reader: a socket is refused at once, a FIFO is read once") {
@@ -87,7 +78,7 @@ TEST_CASE("reader: a socket is refused at once, a FIFO is read once") {
 
     std::string fifo = dir.file("fifo.json");
     REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
-    std::string json = snapshot_json(vt_test::golden_snapshot());
+    std::string json = vt_test::snapshot_json(vt_test::golden_snapshot());
     std::thread writer([&] {
         int fd = open(fifo.c_str(), O_WRONLY);
         REQUIRE(fd >= 0);

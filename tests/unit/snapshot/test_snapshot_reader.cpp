@@ -17,15 +17,6 @@ using vramtrace::snapshot::read_snapshot_file;
 
 namespace {
 
-std::string json_of(const Snapshot &s) {
-    vt_test::TempDir dir;
-    int fd = ::open(dir.file("s.json").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    REQUIRE(fd >= 0);
-    REQUIRE(write_snapshot_json(s, fd, nullptr));
-    ::close(fd);
-    return vt_test::read_file(dir.file("s.json"));
-}
-
 std::string replaced(std::string text, const std::string &from, const std::string &to) {
     size_t at = text.find(from);
     REQUIRE(at != std::string::npos);
@@ -58,7 +49,7 @@ TEST_CASE("reader: empty and whitespace-only files", "[reader]") {
 }
 
 TEST_CASE("reader: truncated JSON", "[reader]") {
-    std::string json = json_of(vt_test::golden_snapshot());
+    std::string json = vt_test::snapshot_json(vt_test::golden_snapshot());
     std::string error = read_error(json.substr(0, json.size() / 2));
     CHECK_THAT(error, Catch::StartsWith("truncated JSON (parse error at line "));
     CHECK_THAT(error, Catch::Contains("unexpected end of input"));
@@ -67,7 +58,7 @@ TEST_CASE("reader: truncated JSON", "[reader]") {
                                  "invalid string: missing closing quote; "));
     CHECK(read_error("\"abc").rfind("truncated JSON (", 0) == 0);
     // Every prefix of a document is reported as truncated, on one line naming the input.
-    std::string small = json_of(vt_test::doc_example_snapshot());
+    std::string small = vt_test::snapshot_json(vt_test::doc_example_snapshot());
     for (size_t n = 1; n + 1 < small.size(); ++n) {
         std::istringstream in(small.substr(0, n));
         vramtrace::snapshot::SnapshotSink ignore;
@@ -93,7 +84,7 @@ TEST_CASE("reader: binary garbage", "[reader]") {
 }
 
 TEST_CASE("reader: corrupted snapshots never crash", "[reader]") {
-    std::string json = json_of(vt_test::golden_snapshot());
+    std::string json = vt_test::snapshot_json(vt_test::golden_snapshot());
     std::mt19937 rng(11);
     for (int round = 0; round < 500; ++round) {
         std::string bad = json;
@@ -116,13 +107,13 @@ TEST_CASE("reader: foreign JSON documents", "[reader]") {
     // ... and once "format" shows up, the first problem is the one reported.
     CHECK(read_error("{\"allocations\": [1], \"format\": \"vramtrace-snapshot\"}") ==
           "allocations[0]: expected an object, got an integer");
-    std::string json = json_of(vt_test::golden_snapshot());
+    std::string json = vt_test::snapshot_json(vt_test::golden_snapshot());
     CHECK(read_error(replaced(json, "\"format\": \"vramtrace-snapshot\",\n", "")) ==
           "not a vramtrace snapshot (no \"format\": \"vramtrace-snapshot\" member)");
 }
 
 TEST_CASE("reader: schema versions", "[reader]") {
-    std::string json = json_of(vt_test::golden_snapshot());
+    std::string json = vt_test::snapshot_json(vt_test::golden_snapshot());
     CHECK(read_error(replaced(json, "\"schema_version\": 1,", "\"schema_version\": 999,")) ==
           "schema_version 999 is newer than this vramtrace reads (1); use a newer vramtrace");
     CHECK(read_error(replaced(json, "\"schema_version\": 1,", "\"schema_version\": 0,")) ==
@@ -133,7 +124,7 @@ TEST_CASE("reader: schema versions", "[reader]") {
 }
 
 TEST_CASE("reader: missing and mistyped fields", "[reader]") {
-    std::string json = json_of(vt_test::golden_snapshot());
+    std::string json = vt_test::snapshot_json(vt_test::golden_snapshot());
     std::string first_alloc = "{\"address\": \"0x7f0000000000\", \"size\": 2097152, ";
     CHECK(read_error(replaced(json, first_alloc, "{\"address\": \"0x7f0000000000\", ")) ==
           "allocations[0]: missing field \"size\"");
@@ -176,7 +167,7 @@ TEST_CASE("reader: missing and mistyped fields", "[reader]") {
 }
 
 TEST_CASE("reader: dangling references", "[reader]") {
-    std::string json = json_of(vt_test::golden_snapshot());
+    std::string json = vt_test::snapshot_json(vt_test::golden_snapshot());
     CHECK(read_error(replaced(json, "\"module\": -1,", "\"module\": 2,")) ==
           "frames[5].module: 2 is not an index into modules (2 entries)");
     CHECK(read_error(replaced(json, "\"frames\": [0, 3, 2]", "\"frames\": [0, 7, 2]")) ==
@@ -192,13 +183,13 @@ TEST_CASE("reader: dangling references", "[reader]") {
 }
 
 TEST_CASE("reader: trailing data and duplicate documents", "[reader]") {
-    std::string json = json_of(vt_test::doc_example_snapshot());
+    std::string json = vt_test::snapshot_json(vt_test::doc_example_snapshot());
     CHECK_THAT(read_error(json + "x"), Catch::StartsWith("malformed JSON (parse error at line "));
     CHECK_THAT(read_error(json + json), Catch::StartsWith("malformed JSON ("));
 }
 
 TEST_CASE("reader: unknown members are skipped (fields added later keep the version)", "[reader]") {
-    std::string json = json_of(vt_test::golden_snapshot());
+    std::string json = vt_test::snapshot_json(vt_test::golden_snapshot());
     json = replaced(json, "\"schema_version\": 1,", "\"schema_version\": 1, \"future\": {\"a\": [1, {\"b\": null}]},");
     json = replaced(json, "\"pid\": 4242,", "\"pid\": 4242, \"cgroup\": \"/x\", \"env\": {\"A\": [\"1\"]},");
     json = replaced(json, "{\"address\": \"0x7f0000000000\",", "{\"labels\": [\"a\", {\"b\": 2}], \"address\": \"0x7f0000000000\",");
@@ -238,7 +229,7 @@ struct CountingSink : vramtrace::snapshot::SnapshotSink {
 } // namespace
 
 TEST_CASE("reader: streaming into a custom sink", "[reader]") {
-    std::istringstream in(json_of(vt_test::golden_snapshot()));
+    std::istringstream in(vt_test::snapshot_json(vt_test::golden_snapshot()));
     CountingSink sink;
     std::string error;
     REQUIRE(vramtrace::snapshot::read_snapshot_stream(in, "stream", sink, &error));
@@ -258,7 +249,7 @@ TEST_CASE("reader: streaming into a custom sink", "[reader]") {
 }
 
 TEST_CASE("reader: fields added within schema 1 are checked like the others", "[reader]") {
-    std::string json = json_of(vt_test::doc_example_snapshot());
+    std::string json = vt_test::snapshot_json(vt_test::doc_example_snapshot());
     // Dangling stack ids.
     CHECK(read_error(replaced(json, "{\"stack\": 2, \"bytes\": 3145728", "{\"stack\": 9, \"bytes\": 3145728")) ==
           "peaks[0].sites[0].stack: 9 is not the id of an entry in stacks");
