@@ -18,6 +18,12 @@ std::string to_dec(uint64_t value) {
     return std::string(buf, res.ptr);
 }
 
+std::string to_dec_signed(int64_t value) {
+    char buf[24];
+    auto res = std::to_chars(buf, buf + sizeof buf, value);
+    return std::string(buf, res.ptr);
+}
+
 namespace {
 
 __extension__ typedef unsigned __int128 u128; // exact products of two 64-bit values

@@ -13,6 +13,8 @@ namespace vramtrace::report {
 
 // Decimal digits of value: "0", "4194304". Every report and export writes counts through this.
 std::string to_dec(uint64_t value);
+// The same for a signed value (a pid, a device ordinal with -1 for host-pinned memory): "-1".
+std::string to_dec_signed(int64_t value);
 // Human-readable size in binary units, two decimals, rounded half up: "512 B", "1.50 KiB",
 // "3.00 MiB", "1.00 GiB", ... up to EiB.
 std::string format_bytes(uint64_t bytes);

@@ -12,12 +12,6 @@ using snapshot::Frame;
 using snapshot::Snapshot;
 using snapshot::Stack;
 
-std::string to_dec_signed(int64_t value) {
-    char buf[24];
-    auto res = std::to_chars(buf, buf + sizeof buf, value);
-    return std::string(buf, res.ptr);
-}
-
 std::string micros_text(uint64_t ns) {
     std::string frac = to_dec(ns % 1000);
     return to_dec(ns / 1000) + "." + std::string(3 - frac.size(), '0') + frac;

@@ -57,7 +57,7 @@ void append_json_string(std::string &out, std::string_view text);
 // Nanoseconds as microseconds with three decimals: 1234567 -> "1234.567".
 std::string micros_text(uint64_t ns);
 using report::to_dec; // decimal digits, as every report writes them
-std::string to_dec_signed(int64_t value);
+using report::to_dec_signed;
 
 // The time origin of exported timelines (CLOCK_MONOTONIC ns): the process start when the snapshot
 // can place it on the monotonic clock (ProcessInfo::dump_monotonic_ns), else the earliest event or
