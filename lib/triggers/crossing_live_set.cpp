@@ -5,11 +5,6 @@
 
 namespace vramtrace::triggers {
 
-bool kind_counts_toward_device(const std::string &kind) {
-    return kind != "ipc_imported" && kind != "vmm_mapping" && kind != "graph_pool" && kind != "vmm_imported" &&
-           kind != "va_reservation";
-}
-
 bool live_set_at_crossing(const snapshot::Snapshot &now, const Crossing &c, uint64_t events_lost_now,
                           std::vector<snapshot::Allocation> *out) {
     out->clear();
@@ -38,7 +33,7 @@ bool live_set_at_crossing(const snapshot::Snapshot &now, const Crossing &c, uint
     }
     uint64_t counted = 0;
     for (const auto &[address, a] : live)
-        if (kind_counts_toward_device(a.kind)) counted += a.size;
+        if (snapshot::counts_as_held(a)) counted += a.size;
     if (counted != c.live_bytes) return false;
     for (auto &[address, a] : live) out->push_back(std::move(a));
     std::stable_sort(out->begin(), out->end(), [](const snapshot::Allocation &x, const snapshot::Allocation &y) {

@@ -36,8 +36,6 @@ struct Crossing {
     uint64_t events_lost = 0; // the event ring's lost() at the crossing
 };
 
-// Whether a kind's bytes count toward the device's live bytes (as counts_toward_device).
-bool kind_counts_toward_device(const std::string &kind);
 
 // The allocations live on c.device at the crossing, oldest first, rebuilt from `now` (captured
 // after the crossing, raw or symbolized) as the header says. events_lost_now: the ring's lost()

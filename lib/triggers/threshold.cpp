@@ -190,7 +190,7 @@ void print_threshold_warnings() {
             for (const snapshot::Allocation &a : now.allocations) {
                 if (a.device != c.device) continue;
                 later.push_back(a);
-                if (kind_counts_toward_device(a.kind)) later_bytes += a.size;
+                if (snapshot::counts_as_held(a)) later_bytes += a.size;
             }
             const uint64_t ms = now.process.dump_monotonic_ns > c.time_ns
                                     ? (now.process.dump_monotonic_ns - c.time_ns) / 1'000'000
